@@ -1,0 +1,306 @@
+"""``PhilomenaClient``: one async method per GET endpoint of ``/api/v1/json``.
+
+Records come back as the dicts the site sent, untouched, so that the store can keep them
+losslessly; lists come back as a :class:`Page`. Everything about pacing and retrying lives in
+:mod:`mirror.api.polite`; this module knows the endpoints and what their answers mean.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import httpx
+
+from .. import __version__
+from ..urls import redact
+from .errors import ApiError, BadQuery, Forbidden, KeyRequired, NotFound, UnexpectedResponse
+from .polite import CHALLENGE_BACKOFF, Politeness, RetryableFailure, parse_retry_after
+
+API_PREFIX = "/api/v1/json"
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# Derpibooru's anti-bot challenge; see reference section 8.
+CHALLENGE_STATUS = 501
+MAX_PER_PAGE = 50
+
+Record = dict[str, Any]
+
+
+@dataclass
+class Page:
+    """One page of a list endpoint: the records, the site's ``total`` and when the site said so."""
+
+    records: list[Record]
+    total: int | None = None
+    interactions: list[Record] = field(default_factory=list)
+    server_date: datetime | None = None
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+def user_agent(contact: str = "") -> str:
+    """The User-Agent: the tool, its version, and the contact the user configured."""
+    agent = f"booru-mirror/{__version__} (+https://github.com/booru-mirror/booru-mirror)"
+    return f"{agent} {contact.strip()}" if contact and contact.strip() else agent
+
+
+class PhilomenaClient:
+    """An async client for one Philomena site.
+
+    ``base_url`` is the site (``https://derpibooru.org``); ``api_key`` is sent as the ``key``
+    parameter and never shown; ``filter_id`` is sent with every request when set. Use it as an
+    async context manager, or call :meth:`aclose`.
+    """
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, filter_id: int | None = None,
+                 contact: str = "", politeness: Politeness | None = None, timeout: float = 30.0,
+                 max_connections: int = 4) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.filter_id = filter_id
+        self.politeness = politeness or Politeness()
+        self._api_key = api_key or None
+        transport = httpx.AsyncHTTPTransport(retries=0, limits=httpx.Limits(max_connections=max_connections))
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url + API_PREFIX,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            headers={"User-Agent": user_agent(contact), "Accept": "application/json"},
+            follow_redirects=False,
+            transport=transport,
+        )
+
+    @property
+    def has_key(self) -> bool:
+        return self._api_key is not None
+
+    @property
+    def requests_made(self) -> int:
+        """Attempts sent to the site so far, retries included."""
+        return self.politeness.attempts
+
+    async def __aenter__(self) -> PhilomenaClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # Images -------------------------------------------------------------------------------
+
+    async def search_images(self, q: str, *, page: int = 1, per_page: int = MAX_PER_PAGE, sf: str | None = None,
+                            sd: str | None = None, include_hidden: bool = False) -> Page:
+        """GET /search/images. ``include_hidden`` sends ``del=1``: hidden images come as stubs."""
+        params = {"q": q, "page": page, "per_page": per_page, "sf": sf, "sd": sd,
+                  "del": "1" if include_hidden else None}
+        return await self._page("/search/images", params, "images")
+
+    async def image(self, image_id: int) -> Record:
+        """GET /images/:id. Hidden, deleted and merged images come back as stubs, not 404."""
+        return await self._one(f"/images/{int(image_id)}", "image")
+
+    async def featured_image(self) -> Record:
+        """GET /images/featured: the image featured most recently."""
+        return await self._one("/images/featured", "image")
+
+    async def oembed(self, url: str) -> Record:
+        """GET /oembed?url=: the bare (unwrapped) oEmbed object for an image URL."""
+        body = await self._get("/oembed", {"url": url})
+        if not isinstance(body, dict):
+            raise UnexpectedResponse("/oembed did not answer with a JSON object")
+        return body
+
+    # Tags ---------------------------------------------------------------------------------
+
+    async def search_tags(self, q: str, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        return await self._page("/search/tags", {"q": q, "page": page, "per_page": per_page}, "tags")
+
+    async def tag(self, slug: str) -> Record:
+        """GET /tags/:slug. Looks up by slug only (``pinkie+pie``), not by name."""
+        return await self._one(f"/tags/{_segment(slug)}", "tag")
+
+    # Comments and posts -------------------------------------------------------------------
+
+    async def search_comments(self, q: str, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        return await self._page("/search/comments", {"q": q, "page": page, "per_page": per_page}, "comments")
+
+    async def comment(self, comment_id: int) -> Record:
+        return await self._one(f"/comments/{int(comment_id)}", "comment")
+
+    async def search_posts(self, q: str, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        return await self._page("/search/posts", {"q": q, "page": page, "per_page": per_page}, "posts")
+
+    async def post(self, post_id: int) -> Record:
+        return await self._one(f"/posts/{int(post_id)}", "post")
+
+    # Galleries, filters, profiles ---------------------------------------------------------
+
+    async def search_galleries(self, q: str, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        return await self._page("/search/galleries", {"q": q, "page": page, "per_page": per_page}, "galleries")
+
+    async def search_filters(self, q: str, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        return await self._page("/search/filters", {"q": q, "page": page, "per_page": per_page}, "filters")
+
+    async def filter(self, filter_id: int) -> Record:
+        return await self._one(f"/filters/{int(filter_id)}", "filter")
+
+    async def system_filters(self, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        """GET /filters/system. A page past the end repeats the last page."""
+        return await self._page("/filters/system", {"page": page, "per_page": per_page}, "filters")
+
+    async def user_filters(self, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        """GET /filters/user: the key owner's filters. Without a valid key the site answers 403."""
+        try:
+            return await self._page("/filters/user", {"page": page, "per_page": per_page}, "filters")
+        except Forbidden as e:
+            raise KeyRequired("the key owner's filters need a valid API key: set MIRROR_API_KEY",
+                              url=e.url, status=e.status) from None
+
+    async def profile(self, user_id: int) -> Record:
+        """GET /profiles/:id. The site wraps the record as ``user``."""
+        return await self._one(f"/profiles/{int(user_id)}", "user")
+
+    # Forums -------------------------------------------------------------------------------
+
+    async def forums(self, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        """GET /forums. A page past the end repeats the last page."""
+        return await self._page("/forums", {"page": page, "per_page": per_page}, "forums")
+
+    async def forum(self, short_name: str) -> Record:
+        return await self._one(f"/forums/{_segment(short_name)}", "forum")
+
+    async def topics(self, forum: str, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        """GET /forums/:forum/topics. A page past the end repeats the last page."""
+        return await self._page(f"/forums/{_segment(forum)}/topics", {"page": page, "per_page": per_page}, "topics")
+
+    async def topic(self, forum: str, slug: str) -> Record:
+        return await self._one(f"/forums/{_segment(forum)}/topics/{_segment(slug)}", "topic")
+
+    async def topic_posts(self, forum: str, topic: str, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
+        """GET /forums/:forum/topics/:slug/posts. Pages are windows of ``topic_position``."""
+        path = f"/forums/{_segment(forum)}/topics/{_segment(topic)}/posts"
+        return await self._page(path, {"page": page, "per_page": per_page}, "posts")
+
+    async def topic_post(self, forum: str, topic: str, post_id: int) -> Record:
+        return await self._one(f"/forums/{_segment(forum)}/topics/{_segment(topic)}/posts/{int(post_id)}", "post")
+
+    # Plumbing -----------------------------------------------------------------------------
+
+    async def _page(self, path: str, params: Mapping[str, Any], key: str) -> Page:
+        response = await self._request(path, params)
+        body = _json_object(response, path)
+        records = body.get(key)
+        if not isinstance(records, list):
+            raise UnexpectedResponse(f"{path} answered without a {key!r} list", url=path, status=200)
+        total = body.get("total")
+        return Page(records, total if isinstance(total, int) else None, body.get("interactions") or [],
+                    _server_date(response))
+
+    async def _one(self, path: str, key: str) -> Record:
+        body = _json_object(await self._request(path, {}), path)
+        record = body.get(key)
+        if not isinstance(record, dict):
+            raise UnexpectedResponse(f"{path} answered without a {key!r} record", url=path, status=200)
+        return record
+
+    async def _get(self, path: str, params: Mapping[str, Any]) -> Any:
+        return (await self._request(path, params)).json()
+
+    async def _request(self, path: str, params: Mapping[str, Any]) -> httpx.Response:
+        query = {k: v for k, v in params.items() if v is not None}
+        if self.filter_id is not None:
+            query.setdefault("filter_id", self.filter_id)
+        shown = redact(f"GET {API_PREFIX}{path}" + (f"?{urlencode(query)}" if query else ""))
+        if self._api_key:
+            query["key"] = self._api_key
+
+        async def attempt() -> httpx.Response:
+            try:
+                response = await self._http.get(path, params=query)
+            except httpx.TransportError as e:
+                raise RetryableFailure(_describe_transport_error(e)) from None
+            _raise_for_retry(response)
+            if response.status_code == 200:
+                _check_json(response)
+            return response
+
+        response = await self.politeness.call(attempt, shown)
+        if response.status_code != 200:
+            raise _error_for(response, shown)
+        return response
+
+
+def _segment(value: str) -> str:
+    """Quote one path segment; ``+`` stays, because tag slugs use it for spaces."""
+    return quote(str(value), safe="+")
+
+
+def _raise_for_retry(response: httpx.Response) -> None:
+    status = response.status_code
+    if status in RETRY_STATUSES:
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        raise RetryableFailure(f"the site answered {status} {response.reason_phrase}".rstrip(),
+                               status=status, retry_after=retry_after)
+    if status == CHALLENGE_STATUS:
+        raise RetryableFailure("the site answered 501 (an anti-bot challenge)", status=status,
+                               min_wait=CHALLENGE_BACKOFF)
+
+
+def _check_json(response: httpx.Response) -> None:
+    """A 200 whose body is not JSON (a proxy's HTML page, a cut body) is worth another try."""
+    try:
+        response.json()
+    except ValueError:
+        raise RetryableFailure("the site answered 200 with a body that is not JSON", status=200) from None
+
+
+def _json_object(response: httpx.Response, path: str) -> dict[str, Any]:
+    body = response.json()
+    if not isinstance(body, dict):
+        raise UnexpectedResponse(f"{path} did not answer with a JSON object", url=path, status=200)
+    return body
+
+
+def _error_for(response: httpx.Response, shown: str) -> ApiError:
+    status = response.status_code
+    message = _error_message(response)
+    if status == 400:
+        return BadQuery(f"{shown}: the site rejected the request: {message or 'Bad Request'}", url=shown, status=status)
+    if status == 401:
+        return KeyRequired(f"{shown}: this needs a valid API key; set MIRROR_API_KEY", url=shown, status=status)
+    if status == 403:
+        return Forbidden(f"{shown}: the site refused (403){': ' + message if message else ''}", url=shown, status=status)
+    if status == 404:
+        return NotFound(f"{shown}: not found", url=shown, status=status)
+    return ApiError(f"{shown}: unexpected answer {status}{': ' + message if message else ''}", url=shown, status=status)
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        return body["error"]
+    return ""
+
+
+def _describe_transport_error(error: httpx.TransportError) -> str:
+    detail = str(error).strip()
+    name = type(error).__name__
+    return f"{name}: {redact(detail)}" if detail else name
+
+
+def _server_date(response: httpx.Response) -> datetime | None:
+    value = response.headers.get("date")
+    if not value:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,40 @@
+"""Errors the client raises. Each names what went wrong and what to do; none carries the key."""
+
+from __future__ import annotations
+
+
+class ApiError(Exception):
+    """A request to the site failed. ``url`` is redacted; ``status`` is None for transport errors."""
+
+    def __init__(self, message: str, *, url: str | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+        self.status = status
+
+
+class NotFound(ApiError):
+    """The site has no such record (404)."""
+
+
+class BadQuery(ApiError):
+    """The site could not parse the search query or a parameter (400)."""
+
+
+class Forbidden(ApiError):
+    """The site refused to show the record (403), for example a comment on a hidden image."""
+
+
+class KeyRequired(Forbidden):
+    """The endpoint needs a valid API key (401, or 403 on key-only endpoints)."""
+
+
+class SiteUnavailable(ApiError):
+    """The site kept failing (5xx, timeouts, dropped connections) past the retry budget."""
+
+
+class RateLimited(SiteUnavailable):
+    """The site kept answering 429 past the retry budget."""
+
+
+class UnexpectedResponse(ApiError):
+    """The site answered 200 with a body that is not the JSON the endpoint promises."""

@@ -1,0 +1,142 @@
+"""Politeness: one pacing budget per site, retries that wait, and knowing when to give up.
+
+Every attempt, retries included, takes a slot from one ``aiolimiter`` bucket of size 1, so the
+site never sees more than ``requests_per_second``. A 429 or 503 with ``Retry-After`` pauses the
+whole budget for at least that long, so concurrent callers wait too. Other failures back off
+exponentially with jitter (tenacity). ``give_up_after`` failures in a row, across requests,
+end the run: a site that is down should cost it a handful of requests, not a night of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
+from typing import TypeVar
+
+from aiolimiter import AsyncLimiter
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+from tenacity.wait import wait_exponential_jitter
+
+from .errors import RateLimited, SiteUnavailable
+
+T = TypeVar("T")
+
+# Beyond this the site is asking us to come back another day, not to slow down.
+LONGEST_RETRY_AFTER = 900.0
+# Derpibooru's anti-bot middleware answers 501 and wants clients to back off at least this long.
+CHALLENGE_BACKOFF = 5.0
+
+
+class RetryableFailure(Exception):
+    """One attempt failed in a way that may pass: 429, 5xx, a timeout or a broken connection."""
+
+    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None,
+                 min_wait: float = 0.0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+        self.retry_after = retry_after
+        self.min_wait = min_wait
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date), else None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+class Politeness:
+    """The pacing budget, retry policy and failure count shared by every request to one site."""
+
+    def __init__(self, requests_per_second: float = 1.0, *, max_retries: int = 5, give_up_after: int = 10,
+                 backoff: float = 1.0, max_backoff: float = 60.0) -> None:
+        self.requests_per_second = requests_per_second
+        self.max_retries = max_retries
+        self.give_up_after = give_up_after
+        self.limiter = AsyncLimiter(1, 1.0 / requests_per_second)
+        self.consecutive_failures = 0
+        self.attempts = 0
+        self._resume_at = 0.0
+        self._backoff = wait_exponential_jitter(multiplier=backoff, max=max_backoff, jitter=backoff)
+
+    async def slot(self) -> None:
+        """Wait until a pause (from ``Retry-After``) is over and the pacing bucket has room."""
+        while True:
+            delay = self._resume_at - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await self.limiter.acquire()
+            if time.monotonic() >= self._resume_at:
+                return
+
+    def pause(self, seconds: float) -> None:
+        """Hold every request to this site for ``seconds`` from now."""
+        self._resume_at = max(self._resume_at, time.monotonic() + seconds)
+
+    async def call(self, attempt: Callable[[], Awaitable[T]], what: str) -> T:
+        """Run ``attempt`` paced, retrying :class:`RetryableFailure` as the rules say.
+
+        ``what`` names the request in error messages (already redacted by the caller).
+        """
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(RetryableFailure),
+            wait=self._wait,
+            stop=stop_after_attempt(self.max_retries + 1),
+            reraise=True,
+        )
+        try:
+            async for try_ in retrying:
+                with try_:
+                    await self.slot()
+                    self.attempts += 1
+                    try:
+                        result = await attempt()
+                    except RetryableFailure as failure:
+                        self._count_failure(failure, what)
+                        raise
+                    self.consecutive_failures = 0
+                    return result
+        except RetryableFailure as failure:
+            raise _exhausted(failure, what, f"after {self.max_retries + 1} attempts") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _count_failure(self, failure: RetryableFailure, what: str) -> None:
+        self.consecutive_failures += 1
+        if failure.retry_after is not None:
+            if failure.retry_after > LONGEST_RETRY_AFTER:
+                raise RateLimited(
+                    f"{what}: the site asks us to wait {failure.retry_after:.0f} s ({failure.reason}); "
+                    "stopping now, run again later", url=what, status=failure.status) from None
+            self.pause(failure.retry_after)
+        if self.consecutive_failures >= self.give_up_after:
+            raise _exhausted(failure, what, f"after {self.consecutive_failures} failures in a row") from None
+
+    def _wait(self, state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome else None
+        backoff = self._backoff(state)
+        if isinstance(failure, RetryableFailure):
+            if failure.retry_after is not None:
+                return failure.retry_after
+            return max(backoff, failure.min_wait)
+        return backoff
+
+
+def _exhausted(failure: RetryableFailure, what: str, when: str) -> SiteUnavailable:
+    kind = RateLimited if failure.status == 429 else SiteUnavailable
+    return kind(
+        f"gave up on {what} {when}: {failure.reason}. Everything fetched so far is kept; "
+        "check that the site is up and run again later.",
+        url=what, status=failure.status)

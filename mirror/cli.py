@@ -1,0 +1,126 @@
+"""The ``mirror`` command: parse, load config, call one function, print.
+
+Exit codes (also in the README): 0 done; 1 unexpected error; 2 bad usage or config;
+3 the site is unavailable or kept rate-limiting (everything fetched is kept; run again later);
+4 the site rejected a request (bad query, key required, not found); 5 the database cannot be
+written (disk full, permissions, locked).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from .api import ApiError, SiteUnavailable
+from .config import RESOURCES, ConfigError, load_config
+from .progress import Reporter
+from .store import StoreError, open_database
+from .sync.runner import NotAvailable, run_sync
+
+EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE = 1, 2, 3, 4, 5
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the errors a user can hit into one clear line and a documented exit code."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except (ConfigError, NotAvailable) as e:
+            _fail(str(e), EXIT_USAGE)
+        except SiteUnavailable as e:
+            _fail(str(e), EXIT_UNAVAILABLE)
+        except ApiError as e:
+            _fail(str(e), EXIT_REJECTED)
+        except StoreError as e:
+            _fail(str(e), EXIT_STORE)
+        except sqlite3.Error as e:
+            _fail(f"the database could not be written: {e}. Nothing committed was lost; "
+                  "free some disk space or fix permissions and run again.", EXIT_STORE)
+        except KeyboardInterrupt:
+            _fail("interrupted; everything stored so far is kept and the next run resumes", EXIT_ERROR)
+
+    return wrapper
+
+
+@click.group()
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file (default: ./mirror.toml when present, else built-in defaults).")
+@click.version_option(package_name="booru-mirror")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None) -> None:
+    """Keep an offline, queryable mirror of a Philomena image board."""
+    ctx.obj = {"config_path": config_path}
+
+
+def _config(ctx: click.Context):
+    return load_config(ctx.obj["config_path"])
+
+
+@cli.command()
+@click.argument("resources", nargs=-1, type=click.Choice(RESOURCES))
+@click.pass_context
+@handle_errors
+def sync(ctx: click.Context, resources: tuple[str, ...]) -> None:
+    """Mirror every enabled resource, or the RESOURCES named."""
+    config = _config(ctx)
+    db = open_database(config.database)
+    with Reporter() as reporter:
+        asyncio.run(run_sync(config, db, resources, reporter))
+
+
+@cli.command()
+@click.pass_context
+@handle_errors
+def status(ctx: click.Context) -> None:
+    """Print counts, cursors and the last run of each resource."""
+    from .status import describe
+
+    config = _config(ctx)
+    if not config.database.exists():
+        click.echo(f"No mirror yet at {config.database}; run `mirror sync` to start one.")
+        return
+    click.echo(describe(open_database(config.database)))
+
+
+@cli.command()
+@click.option("--seed", default=1, show_default=True, help="Seed of the generated data set.")
+@click.option("--images", "image_count", default=500, show_default=True, help="How many images to generate.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8808, show_default=True, help="Port to listen on (0 picks a free one).")
+@click.option("--faults", default="", help="Fault profile, e.g. ratelimit, flaky, drops, slow, down, or a list.")
+@click.option("--fixtures", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Serve the recorded responses in this folder instead of generated data.")
+def site(seed: int, image_count: int, host: str, port: int, faults: str, fixtures: str | None) -> None:
+    """Run the local Philomena-compatible site (for tests, demos and benchmarks)."""
+    from .site.server import run_site
+
+    run_site(seed=seed, images=image_count, host=host, port=port, faults=faults, fixtures=fixtures)
+
+
+@cli.command()
+@click.option("--images", "image_count", default=300, show_default=True, help="How many images the local site has.")
+@click.option("--data", "data_dir", default="data", show_default=True, type=click.Path(file_okay=False),
+              help="Where the demo mirror is written.")
+@handle_errors
+def demo(image_count: int, data_dir: str) -> None:
+    """Run the local site on a free loopback port, mirror it into DATA, and show the result."""
+    from .demo import run_demo
+
+    run_demo(image_count=image_count, data_dir=data_dir, echo=click.echo)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    cli()

@@ -1,0 +1,187 @@
+"""Configuration: a TOML file with built-in defaults and environment overrides.
+
+Every key is optional. ``mirror.toml`` in the working directory is read when present; otherwise the
+defaults below apply. The API key is read from ``MIRROR_API_KEY`` first and ``site.api_key``
+second; it is held in a :class:`Secret` so that printing a config never shows it.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CONFIG_FILE = "mirror.toml"
+
+RESOURCES = ("images", "comments", "posts", "galleries", "tags", "forums", "filters", "profiles")
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "site": {
+        "base_url": "https://derpibooru.org",
+        "filter_id": None,
+        "user_agent": "",
+        "api_key": None,
+    },
+    "polite": {
+        "requests_per_second": 1.0,
+        "max_retries": 5,
+        "give_up_after": 10,
+        "timeout": 30.0,
+    },
+    "store": {
+        "database": "data/mirror.db",
+        "files": "data/files",
+    },
+    "images": {
+        "enabled": True,
+        "query": "*",
+        "include_hidden": True,
+        "refresh_overlap": 900,
+    },
+    "comments": {"enabled": False},
+    "posts": {"enabled": False},
+    "galleries": {"enabled": False},
+    "tags": {"enabled": False},
+    "forums": {"enabled": False},
+    "filters": {"enabled": False},
+    "profiles": {"enabled": False},
+    "download": {
+        "enabled": False,
+        "representations": ["thumb", "full"],
+        "concurrency": 4,
+    },
+}
+
+# Environment variables that override a key, for cron jobs and containers.
+ENVIRONMENT = {
+    "MIRROR_BASE_URL": ("site", "base_url"),
+    "MIRROR_FILTER_ID": ("site", "filter_id"),
+    "MIRROR_DATABASE": ("store", "database"),
+    "MIRROR_FILES": ("store", "files"),
+}
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message says which key and why."""
+
+
+class Secret:
+    """A string that never shows itself in ``repr``, ``str`` or tracebacks."""
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('********')"
+
+    __str__ = __repr__
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+
+@dataclass
+class Config:
+    """The merged configuration: ``sections`` holds every key, with defaults filled in."""
+
+    sections: dict[str, dict[str, Any]]
+    api_key: Secret | None = None
+    path: Path | None = None
+
+    def __getitem__(self, section: str) -> dict[str, Any]:
+        return self.sections[section]
+
+    @property
+    def base_url(self) -> str:
+        return self.sections["site"]["base_url"].rstrip("/")
+
+    @property
+    def database(self) -> Path:
+        return Path(self.sections["store"]["database"])
+
+    def enabled_resources(self) -> list[str]:
+        return [name for name in RESOURCES if self.sections[name].get("enabled")]
+
+
+def load_config(path: str | os.PathLike[str] | None = None, environ: dict[str, str] | None = None) -> Config:
+    """Read ``path`` (or ``./mirror.toml`` when present), merge defaults and environment."""
+    environ = os.environ if environ is None else environ
+    file_path = Path(path) if path is not None else Path(DEFAULT_CONFIG_FILE)
+    user: dict[str, Any] = {}
+    if path is not None or file_path.exists():
+        user = _read_toml(file_path)
+    config = make_config(user, environ)
+    config.path = file_path if user else None
+    return config
+
+
+def make_config(values: dict[str, Any], environ: dict[str, str] | None = None) -> Config:
+    """A config from ``values`` (shaped like the TOML file) over the defaults, without reading a file."""
+    sections = _merge(values)
+    for variable, (section, key) in ENVIRONMENT.items():
+        if environ and environ.get(variable):
+            sections[section][key] = environ[variable]
+    _validate(sections)
+    key = (environ or {}).get("MIRROR_API_KEY") or sections["site"].pop("api_key", None)
+    sections["site"].pop("api_key", None)
+    return Config(sections, Secret(key) if key else None)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist; copy config.example.toml to start one") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"config file {path} is not valid TOML: {e}") from None
+
+
+def _merge(user: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    sections = copy.deepcopy(DEFAULTS)
+    for section, values in user.items():
+        if section not in sections:
+            raise ConfigError(f"unknown section [{section}]; known sections: {', '.join(sections)}")
+        if not isinstance(values, dict):
+            raise ConfigError(f"[{section}] must be a table of keys")
+        sections[section].update(values)
+    return sections
+
+
+def _validate(sections: dict[str, dict[str, Any]]) -> None:
+    polite = sections["polite"]
+    for key in ("requests_per_second", "timeout"):
+        polite[key] = _number(polite[key], f"polite.{key}", positive=True)
+    for key in ("max_retries", "give_up_after"):
+        polite[key] = int(_number(polite[key], f"polite.{key}", positive=key == "give_up_after"))
+    base_url = sections["site"]["base_url"]
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"site.base_url must start with https:// (or http:// for a local site), got {base_url!r}")
+    filter_id = sections["site"]["filter_id"]
+    if filter_id not in (None, ""):
+        try:
+            sections["site"]["filter_id"] = int(filter_id)
+        except (TypeError, ValueError):
+            raise ConfigError(f"site.filter_id must be a filter's number, got {filter_id!r}") from None
+    else:
+        sections["site"]["filter_id"] = None
+    images = sections["images"]
+    if not isinstance(images["query"], str) or not images["query"].strip():
+        raise ConfigError("images.query must be a non-empty search query; use \"*\" for every image")
+    images["refresh_overlap"] = int(_number(images["refresh_overlap"], "images.refresh_overlap"))
+
+
+def _number(value: Any, name: str, positive: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, got {value!r}") from None
+    if number < 0 or (positive and number == 0):
+        raise ConfigError(f"{name} must be {'greater than 0' if positive else 'at least 0'}, got {value!r}")
+    return number

@@ -1,0 +1,86 @@
+"""Turning an API record into a row: typed columns by field name, plus the record kept raw.
+
+A value that does not fit its column's type is stored as NULL in that column; the record in
+``raw`` still holds it, so nothing the site sent is lost.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..urls import https_url
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON that round-trips to an equal value (unicode kept as is)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _int(value: Any) -> int | None:
+    if type(value) is int:
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _float(value: Any) -> float | None:
+    if type(value) is float:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _bool(value: Any) -> int | None:
+    return int(value) if isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return to_json(value)
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else to_json(value)
+
+
+def column_converters(fields: Mapping[str, str], base_url: str) -> dict[str, Callable[[Any], Any]]:
+    """One converter per field, by the field's kind (see ``schema.IMAGE_FIELDS``)."""
+
+    def url(value: Any) -> str | None:
+        return https_url(value, base_url) if isinstance(value, str) else None
+
+    def url_map(value: Any) -> str | None:
+        if not isinstance(value, dict):
+            return _json(value)
+        return to_json({k: https_url(v, base_url) if isinstance(v, str) else v for k, v in value.items()})
+
+    kinds: dict[str, Callable[[Any], Any]] = {
+        "int": _int, "float": _float, "bool": _bool, "text": _text, "json": _json, "url": url, "url_map": url_map,
+    }
+    return {name: kinds[kind] for name, kind in fields.items()}
+
+
+def shape(record: Mapping[str, Any], converters: Mapping[str, Callable[[Any], Any]],
+          fields: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The typed columns for ``record``: every field in ``fields`` (all by default), None if absent."""
+    names = fields if fields is not None else converters.keys()
+    row = {}
+    for name in names:
+        value = record.get(name)
+        row[name] = None if value is None else converters[name](value)
+    return row

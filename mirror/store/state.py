@@ -1,0 +1,55 @@
+"""Sync bookkeeping: each crawler's cursor, and one row per run.
+
+A cursor is a small JSON object owned by its crawler. It is written in the same transaction as
+the page it describes, so a run killed at any instant resumes exactly where its last committed
+page left off.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+from .database import utc_now
+
+
+def load_cursor(db: Database, name: str) -> dict[str, Any]:
+    """The cursor saved under ``name``, or ``{}`` if that crawler never ran."""
+    rows = list(db.execute("SELECT cursor FROM sync_state WHERE name = ?", [name]))
+    return json.loads(rows[0][0]) if rows else {}
+
+
+def save_cursor(db: Database, name: str, cursor: dict[str, Any]) -> None:
+    """Save ``cursor``; call it inside the transaction that stored the page it points past."""
+    db["sync_state"].upsert({"name": name, "cursor": json.dumps(cursor), "updated_at": utc_now()}, pk="name")
+
+
+def all_cursors(db: Database) -> dict[str, dict[str, Any]]:
+    return {name: json.loads(cursor) for name, cursor in db.execute("SELECT name, cursor FROM sync_state")}
+
+
+@dataclass
+class Run:
+    """One run of one crawler, as recorded in ``sync_runs``."""
+
+    id: int
+    resource: str
+
+    def finish(self, db: Database, *, status: str, message: str | None = None, **counts: int) -> None:
+        db["sync_runs"].update(self.id, {"finished_at": utc_now(), "status": status, "message": message, **counts})
+
+
+def start_run(db: Database, resource: str, *, filter_id: int | None = None) -> Run:
+    """Record that a run of ``resource`` started; :meth:`Run.finish` records how it ended."""
+    table = db["sync_runs"]
+    table.insert({"resource": resource, "started_at": utc_now(), "status": "running", "filter_id": filter_id})
+    return Run(table.last_pk, resource)
+
+
+def last_runs(db: Database) -> list[dict[str, Any]]:
+    """The latest run of each resource."""
+    return list(db.query("""
+        SELECT * FROM sync_runs WHERE id IN (SELECT max(id) FROM sync_runs GROUP BY resource) ORDER BY resource"""))

@@ -1,0 +1,160 @@
+"""``mirror sync images``: walk /search/images by keyset and keep the mirror current.
+
+The first run walks ``(query), id.gt:N`` with ``sf=id&sd=asc``, 50 per page, so every page is a
+cheap keyset query rather than a deep offset. A later run walks the same way over
+``(query), (id.gt:HIGH || updated_at.gte:SINCE)``: the images added since the last complete walk,
+and the ones the site changed (score, tags, hidden, merged) since it started, less a safety
+overlap. When nothing changed that is a single request.
+
+The cursor is saved in the same transaction as each page, so a run killed at any instant resumes
+from its last committed page; images already stored are simply upserted again if re-read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlite_utils import Database
+
+from ..api import PhilomenaClient
+from ..store import ImageWriter
+from ..store.state import load_cursor, save_cursor, start_run
+
+PER_PAGE = 50
+STATE_NAME = "images"
+DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+@dataclass
+class SyncReport:
+    """What one run of one crawler did; also what progress displays are fed after each page."""
+
+    resource: str
+    fetched: int = 0
+    new: int = 0
+    updated: int = 0
+    hidden: int = 0
+    rejected: int = 0
+    pages: int = 0
+    requests: int = 0
+    expected: int | None = None
+    complete: bool = False
+
+    def summary(self) -> str:
+        parts = [f"{self.fetched} fetched", f"{self.new} new", f"{self.updated} updated"]
+        if self.hidden:
+            parts.append(f"{self.hidden} hidden or merged")
+        if self.rejected:
+            parts.append(f"{self.rejected} kept in rejects")
+        return f"{self.resource}: {', '.join(parts)}; {self.requests} requests"
+
+
+Progress = Callable[[SyncReport], None]
+
+
+def walk_query(query: str, after: int, *, high_water: int | None, since: str | None) -> str:
+    """The search for one keyset page: the user's query, what changed, and ids past ``after``."""
+    terms = [f"({query})"]
+    if high_water is not None and since is not None:
+        terms.append(f"(id.gt:{high_water} OR updated_at.gte:{since})")
+    elif high_water is not None:
+        terms.append(f"id.gt:{high_water}")
+    terms.append(f"id.gt:{after}")
+    return ", ".join(terms)
+
+
+async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*", include_hidden: bool = True,
+                      overlap: int = 900, progress: Progress | None = None) -> SyncReport:
+    """Mirror the images matching ``query`` into ``db``; resume or refresh as the cursor says."""
+    report = SyncReport("images")
+    writer = ImageWriter(db, client.base_url)
+    cursor = _current_cursor(db, query, client.filter_id)
+    walk = cursor.get("walk") or _new_walk(cursor, overlap)
+    run = start_run(db, "images", filter_id=client.filter_id)
+    requests_before = client.requests_made
+    try:
+        while True:
+            q = walk_query(query, walk["after"], high_water=walk["high_water"], since=walk["since"])
+            page = await client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc", include_hidden=include_hidden)
+            report.requests = client.requests_made - requests_before
+            if report.pages == 0:
+                report.expected = page.total
+                walk["started"] = _earliest(walk["started"], page.server_date)
+            report.pages += 1
+            with db.atomic():
+                saved = writer.save_page(page.records)
+                if saved.ids:
+                    walk["after"] = max(walk["after"], max(saved.ids))
+                    walk["seen_max"] = max(walk.get("seen_max") or -1, walk["after"])
+                finished = _walk_finished(page.records, page.total)
+                cursor = _finish(cursor, walk) if finished else {**cursor, "walk": walk}
+                save_cursor(db, STATE_NAME, cursor)
+            report.fetched += len(page.records)
+            report.new += saved.new
+            report.updated += saved.updated
+            report.hidden += saved.hidden
+            report.rejected += saved.rejected
+            if progress:
+                progress(report)
+            if finished:
+                break
+    except BaseException as e:
+        run.finish(db, status="failed", message=str(e) or type(e).__name__, **_counts(report))
+        raise
+    report.complete = True
+    run.finish(db, status="ok", **_counts(report))
+    return report
+
+
+def _current_cursor(db: Database, query: str, filter_id: int | None) -> dict[str, Any]:
+    """The saved cursor, or a fresh one when the query or filter changed since it was made."""
+    cursor = load_cursor(db, STATE_NAME)
+    if cursor.get("query") != query or cursor.get("filter_id") != filter_id:
+        return {"query": query, "filter_id": filter_id, "high_water": None, "last_start": None}
+    return cursor
+
+
+def _new_walk(cursor: dict[str, Any], overlap: int) -> dict[str, Any]:
+    since = None
+    if cursor.get("last_start"):
+        last_start = datetime.strptime(cursor["last_start"], DATE_FORMAT).replace(tzinfo=timezone.utc)
+        since = (last_start - timedelta(seconds=overlap)).strftime(DATE_FORMAT)
+    return {
+        "high_water": cursor.get("high_water"),
+        "since": since,
+        "after": -1,  # image ids start at 0
+        "started": datetime.now(timezone.utc).strftime(DATE_FORMAT),
+    }
+
+
+def _earliest(started: str, server_date: datetime | None) -> str:
+    """The walk's start by whichever clock is earlier, ours or the site's, against clock skew."""
+    if server_date is None:
+        return started
+    server = server_date.astimezone(timezone.utc).strftime(DATE_FORMAT)
+    return min(started, server)
+
+
+def _walk_finished(records: list[Any], total: int | None) -> bool:
+    """A walk ends on an empty page, or on a short page when ``total`` says nothing is left.
+
+    The site drops rows missing from its database from a page while ``total`` still counts them,
+    so a short page alone does not prove the end.
+    """
+    if not records:
+        return True
+    return len(records) < PER_PAGE and (total is None or total <= len(records))
+
+
+def _finish(cursor: dict[str, Any], walk: dict[str, Any]) -> dict[str, Any]:
+    high_water = max(cursor.get("high_water") or -1, walk.get("seen_max") or -1)
+    return {**cursor, "high_water": high_water if high_water >= 0 else None, "last_start": walk["started"],
+            "walk": None}
+
+
+def _counts(report: SyncReport) -> dict[str, int]:
+    return {"requests": report.requests, "fetched": report.fetched, "new": report.new,
+            "updated": report.updated, "hidden": report.hidden}

@@ -1,0 +1,38 @@
+"""URL hygiene shared by the client, the store and the downloader.
+
+The site hands out protocol-relative (``//derpicdn.net/...``) and sometimes plain ``http:`` URLs.
+The mirror always uses ``https:``, except for a local site the user configured as ``http://``.
+The API key travels as a ``key`` query parameter, so every URL that may reach a log line, an
+error message or the database goes through :func:`redact` first.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+
+def https_url(url: str | None, base_url: str) -> str | None:
+    """Return ``url`` made absolute against ``base_url`` and upgraded to ``https:``.
+
+    ``http:`` is kept only for the host of a ``base_url`` that is itself ``http:`` (a local site).
+    """
+    if not url:
+        return url
+    if url.startswith("//"):
+        url = "https:" + url
+    elif not urlsplit(url).scheme:
+        url = urljoin(base_url.rstrip("/") + "/", url)
+    parts = urlsplit(url)
+    base = urlsplit(base_url)
+    if parts.scheme == "http" and not (base.scheme == "http" and parts.netloc == base.netloc):
+        parts = parts._replace(scheme="https")
+    return urlunsplit(parts)
+
+
+def redact(url: str) -> str:
+    """Return ``url`` with the value of any ``key`` query parameter replaced by ``***``."""
+    parts = urlsplit(str(url))
+    if not parts.query:
+        return str(url)
+    query = [(k, "***" if k == "key" else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    return urlunsplit(parts._replace(query=urlencode(query, safe="*:,")))
