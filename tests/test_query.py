@@ -381,3 +381,9 @@ def test_specs_for_other_indexes():
 def test_minimal_custom_spec():
     spec = FieldSpec(default="title", integer=frozenset({"n"}))
     assert hits("n.gte:2 OR hello", [{"n": 1, "title": "Hello"}, {"n": 3}, {"n": 1}], spec) == [0, 1]
+
+
+def test_specs_are_hashable_and_deep_nesting_is_an_error():
+    assert len({IMAGE_FIELDS, TAG_FIELDS, IMAGE_FIELDS}) == 2
+    assert q("(" * 50 + "a" + ")" * 50) == tag("a")
+    assert error("(" * 5000 + "a" + ")" * 5000) == "query is nested too deeply"

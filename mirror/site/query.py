@@ -11,6 +11,13 @@ Grammar (lowest precedence first)::
     boost := not ("^" number)?         -- boosts are checked and then ignored
     not   := NOT group | group         -- "NOT ", "!", "-"
     group := "(" or ")" | term
+
+Differences from Philomena, which compiles to OpenSearch rather than matching in memory:
+boosts are ignored; an escaped ``\\*``/``\\?`` inside a wildcard value stays literal (Philomena
+drops the backslash, making it a wildcard); fuzzy terms use edit distance ``min(2, int(fuzz))``
+(below 1 means exact); ngram (match_phrase) fields match a case-insensitive substring, and their
+wildcards match any whitespace-separated word; ip fields, ``my:`` and ``filter_id:`` need a
+``transforms=`` callback (see :func:`parse_query`).
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ class FieldSpec:
     boolean: frozenset[str] = frozenset()
     ngram: frozenset[str] = frozenset()
     custom: frozenset[str] = frozenset()
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict, hash=False)  # keeps specs hashable
     normalize_default: Callable[[str], str] | None = None
     # Unsigned integers without ranges or fuzz (Philomena's "numeric" fields).
     numeric: frozenset[str] = frozenset()
