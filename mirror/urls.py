@@ -16,7 +16,7 @@ def https_url(url: str | None, base_url: str) -> str | None:
 
     ``http:`` is kept only for the host of a ``base_url`` that is itself ``http:`` (a local site).
     """
-    if not url:
+    if not url or url.startswith("https://"):
         return url
     if url.startswith("//"):
         url = "https:" + url

@@ -94,17 +94,36 @@ class ImageWriter:
                     tags[tag_id] = name
                     links.append((record["id"], tag_id))
         self.db["images"].upsert_all(rows, pk="id")
-        if tags:
-            self.db["tags"].upsert_all(({"id": i, "name": n} for i, n in tags.items()), pk="id")
+        self._save_tag_names(tags)
         ids = [r["id"] for r in records]
         self.db.execute(f"DELETE FROM image_tags WHERE image_id IN ({','.join('?' * len(ids))})", ids)
         self.db.conn.executemany("INSERT OR IGNORE INTO image_tags (image_id, tag_id) VALUES (?, ?)", links)
+
+    def _save_tag_names(self, tags: dict[int, str]) -> None:
+        """Add tags first seen on these images; rename the few whose name changed.
+
+        Most tags on a page are already known with the same name: leaving those rows untouched
+        keeps a page's write cost proportional to what changed.
+        """
+        if not tags:
+            return
+        ids = list(tags)
+        marks = ",".join("?" * len(ids))
+        known = dict(self.db.execute(f"SELECT id, name FROM tags WHERE id IN ({marks})", ids).fetchall())
+        added = [{"id": i, "name": n} for i, n in tags.items() if i not in known]
+        renamed = [(n, i) for i, n in tags.items() if i in known and known[i] != n]
+        if added:
+            self.db["tags"].insert_all(added, pk="id")
+        if renamed:
+            self.db.conn.executemany("UPDATE tags SET name = ? WHERE id = ?", renamed)
 
     def _save_stubs(self, stubs: list[dict[str, Any]], known: set[int], now: str) -> None:
         for record in stubs:
             row = shape(record, self.converters, IMAGE_STUB_FIELDS)
             row["stub"] = to_json(record)
             row["mirrored_at"] = now
-            if record["id"] not in known:
+            if record["id"] in known:
+                self.db["images"].update(record["id"], row)
+            else:
                 row["raw"] = row["stub"]  # never seen in full: the stub is all there is
-            self.db["images"].upsert(row, pk="id")
+                self.db["images"].insert(row, pk="id")

@@ -1,0 +1,154 @@
+"""The store keeps image records losslessly, marks stubs without wiping, and stays searchable."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mirror.store import ImageWriter, open_database
+from mirror.store.schema import IMAGE_FIELDS
+from mirror.urls import https_url
+
+from .fixtures import image_records
+
+BASE = "https://derpibooru.org"
+
+
+@pytest.fixture
+def db(tmp_path):
+    return open_database(tmp_path / "mirror.db")
+
+
+def expected_column(kind: str, value):
+    if value is None:
+        return None
+    if kind == "float":
+        return float(value)
+    if kind == "bool":
+        return int(value)
+    if kind == "json":
+        return value
+    if kind == "url":
+        return https_url(value, BASE)
+    if kind == "url_map":
+        return {k: https_url(v, BASE) for k, v in value.items()}
+    return value
+
+
+def stored_column(kind: str, value):
+    if value is not None and kind in ("json", "url_map"):
+        return json.loads(value)
+    return value
+
+
+def test_every_real_image_record_is_stored_losslessly(db):
+    writer = ImageWriter(db, BASE)
+    records = image_records()
+    assert len(records) >= 17
+    for path, record in records:
+        writer.save_page([record])
+        row = db["images"].get(record["id"])
+        assert json.loads(row["raw"]) == record, path
+        for field, kind in IMAGE_FIELDS.items():
+            assert stored_column(kind, row[field]) == expected_column(kind, record.get(field)), (path, field)
+        links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [record["id"]])}
+        assert links == set(record["tag_ids"])
+        for tag_id, name in zip(record["tag_ids"], record["tags"]):
+            assert db["tags"].get(tag_id)["name"] == name
+
+
+def test_typed_columns_have_sqlite_types(db):
+    ImageWriter(db, BASE).save_page([r for _, r in image_records()])
+    row = db.execute("SELECT typeof(width), typeof(aspect_ratio), typeof(wilson_score), typeof(animated), "
+                     "typeof(tags) FROM images WHERE id = 0").fetchone()
+    assert row == ("integer", "real", "real", "integer", "text")
+
+
+def test_protocol_relative_urls_become_https(db):
+    _, record = image_records()[0]
+    record = json.loads(json.dumps(record))
+    record["view_url"] = "//derpicdn.net/img/view/1.png"
+    record["representations"] = {"full": "http://derpicdn.net/img/view/1.png"}
+    ImageWriter(db, BASE).save_page([record])
+    row = db["images"].get(record["id"])
+    assert row["view_url"] == "https://derpicdn.net/img/view/1.png"
+    assert json.loads(row["representations"]) == {"full": "https://derpicdn.net/img/view/1.png"}
+    assert json.loads(row["raw"])["view_url"] == "//derpicdn.net/img/view/1.png"
+
+
+def stub_of(record, **changes):
+    stub = {k: record[k] for k in ("id", "created_at", "updated_at", "first_seen_at")}
+    stub.update({"duplicate_of": None, "deletion_reason": None, "hidden_from_users": True, **changes})
+    return stub
+
+
+def test_a_stub_marks_the_kept_record_and_never_wipes_it(db):
+    writer = ImageWriter(db, BASE)
+    (_, full), (_, other) = image_records()[:2]
+    writer.save_page([full, other])
+    stub = stub_of(full, duplicate_of=other["id"], updated_at="2030-01-01T00:00:00Z")
+    # A stub in the same page as a full record must not null the full record's columns.
+    result = writer.save_page([stub, other])
+    assert result.hidden == 1 and result.updated == 2
+    row = db["images"].get(full["id"])
+    assert row["hidden_from_users"] == 1
+    assert row["duplicate_of"] == other["id"]
+    assert row["updated_at"] == "2030-01-01T00:00:00Z"
+    assert json.loads(row["raw"]) == full
+    assert json.loads(row["stub"]) == stub
+    assert row["score"] == full["score"] and json.loads(row["tags"]) == full["tags"]
+    assert {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [full["id"]])} == set(
+        full["tag_ids"])
+
+
+def test_a_stub_for_an_unknown_image_is_kept_as_all_there_is(db):
+    stub = {"id": 99, "created_at": "2020-01-01T00:00:00Z", "updated_at": "2020-01-02T00:00:00Z",
+            "first_seen_at": "2020-01-01T00:00:00Z", "duplicate_of": None, "deletion_reason": "Rule #1",
+            "hidden_from_users": True}
+    assert ImageWriter(db, BASE).save_page([stub]).new == 1
+    row = db["images"].get(99)
+    assert json.loads(row["raw"]) == stub and row["deletion_reason"] == "Rule #1" and row["tags"] is None
+
+
+def test_records_that_cannot_be_stored_are_kept_in_rejects(db):
+    result = ImageWriter(db, BASE).save_page([{"id": "abc", "tags": []}, ["not", "an", "object"]])
+    assert result.rejected == 2
+    rows = list(db["rejects"].rows)
+    assert [json.loads(r["raw"]) for r in rows] == [{"id": "abc", "tags": []}, ["not", "an", "object"]]
+    assert all(r["resource"] == "images" and r["reason"] for r in rows)
+
+
+def test_unknown_fields_survive_in_raw(db):
+    _, record = image_records()[0]
+    record = {**record, "field_from_the_future": {"x": [1, 2]}}
+    ImageWriter(db, BASE).save_page([record])
+    assert json.loads(db["images"].get(record["id"])["raw"])["field_from_the_future"] == {"x": [1, 2]}
+
+
+def test_fts_finds_descriptions_and_tag_names_and_follows_edits(db):
+    writer = ImageWriter(db, BASE)
+    record = next(r for _, r in image_records() if r["id"] == 0)
+    writer.save_page([record])
+
+    def search(term):
+        return [r["id"] for r in db["images"].search(term, quote=True)]
+
+    assert record["id"] in search("derpy hooves")
+    assert record["id"] in search("ten different ways")
+    edited = {**record, "description": "completely rewritten zanzibar", "tags": ["zanzibar pony"], "tag_ids": [1]}
+    writer.save_page([edited])
+    assert search("ten different ways") == []
+    assert search("zanzibar") == [record["id"]]
+    assert [r["name"] for r in db["tags"].search("hooves", quote=True)] == ["derpy hooves"]
+    assert db.execute("INSERT INTO images_fts(images_fts) VALUES('integrity-check')") is not None
+
+
+def test_schema_is_versioned_and_reopening_migrates_nothing(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    applied = [r["name"] for r in db["_sqlite_migrations"].rows]
+    assert applied == ["0001_images_tags_state"]
+    db.conn.close()
+    db = open_database(tmp_path / "m.db")
+    assert [r["name"] for r in db["_sqlite_migrations"].rows] == applied
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
