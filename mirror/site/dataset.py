@@ -1,0 +1,393 @@
+"""The local site's data: every record the fake Philomena serves, and the edits tests make to it.
+
+Records are plain dicts close to the API's own field names (see `render.py` for the exact output
+shapes). A `Dataset` is either generated from a seed (`Dataset.generate`, see `generate.py`) or
+loaded from the recorded real responses (`Dataset.from_fixtures`). The site reads it from the
+server thread while tests mutate it from theirs, so every read and write goes through `lock`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from . import media
+from .records import NAMESPACE_CATEGORIES, RATINGS, iso, parse_iso, slug, split_namespace, utc_now
+
+__all__ = ["Dataset"]
+
+Record = dict[str, Any]
+
+
+class Dataset:
+    """All records of one fake board, with indexes, caches and thread-safe mutation helpers."""
+
+    def __init__(self, seed: int = 1) -> None:
+        self.seed = seed
+        self.lock = threading.RLock()
+        self.images: dict[int, Record] = {}
+        self.tags: dict[int, Record] = {}
+        self.users: dict[int, Record] = {}
+        self.comments: dict[int, Record] = {}
+        self.forums: dict[str, Record] = {}
+        self.topics: dict[int, Record] = {}
+        self.posts: dict[int, Record] = {}
+        self.galleries: dict[int, Record] = {}
+        self.filters: dict[int, Record] = {}
+        self.interactions: list[Record] = []
+        self.features: list[Record] = []  # {"image_id", "created_at"}
+        self.api_keys: dict[str, int] = {}
+        self.clock: Callable[[], datetime] = utc_now
+        self._tag_by_name: dict[str, int] = {}
+        self._tag_by_slug: dict[str, int] = {}
+        self._cache: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def generate(cls, seed: int = 1, images: int = 200) -> Dataset:
+        """A realistic board of `images` images (and proportional comments, posts, ...)."""
+        from .generate import populate
+
+        dataset = cls(seed)
+        populate(dataset, random.Random(seed), images)
+        return dataset
+
+    @classmethod
+    def from_fixtures(cls, path: str | Path) -> Dataset:
+        """Load every recorded response under `path` so the site serves those records unchanged."""
+        from .fixtures import load_fixtures
+
+        dataset = cls(seed=0)
+        load_fixtures(dataset, Path(path))
+        return dataset
+
+    def to_json(self) -> str:
+        """Canonical JSON of every record: equal seeds give byte-identical output."""
+        with self.lock:
+            state = {
+                name: [v for _, v in sorted(getattr(self, name).items(), key=lambda kv: str(kv[0]))]
+                for name in ("images", "tags", "users", "comments", "forums", "topics", "posts",
+                             "galleries", "filters")
+            }
+            state.update(interactions=self.interactions, features=self.features, api_keys=self.api_keys)
+            return json.dumps(state, sort_keys=True, ensure_ascii=False)
+
+    # ------------------------------------------------------------------ lookups
+
+    @property
+    def default_filter_id(self) -> int | None:
+        """Id of the system filter named exactly "Default" (the anonymous filter), if any."""
+        return next((f["id"] for f in self.filters.values() if f["system"] and f["name"] == "Default"), None)
+
+    @property
+    def everything_filter_id(self) -> int | None:
+        return next((f["id"] for f in self.filters.values() if f["system"] and f["name"] == "Everything"), None)
+
+    def tag_by_name(self, name: str) -> Record | None:
+        tag_id = self._tag_by_name.get(name)
+        return self.tags.get(tag_id) if tag_id is not None else None
+
+    def tag_by_slug(self, value: str) -> Record | None:
+        tag_id = self._tag_by_slug.get(value)
+        return self.tags.get(tag_id) if tag_id is not None else None
+
+    def user_name(self, user_id: int | None) -> str | None:
+        user = self.users.get(user_id) if user_id is not None else None
+        return user["name"] if user else None
+
+    def _cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """Memoise derived indexes; every mutation clears them all (mutations are rare)."""
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    def invalidate(self) -> None:
+        self._cache.clear()
+
+    def alias_names(self) -> dict[int, list[str]]:
+        """tag id -> names of the tags aliased to it (the search index stores both)."""
+
+        def build() -> dict[int, list[str]]:
+            out: dict[int, list[str]] = {}
+            for tag in self.tags.values():
+                if tag.get("aliased_tag_id") is not None:
+                    out.setdefault(tag["aliased_tag_id"], []).append(tag["name"])
+            return out
+
+        return self._cached("alias_names", build)
+
+    def tag_image_counts(self) -> dict[int, int]:
+        """tag id -> number of visible images carrying it (the tag's `images` column)."""
+
+        def build() -> dict[int, int]:
+            counts: dict[int, int] = {}
+            for image in self.images.values():
+                if not image["hidden_from_users"]:
+                    for tag_id in image["tag_ids"]:
+                        counts[tag_id] = counts.get(tag_id, 0) + 1
+            return counts
+
+        return self._cached("tag_image_counts", build)
+
+    def gallery_positions(self) -> dict[int, dict[int, int]]:
+        """image id -> {gallery id: position in that gallery}."""
+
+        def build() -> dict[int, dict[int, int]]:
+            out: dict[int, dict[int, int]] = {}
+            for gallery in self.galleries.values():
+                for position, image_id in enumerate(gallery["image_ids"]):
+                    out.setdefault(image_id, {})[gallery["id"]] = position
+            return out
+
+        return self._cached("gallery_positions", build)
+
+    def topic_posts(self, topic_id: int) -> list[Record]:
+        """Posts of a topic ordered by `topic_position` (destroyed ones included)."""
+
+        def build() -> dict[int, list[Record]]:
+            out: dict[int, list[Record]] = {}
+            for post in self.posts.values():
+                out.setdefault(post["topic_id"], []).append(post)
+            for posts in out.values():
+                posts.sort(key=lambda p: p["topic_position"])
+            return out
+
+        return self._cached("topic_posts", build).get(topic_id, [])
+
+    def image_file(self, image: Record, variant: str, ext: str) -> bytes:
+        """Bytes of one representation. `variant` is `full`, `orig` or a thumbnail name.
+
+        `full` is what the record's `sha512_hash` describes (for SVG, its PNG rendering, because
+        non-download URLs of an SVG end in .png); `orig` is the upload, hashed by
+        `orig_sha512_hash`. Thumbnails are small distinct files of the same type.
+        """
+        key = image["file_key"]
+        if variant in ("full", "orig"):
+            if image["format"] == "svg":
+                return media.make_file(key, "png" if variant == "full" else "svg")
+            return media.make_file(key, image["format"], animated=image["animated"])
+        return media.make_file(f"{key}/{variant}", ext, animated=image["animated"])
+
+    # ------------------------------------------------------------------ building blocks
+
+    def now(self) -> str:
+        return iso(self.clock())
+
+    def ensure_tag(self, name: str, tag_id: int | None = None) -> Record:
+        """The tag called `name`, created (with namespace and category rules) if missing."""
+        name = " ".join(name.strip().lower().split())
+        tag = self.tag_by_name(name)
+        if tag is not None:
+            return tag
+        namespace, in_namespace = split_namespace(name)
+        category = NAMESPACE_CATEGORIES.get(namespace) if namespace else None
+        if name in RATINGS:
+            category = "rating"
+        tag = {
+            "id": tag_id if tag_id is not None else max(self.tags, default=0) + 1,
+            "name": name,
+            "slug": slug(name),
+            "namespace": namespace,
+            "name_in_namespace": in_namespace,
+            "category": category,
+            "description": "",
+            "short_description": "",
+            "aliased_tag_id": None,
+            "implied_tag_ids": [],
+            "dnp_entries": [],
+            "spoiler_image": None,
+        }
+        self.add_tag(tag)
+        return tag
+
+    def add_tag(self, tag: Record) -> None:
+        self.tags[tag["id"]] = tag
+        self._tag_by_name[tag["name"]] = tag["id"]
+        self._tag_by_slug[tag["slug"]] = tag["id"]
+        self.invalidate()
+
+    def resolve_tags(self, names: Iterable[str]) -> list[Record]:
+        """Tags for `names`, following aliases and adding implied tags, ordered by id."""
+        found: dict[int, Record] = {}
+        pending = [self.ensure_tag(n) for n in names if n.strip()]
+        while pending:
+            tag = pending.pop()
+            if tag.get("aliased_tag_id") is not None:
+                tag = self.tags[tag["aliased_tag_id"]]
+            if tag["id"] in found:
+                continue
+            found[tag["id"]] = tag
+            pending.extend(self.tags[i] for i in tag.get("implied_tag_ids", ()) if i in self.tags)
+        return [found[i] for i in sorted(found)]
+
+    def set_image_tags(self, image: Record, tags: list[Record]) -> None:
+        image["tag_ids"] = [t["id"] for t in tags]
+        image["tags"] = [t["name"] for t in tags]
+
+    def finish_image_file(self, image: Record) -> None:
+        """Set size and hashes from the image's generated files."""
+        full = self.image_file(image, "full", image["format"])
+        orig = self.image_file(image, "orig", image["format"])
+        image["size"], image["orig_size"] = len(full), len(orig)
+        image["sha512_hash"] = hashlib.sha512(full).hexdigest()
+        image["orig_sha512_hash"] = hashlib.sha512(orig).hexdigest()
+
+    # ------------------------------------------------------------------ mutations (tests)
+
+    def _image(self, image_id: int) -> Record:
+        try:
+            return self.images[image_id]
+        except KeyError:
+            raise KeyError(f"no image {image_id}") from None
+
+    def add_images(self, n: int) -> list[int]:
+        """Upload `n` new images, dated now, with ids above the current maximum."""
+        from .generate import new_image
+
+        with self.lock:
+            ids = []
+            now = self.now()
+            for _ in range(n):
+                image_id = max(self.images, default=-1) + 1
+                rng = random.Random(f"{self.seed}-image-{image_id}")
+                image = new_image(self, rng, image_id, now)
+                self.images[image_id] = image
+                ids.append(image_id)
+            self.invalidate()
+            return ids
+
+    def edit_image(
+        self,
+        image_id: int,
+        *,
+        tags: list[str] | None = None,
+        score: int | None = None,
+        description: str | None = None,
+        thumbnails_generated: bool | None = None,
+        **other_fields: Any,
+    ) -> Record:
+        """Change an image as a user or the site would; bumps `updated_at`.
+
+        `tags` are names (aliases followed, implications added, unknown tags created). `score`
+        adjusts upvotes/downvotes so that score = upvotes - downvotes. Other keyword arguments
+        set internal fields directly (for example `processed=True`, `faves=3`, `source_urls=[]`).
+        """
+        with self.lock:
+            image = self._image(image_id)
+            if tags is not None:
+                self.set_image_tags(image, self.resolve_tags(tags))
+            if score is not None:
+                down = image["downvotes"]
+                if score + down >= 0:
+                    image["upvotes"] = score + down
+                else:
+                    image["upvotes"], image["downvotes"] = 0, -score
+                image["score"] = image["upvotes"] - image["downvotes"]
+            if description is not None:
+                image["description"] = description
+            if thumbnails_generated is not None:
+                image["thumbnails_generated"] = thumbnails_generated
+                if thumbnails_generated:
+                    image["processed"] = True
+            for key, value in other_fields.items():
+                if key in ("id", "raw"):
+                    raise ValueError(f"cannot edit {key}")
+                image[key] = value
+            image["updated_at"] = self.now()
+            image.pop("raw", None)
+            self.invalidate()
+            return image
+
+    def hide_image(self, image_id: int, reason: str = "Rule #0") -> Record:
+        """Delete an image: it becomes a stub carrying `deletion_reason`."""
+        return self._set_hidden(image_id, deletion_reason=reason, duplicate_of=None)
+
+    def merge_image(self, image_id: int, into: int) -> Record:
+        """Merge an image into another: it becomes a stub carrying `duplicate_of`."""
+        if into == image_id or into not in self.images:
+            raise ValueError(f"cannot merge {image_id} into {into}")
+        return self._set_hidden(image_id, deletion_reason=None, duplicate_of=into)
+
+    def unhide_image(self, image_id: int) -> Record:
+        return self._set_hidden(image_id, deletion_reason=None, duplicate_of=None, hidden=False)
+
+    def _set_hidden(self, image_id: int, *, deletion_reason: str | None, duplicate_of: int | None,
+                    hidden: bool = True) -> Record:
+        with self.lock:
+            image = self._image(image_id)
+            image.update(hidden_from_users=hidden, deletion_reason=deletion_reason, duplicate_of=duplicate_of)
+            image["updated_at"] = self.now()
+            self.invalidate()
+            return image
+
+    def add_comments(self, image_id: int, n: int = 1, *, body: str | None = None,
+                     user_id: int | None = None) -> list[int]:
+        """Post `n` comments on an image (anonymous when `user_id` is None)."""
+        from .generate import make_comment
+
+        with self.lock:
+            image = self._image(image_id)
+            ids = []
+            for _ in range(n):
+                comment_id = max(self.comments, default=0) + 1
+                rng = random.Random(f"{self.seed}-comment-{comment_id}")
+                comment = make_comment(self, rng, comment_id, image_id, user_id, self.now(), body=body)
+                self.comments[comment_id] = comment
+                image["comment_count"] += 1
+                ids.append(comment_id)
+            image["updated_at"] = self.now()
+            self.invalidate()
+            return ids
+
+    def edit_comment(self, comment_id: int, *, body: str | None = None, hidden: bool | None = None,
+                     destroyed: bool | None = None, edit_reason: str | None = None) -> Record:
+        """Edit, hide or destroy a comment; bumps `updated_at` (and `edited_at` for body edits)."""
+        with self.lock:
+            comment = self.comments[comment_id]
+            now = self.now()
+            if body is not None:
+                comment.update(body=body, edited_at=now, edit_reason=edit_reason)
+            if hidden is not None:
+                comment["hidden_from_users"] = hidden
+            if destroyed is not None:
+                comment["destroyed_content"] = destroyed
+            comment["updated_at"] = now
+            self.invalidate()
+            return comment
+
+    def add_posts(self, topic: int | str, n: int = 1, *, body: str | None = None,
+                  user_id: int | None = None) -> list[int]:
+        """Reply `n` times to a topic (given by id or slug); bumps the topic's counters."""
+        from .generate import make_post
+
+        with self.lock:
+            record = self.topics.get(topic) if isinstance(topic, int) else next(
+                (t for t in self.topics.values() if t["slug"] == topic), None)
+            if record is None:
+                raise KeyError(f"no topic {topic!r}")
+            ids = []
+            now = self.now()
+            for _ in range(n):
+                post_id = max(self.posts, default=0) + 1
+                rng = random.Random(f"{self.seed}-post-{post_id}")
+                post = make_post(self, rng, post_id, record, record["post_count"], user_id, now, body=body)
+                self.posts[post_id] = post
+                record["post_count"] += 1
+                self.forums[record["forum"]]["post_count"] += 1
+                ids.append(post_id)
+            record["last_replied_to_at"] = now
+            self.invalidate()
+            return ids
+
+    # ------------------------------------------------------------------ derived dates
+
+    @staticmethod
+    def date(value: str) -> datetime:
+        return parse_iso(value)

@@ -1,0 +1,241 @@
+"""Fault profiles: the misbehaviour of a real site and its proxy, reproducible on demand.
+
+A profile is written as a comma list, each item optionally with parameters:
+
+    ratelimit[:LIMIT/SECONDS]   the production proxy (default 30/5 per client IP): 429 + HTML +
+                                Retry-After (seconds until a slot frees, rounded up)
+    flaky[:PERIOD/BURST]        every PERIOD-th request starts a burst of BURST failures
+                                (default 7/2), cycling 503 (Retry-After: 1), 502, 500
+    drops[:EVERY]               every EVERY-th request (default 5) loses its connection:
+                                alternately closed before any response, and a truncated body
+                                (Content-Length larger than what is sent)
+    slow[:SECONDS]              every response is delayed (default 0.2 s), files included
+    down[:STATUS]               every request answers STATUS (default 503) with an HTML page
+
+Faults are counter-based, so a given request sequence always meets the same faults. They apply
+to `/api` and `/img` paths only; the `/_control` API is never faulted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["FaultProfile", "FaultState", "FaultMiddleware", "DOWNTIME_HTML", "RAW_SEND_KEY"]
+
+RAW_SEND_KEY = "mirror.raw_send"  # the server's own `send`, stashed in the scope by SiteApp
+
+DOWNTIME_HTML = b"""<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Philomena - Downtime</title></head>
+<body>
+<h1>Philomena - Downtime</h1>
+<p>The site is experiencing high load or is down for maintenance. Please try again in a few minutes.</p>
+</body>
+</html>
+"""
+
+FAULTED_PREFIXES = ("/api/", "/img/")
+
+
+@dataclass(frozen=True)
+class FaultProfile:
+    """Which faults are on, with their parameters; `FaultProfile()` means none."""
+
+    ratelimit: tuple[int, float] | None = None
+    flaky: tuple[int, int] | None = None
+    drops: int | None = None
+    slow: float | None = None
+    down: int | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> FaultProfile:
+        """Parse `"ratelimit"`, `"ratelimit:10/2,flaky"`, `"slow:0.05"`, `"down:502"`..."""
+        profile = cls()
+        for item in filter(None, (part.strip() for part in (spec or "").split(","))):
+            name, _, arg = item.partition(":")
+            try:
+                profile = replace(profile, **{name: _PARSERS[name](arg)})
+            except KeyError:
+                raise ValueError(f"unknown fault {name!r}; expected one of {', '.join(_PARSERS)}") from None
+            except (TypeError, ValueError):
+                raise ValueError(f"bad parameters for fault {name!r}: {arg!r}") from None
+        return profile
+
+    def __str__(self) -> str:
+        parts = []
+        if self.ratelimit:
+            parts.append(f"ratelimit:{self.ratelimit[0]}/{self.ratelimit[1]:g}")
+        if self.flaky:
+            parts.append(f"flaky:{self.flaky[0]}/{self.flaky[1]}")
+        if self.drops:
+            parts.append(f"drops:{self.drops}")
+        if self.slow is not None:
+            parts.append(f"slow:{self.slow:g}")
+        if self.down:
+            parts.append(f"down:{self.down}")
+        return ",".join(parts)
+
+
+def _pair(arg: str, default: tuple[Any, Any], first: type, second: type) -> tuple[Any, Any]:
+    if not arg:
+        return default
+    a, _, b = arg.partition("/")
+    return first(a), second(b) if b else default[1]
+
+
+_PARSERS = {
+    "ratelimit": lambda arg: _pair(arg, (30, 5.0), int, float),
+    "flaky": lambda arg: _pair(arg, (7, 2), int, int),
+    "drops": lambda arg: int(arg) if arg else 5,
+    "slow": lambda arg: float(arg) if arg else 0.2,
+    "down": lambda arg: int(arg) if arg else 503,
+}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What to do with one request: `kind` is respond, drop or truncate."""
+
+    kind: str
+    status: int = 0
+    retry_after: int | None = None
+
+
+class FaultState:
+    """The live profile plus its counters and rate-limit windows; switchable while serving."""
+
+    def __init__(self, profile: FaultProfile | None = None, clock: Any = time.monotonic) -> None:
+        self._lock = threading.Lock()
+        self.clock = clock
+        self.set(profile or FaultProfile())
+
+    @property
+    def profile(self) -> FaultProfile:
+        return self._profile
+
+    def set(self, profile: FaultProfile | str) -> None:
+        """Switch profile (a FaultProfile or a spec string) and reset every counter."""
+        if isinstance(profile, str):
+            profile = FaultProfile.parse(profile)
+        with self._lock:
+            self._profile = profile
+            self._count = 0
+            self._windows: dict[str, deque[float]] = {}
+
+    def decide(self, client: str) -> Fault | None:
+        """The fault for the next request from `client`, or None to serve it normally."""
+        with self._lock:
+            profile = self._profile
+            if profile.ratelimit:
+                retry_after = self._rate_limited(client, *profile.ratelimit)
+                if retry_after is not None:
+                    return Fault("respond", 429, retry_after)
+            self._count += 1
+            n = self._count
+            if profile.down:
+                return Fault("respond", profile.down)
+            if profile.flaky:
+                period, burst = profile.flaky
+                if n >= period and n % period < burst:
+                    status = (503, 502, 500)[(n // period + n % period) % 3]
+                    return Fault("respond", status, 1 if status == 503 else None)
+            if profile.drops and n % profile.drops == 0:
+                return Fault("drop" if (n // profile.drops) % 2 else "truncate")
+            return None
+
+    def _rate_limited(self, client: str, limit: int, window: float) -> int | None:
+        """Sliding window of accepted requests; returns seconds to wait when full."""
+        now = self.clock()
+        events = self._windows.setdefault(client, deque())
+        while events and events[0] <= now - window:
+            events.popleft()
+        if len(events) >= limit:
+            return max(1, math.ceil(events[0] + window - now))
+        events.append(now)
+        return None
+
+
+class FaultMiddleware:
+    """Applies the current `FaultState` to `/api` and `/img` requests."""
+
+    def __init__(self, app: ASGIApp, state: FaultState) -> None:
+        self.app, self.state = app, state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(FAULTED_PREFIXES):
+            await self.app(scope, receive, send)
+            return
+        client = (scope.get("client") or ("unknown", 0))[0]
+        fault = self.state.decide(client)
+        delay = self.state.profile.slow
+        if delay and not (fault and fault.status == 429):
+            await asyncio.sleep(delay)
+        if fault is None:
+            await self.app(scope, receive, send)
+        elif fault.kind == "respond":
+            await _html_error(send, fault.status, fault.retry_after)
+        elif fault.kind == "drop":
+            await _abort(scope, receive)
+        else:
+            await self._truncated(scope, receive, send)
+
+    async def _truncated(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the real response's headers and half its body, then cut the connection."""
+        start: Message = {}
+        body = bytearray()
+
+        async def capture(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+            elif message["type"] == "http.response.body":
+                body.extend(message.get("body", b""))
+
+        await self.app(scope, receive, capture)
+        length = max(len(body), 2)
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(length).encode()))
+        await send({"type": "http.response.start", "status": start.get("status", 200), "headers": headers})
+        await send({"type": "http.response.body", "body": bytes(body[: length // 2]), "more_body": True})
+        await _abort(scope, receive)
+
+
+async def _html_error(send: Send, status: int, retry_after: int | None) -> None:
+    headers = [(b"content-type", b"text/html; charset=utf-8"),
+               (b"content-length", str(len(DOWNTIME_HTML)).encode())]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": DOWNTIME_HTML})
+
+
+class ConnectionDropped(Exception):
+    """Raised to make the server close the connection when its transport is out of reach."""
+
+
+async def _abort(scope: Scope, receive: Receive) -> None:
+    """Close the TCP connection now, without completing (or starting) a response.
+
+    ASGI has no "close" message, so this reaches for uvicorn's transport through the server's
+    own `send` (a bound method of its request cycle), then waits for the disconnect so that the
+    server does not try to answer a 500 on a closed socket.
+    """
+    raw_send = scope.get(RAW_SEND_KEY)
+    transport = getattr(getattr(raw_send, "__self__", None), "transport", None)
+    if transport is None:
+        raise ConnectionDropped("fault profile dropped the connection")
+    transport.close()
+    try:
+        async with asyncio.timeout(2):
+            while (await receive())["type"] != "http.disconnect":
+                pass
+    except TimeoutError:
+        pass

@@ -1,0 +1,88 @@
+"""Small helpers shared by the dataset, the generator and the renderer: dates, slugs, tag naming."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import urllib.parse
+from datetime import datetime, timezone
+
+NAMESPACES = (
+    "artist", "art pack", "ask", "blog", "colorist", "comic", "commissioner", "editor", "fanfic",
+    "oc", "parent", "parents", "photographer", "series", "species", "spoiler", "video",
+)
+NAMESPACE_CATEGORIES = {
+    "artist": "origin", "colorist": "origin", "editor": "origin", "photographer": "origin",
+    "oc": "oc", "spoiler": "spoiler",
+    "art pack": "content-fanmade", "comic": "content-fanmade", "fanfic": "content-fanmade",
+    "series": "content-fanmade", "video": "content-fanmade",
+}
+# Tag.display_order: these categories first, in this order, then everything else; then by name.
+DISPLAY_CATEGORIES = (
+    "error", "rating", "origin", "character", "oc", "species", "body-type",
+    "content-fanmade", "content-official", "spoiler",
+)
+RATINGS = ("safe", "suggestive", "questionable", "explicit", "semi-grimdark", "grimdark", "grotesque")
+
+
+def iso(dt: datetime) -> str:
+    """ISO 8601 the way Elixir's `DateTime.to_iso8601` prints a `:utc_datetime`."""
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(value: str) -> datetime:
+    """Inverse of `iso`; also accepts fractional seconds and offsets seen in fixtures."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def slug(name: str) -> str:
+    """Philomena.Slug.slug: escape URL-hostile punctuation as words, then URI-encode (space -> +)."""
+    for char, word in (("-", "-dash-"), ("/", "-fwslash-"), ("\\", "-bwslash-"),
+                       (":", "-colon-"), (".", "-dot-"), ("+", "-plus-")):
+        name = name.replace(char, word)
+    return urllib.parse.quote(name, safe="-._~ ").replace(" ", "+")
+
+
+def split_namespace(name: str) -> tuple[str | None, str]:
+    """`artist:foo` -> ("artist", "foo"); names without a known namespace have none."""
+    prefix, sep, rest = name.partition(":")
+    if sep and prefix in NAMESPACES and rest:
+        return prefix, rest
+    return None, name
+
+
+def display_key(category: str | None, name: str) -> tuple:
+    """Sort key reproducing Tag.display_order."""
+    return tuple(category != c for c in DISPLAY_CATEGORIES) + (name,)
+
+
+def wilson_score(upvotes: int, downvotes: int) -> float | int:
+    """Lower bound of the Wilson interval at z=2.57583, or the integer 0 with no upvotes."""
+    if upvotes <= 0:
+        return 0
+    n = float(upvotes + downvotes)
+    p_hat = upvotes / n
+    z, z2 = 2.57583, 6.634900189
+    return (p_hat + z2 / (2 * n) - z * math.sqrt((p_hat * (1 - p_hat) + z2 / (4 * n)) / n)) / (1 + z2 / n)
+
+
+def background_pony(object_id: int, who: object) -> str:
+    """`Background Pony #XXXX`: stable per object and author, like the real (salted) PBKDF2 name."""
+    digest = hashlib.pbkdf2_hmac("sha256", f"{object_id}{who}".encode(), b"booru-mirror-site", 100, 2)
+    return f"Background Pony #{digest.hex().upper()}"
+
+
+def anonymous_avatar(name: str) -> str:
+    """The generated `data:image/svg+xml;base64,...` avatar Philomena gives users without one."""
+    import base64
+
+    colour = hashlib.sha256(name.encode()).hexdigest()[:6]
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="125" height="125" viewBox="0 0 125 125">'
+        f'<rect width="125" height="125" fill="#{colour}"/></svg>'
+    )
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
