@@ -1,0 +1,146 @@
+"""Fault profiles of the local site: what a client meets from a struggling site and its proxy."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from mirror.site.dataset import Dataset
+from mirror.site.faults import FaultProfile, FaultState
+from mirror.site.server import SiteServer
+
+
+@pytest.fixture(scope="module")
+def site():
+    with SiteServer(Dataset.generate(seed=5, images=40)) as server:
+        yield server
+
+
+@pytest.fixture
+def http(site):
+    site.set_faults("")
+    site.clear_requests()
+    with httpx.Client(base_url=site.url, timeout=10) as client:
+        yield client
+    site.set_faults("")
+
+
+IMAGE = "/api/v1/json/images/1"
+
+
+def test_parse_profiles():
+    assert FaultProfile.parse("") == FaultProfile()
+    assert FaultProfile.parse("ratelimit") == FaultProfile(ratelimit=(30, 5.0))
+    assert FaultProfile.parse("ratelimit:10/2, flaky") == FaultProfile(ratelimit=(10, 2.0), flaky=(7, 2))
+    assert FaultProfile.parse("slow:0.05,drops:3,down:502") == FaultProfile(slow=0.05, drops=3, down=502)
+    assert str(FaultProfile.parse("ratelimit:10/2,slow")) == "ratelimit:10/2,slow:0.2"
+    for bad in ("bogus", "slow:fast", "ratelimit:x/y"):
+        with pytest.raises(ValueError):
+            FaultProfile.parse(bad)
+
+
+def test_ratelimit_answers_html_429_with_retry_after(site, http):
+    site.set_faults("ratelimit:5/2")
+    statuses = [http.get(IMAGE).status_code for _ in range(5)]
+    assert statuses == [200] * 5
+    limited = http.get(IMAGE)
+    assert limited.status_code == 429
+    assert limited.headers["content-type"].startswith("text/html")
+    assert "Philomena - Downtime" in limited.text
+    assert limited.headers["retry-after"] in ("1", "2")
+    # files are limited too, the control API never is
+    assert http.get("/img/2012/1/2/1/thumb.png").status_code == 429
+    assert http.get("/_control/requests").status_code == 200
+    time.sleep(int(limited.headers["retry-after"]) + 0.05)
+    assert http.get(IMAGE).status_code == 200
+    logged = [r.status for r in site.requests]
+    assert logged.count(429) == 2 and logged[:5] == [200] * 5
+
+
+def test_ratelimit_window_slides():
+    now = [0.0]
+    state = FaultState(FaultProfile.parse("ratelimit:3/5"), clock=lambda: now[0])
+    for t in (0.0, 1.0, 2.0):
+        now[0] = t
+        assert state.decide("a") is None
+    now[0] = 2.5
+    fault = state.decide("a")
+    assert (fault.status, fault.retry_after) == (429, 3)  # the 0.0 slot frees at 5.0
+    assert state.decide("b") is None  # per client
+    now[0] = 5.0
+    assert state.decide("a") is None
+
+
+def test_flaky_bursts_are_deterministic(site, http):
+    site.set_faults("flaky")
+    first = [(r.status_code, r.headers.get("retry-after")) for r in (http.get(IMAGE) for _ in range(16))]
+    site.set_faults("flaky")
+    again = [(r.status_code, r.headers.get("retry-after")) for r in (http.get(IMAGE) for _ in range(16))]
+    assert first == again
+    failures = [i for i, (status, _) in enumerate(first, start=1) if status != 200]
+    assert failures == [7, 8, 14, 15]
+    assert {status for status, _ in first} == {200, 500, 502, 503}
+    assert all(retry == "1" for status, retry in first if status == 503)
+    assert all(retry is None for status, retry in first if status in (500, 502))
+
+
+def test_drops_close_connections_and_truncate_bodies(site, http):
+    site.set_faults("drops:2")
+    errors = []
+    for _ in range(6):
+        try:
+            assert http.get(IMAGE).status_code == 200
+        except httpx.RemoteProtocolError as error:
+            errors.append(str(error))
+    assert len(errors) == 3
+    assert any("without sending a response" in e for e in errors)
+    assert any("incomplete" in e or "complete message body" in e for e in errors)
+    statuses = [r.status for r in site.requests]
+    assert 0 in statuses  # dropped before any response
+    # the server is still healthy afterwards
+    site.set_faults("")
+    assert http.get(IMAGE).status_code == 200
+
+
+def test_truncated_file_download(site, http):
+    url = http.get(IMAGE).json()["image"]["representations"]["full"]
+    site.set_faults("drops:1")  # every request: dropped, truncated, dropped, ...
+    with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
+        http.get(url)
+    with pytest.raises(httpx.RemoteProtocolError, match="complete message body"):
+        http.get(url)
+
+
+def test_slow_delays_api_and_files(site, http):
+    site.set_faults("slow:0.15")
+    started = time.monotonic()
+    assert http.get(IMAGE).status_code == 200
+    assert time.monotonic() - started >= 0.15
+    site.set_faults("")
+    image = http.get(IMAGE).json()["image"]
+    site.set_faults("slow:0.15")
+    started = time.monotonic()
+    assert http.get(image["representations"]["full"]).status_code == 200
+    assert time.monotonic() - started >= 0.15
+    started = time.monotonic()
+    http.get("/_control/requests")
+    assert time.monotonic() - started < 0.15
+
+
+def test_down_answers_html_without_retry_after(site, http):
+    site.set_faults("down")
+    response = http.get(IMAGE)
+    assert response.status_code == 503
+    assert "retry-after" not in response.headers
+    assert "Philomena - Downtime" in response.text
+    site.set_faults("down:502")
+    assert http.get("/api/v1/json/search/images", params={"q": "*"}).status_code == 502
+    assert http.post("/_control/faults", json={"spec": ""}).json() == {"faults": ""}
+    assert http.get(IMAGE).status_code == 200
+
+
+def test_combined_profile_rate_limits_first(site, http):
+    site.set_faults("ratelimit:2/5,down")
+    assert [http.get(IMAGE).status_code for _ in range(3)] == [503, 503, 429]
