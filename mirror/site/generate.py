@@ -367,6 +367,8 @@ def _images(ds: Dataset, rng: random.Random, n: int, vocab: dict[str, list[str]]
         ds.images[image_id] = image
         image_id += 1 if rng.random() > 0.02 else rng.randint(2, 5)
     ids = sorted(ds.images)
+    if not ids:
+        return
     for image_id in ids[1:]:
         image = ds.images[image_id]
         roll = rng.random()
@@ -384,6 +386,8 @@ def _images(ds: Dataset, rng: random.Random, n: int, vocab: dict[str, list[str]]
 
 def _comments(ds: Dataset, rng: random.Random, n: int) -> None:
     ids = sorted(ds.images)
+    if not ids:
+        return
     users = sorted(u for u, rec in ds.users.items() if not rec["deleted"])
     for comment_id in range(1, n + 1):
         image = ds.images[rng.choice(ids)]
@@ -468,7 +472,7 @@ def _galleries(ds: Dataset, rng: random.Random, n: int) -> None:
             "title": (_sentence(rng, rng.randint(1, 4)).rstrip(".") + ("" if gallery_id % 6 else " 🎨"))[:100],
             "description": "" if rng.random() < 0.3 else _text(rng, visible),
             "spoiler_warning": rng.choice(["", "", "", "grimdark", "contains spoilers"]),
-            "thumbnail_id": images[0],
+            "thumbnail_id": images[0] if images else None,
             "user_id": user_id,
             "image_ids": images,
             "subscriber_count": rng.randint(0, 40),
