@@ -449,3 +449,18 @@ def test_range_requests_and_missing_files(ds, site):
     urls = representations(pending, site.url + "/img")
     assert httpx.get(urls["thumb"]).status_code == 404
     assert httpx.get(urls["full"]).status_code == 200
+
+
+def test_view_url_and_representations_match_a_recorded_image():
+    from mirror.site.render import representations, view_url
+    from mirror.site.records import slug
+
+    recorded = json.loads((FIXTURES / "derpibooru-2024/images.json").read_text())["images"][0]
+    categories = {"artist needed": "error", "safe": "rating", "derpy hooves": "character", "pegasus": "species",
+                  "pony": "species", "g4": "body-type"}
+    tags = {i: {"id": i, "name": n, "slug": slug(n), "category": categories.get(n)}
+            for i, n in zip(recorded["tag_ids"], recorded["tags"])}
+    image = {key: recorded[key] for key in ("id", "created_at", "width", "height", "format", "mime_type", "tag_ids")}
+    root = "https://derpicdn.net/img"
+    assert view_url(image, root, tags) == recorded["view_url"]
+    assert representations(image, root) == recorded["representations"]

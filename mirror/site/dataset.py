@@ -311,9 +311,10 @@ class Dataset:
 
     def merge_image(self, image_id: int, into: int) -> Record:
         """Merge an image into another: it becomes a stub carrying `duplicate_of`."""
-        if into == image_id or into not in self.images:
-            raise ValueError(f"cannot merge {image_id} into {into}")
-        return self._set_hidden(image_id, deletion_reason=None, duplicate_of=into)
+        with self.lock:
+            if into == image_id or into not in self.images:
+                raise ValueError(f"cannot merge {image_id} into {into}")
+            return self._set_hidden(image_id, deletion_reason=None, duplicate_of=into)
 
     def unhide_image(self, image_id: int) -> Record:
         return self._set_hidden(image_id, deletion_reason=None, duplicate_of=None, hidden=False)
@@ -329,7 +330,11 @@ class Dataset:
 
     def add_comments(self, image_id: int, n: int = 1, *, body: str | None = None,
                      user_id: int | None = None) -> list[int]:
-        """Post `n` comments on an image (anonymous when `user_id` is None)."""
+        """Post `n` comments on an image (anonymous when `user_id` is None).
+
+        Like the real site, this bumps the image's `comment_count` but not its `updated_at`
+        (Philomena increments the counter with `update_all`, which leaves timestamps alone).
+        """
         from .generate import make_comment
 
         with self.lock:
@@ -342,7 +347,6 @@ class Dataset:
                 self.comments[comment_id] = comment
                 image["comment_count"] += 1
                 ids.append(comment_id)
-            image["updated_at"] = self.now()
             self.invalidate()
             return ids
 
