@@ -16,14 +16,16 @@ from .store import open_database
 from .sync.runner import run_sync
 
 
-def run_demo(*, image_count: int = 300, data_dir: str = "data", echo: Callable[[str], None] = print) -> None:
+def run_demo(*, image_count: int = 1000, data_dir: str = "data", echo: Callable[[str], None] = print) -> None:
     """Serve a generated board on a free loopback port, mirror it into ``data_dir``, report."""
     started = time.monotonic()
     database = Path(data_dir) / "mirror.db"
-    with SiteServer(Dataset.generate(seed=1, images=image_count)) as site:
+    dataset = Dataset.generate(seed=1, images=image_count)
+    with SiteServer(dataset) as site:
         echo(f"Local site running at {site.url} with {image_count} generated images.")
         config = make_config({
-            "site": {"base_url": site.url, "user_agent": "mirror-demo"},
+            # The "Everything" filter hides nothing, as an archivist would configure it.
+            "site": {"base_url": site.url, "user_agent": "mirror-demo", "filter_id": dataset.everything_filter_id},
             # The local site is ours to load; a real site gets the default of 1 request/s.
             "polite": {"requests_per_second": 50},
             "store": {"database": str(database), "files": str(Path(data_dir) / "files")},
@@ -38,11 +40,10 @@ def run_demo(*, image_count: int = 300, data_dir: str = "data", echo: Callable[[
         "SELECT tags.name FROM tags JOIN image_tags ON image_tags.tag_id = tags.id "
         "GROUP BY tags.id ORDER BY count(*) DESC LIMIT 1").fetchone()
     if example:
-        hits = db.execute("SELECT count(*) FROM images_fts WHERE images_fts MATCH ?",
-                          [f'"{example[0]}"']).fetchone()[0]
-        echo(f"\nFull-text search for \"{example[0]}\" finds {hits} images:")
-        echo(f"  sqlite3 {database} \"SELECT id, score FROM images WHERE id IN "
-             f"(SELECT rowid FROM images_fts WHERE images_fts MATCH '\\\"{example[0]}\\\"') LIMIT 5\"")
+        hits = [row["id"] for row in db["images"].search(example[0], quote=True, order_by="score desc", limit=5)]
+        total = db.execute("SELECT count(*) FROM images_fts WHERE images_fts MATCH ?", [f'"{example[0]}"']).fetchone()[0]
+        echo(f"\nFull-text search for \"{example[0]}\" finds {total} images; the top scored: {hits}")
+        echo(f"  sqlite3 {database} \"SELECT id FROM images_fts WHERE images_fts MATCH 'pony' LIMIT 5\"")
     echo(f"\nDone in {time.monotonic() - started:.1f} s. The mirror is {database}.")
     echo(f"Browse it: pip install datasette && datasette {database}")
     echo("Run it again: a second sync fetches only what changed.")

@@ -8,6 +8,7 @@ losslessly; lists come back as a :class:`Page`. Everything about pacing and retr
 from __future__ import annotations
 
 import email.utils
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,18 @@ CHALLENGE_STATUS = 501
 MAX_PER_PAGE = 50
 
 Record = dict[str, Any]
+
+
+class _RedactKey(logging.Filter):
+    """httpx logs each request URL at INFO; the key travels in that URL, so it is masked there."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.args = tuple(redact(str(a)) if isinstance(a, (str, httpx.URL)) else a for a in record.args or ())
+        record.msg = redact(str(record.msg)) if "key=" in str(record.msg) else record.msg
+        return True
+
+
+logging.getLogger("httpx").addFilter(_RedactKey())
 
 
 @dataclass
@@ -223,8 +236,8 @@ class PhilomenaClient:
             try:
                 response = await self._http.get(path, params=query)
             except httpx.TransportError as e:
-                raise RetryableFailure(_describe_transport_error(e)) from None
-            _raise_for_retry(response)
+                raise RetryableFailure(describe_transport_error(e)) from None
+            raise_for_retry(response)
             if response.status_code == 200:
                 _check_json(response)
             return response
@@ -240,7 +253,8 @@ def _segment(value: str) -> str:
     return quote(str(value), safe="+")
 
 
-def _raise_for_retry(response: httpx.Response) -> None:
+def raise_for_retry(response: httpx.Response) -> None:
+    """Raise :class:`RetryableFailure` for an answer worth another try (429, 5xx, a challenge)."""
     status = response.status_code
     if status in RETRY_STATUSES:
         retry_after = parse_retry_after(response.headers.get("retry-after"))
@@ -290,7 +304,8 @@ def _error_message(response: httpx.Response) -> str:
     return ""
 
 
-def _describe_transport_error(error: httpx.TransportError) -> str:
+def describe_transport_error(error: httpx.TransportError) -> str:
+    """The error's kind and detail, with any key redacted."""
     detail = str(error).strip()
     name = type(error).__name__
     return f"{name}: {redact(detail)}" if detail else name

@@ -1,0 +1,77 @@
+"""Shared fixtures: the local site on 127.0.0.1, configs pointing at it, fresh databases."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mirror.config import Config, make_config
+from mirror.site.dataset import Dataset
+from mirror.site.server import SiteServer
+from mirror.store import open_database
+from mirror.sync.runner import run_sync
+
+# Fast pacing for the local site; politeness is tested on its own with the real limits.
+FAST = {"requests_per_second": 200, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 5}
+
+
+@pytest.fixture
+def site():
+    with SiteServer(Dataset.generate(seed=3, images=260)) as server:
+        yield server
+
+
+def site_config(site: SiteServer, tmp_path: Path, *, polite: dict | None = None, api_key: str | None = None,
+                **sections) -> Config:
+    values = {
+        # Like an archivist, the tests mirror through the filter that hides nothing.
+        "site": {"base_url": site.url, "user_agent": "tests", "filter_id": site.dataset.everything_filter_id,
+                 "api_key": api_key},
+        "polite": {**FAST, **(polite or {})},
+        "store": {"database": str(tmp_path / "mirror.db"), "files": str(tmp_path / "files")},
+    }
+    for name, options in sections.items():
+        values[name] = options
+    return make_config(values)
+
+
+def write_config(config: Config, path: Path) -> Path:
+    """The same config as a TOML file, for the CLI in a subprocess."""
+    lines = []
+    for section, values in config.sections.items():
+        lines.append(f"[{section}]")
+        for key, value in values.items():
+            if value is None:
+                continue
+            if isinstance(value, bool):
+                lines.append(f"{key} = {'true' if value else 'false'}")
+            elif isinstance(value, (int, float)):
+                lines.append(f"{key} = {value}")
+            elif isinstance(value, list):
+                lines.append(f"{key} = [{', '.join(repr(v) for v in value)}]".replace("'", '"'))
+            else:
+                lines.append(f'{key} = "{value}"')
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def sync(config: Config, names=("images",)):
+    db = open_database(config.database)
+    return asyncio.run(run_sync(config, db, list(names)))[0], db
+
+
+def site_images(site: SiteServer, query: str = "*", **extra) -> list[dict]:
+    """Every image the site returns for ``query`` (hidden ones as stubs), walked by page number."""
+    records, page = [], 1
+    with httpx.Client(base_url=site.api_url) as http:
+        while True:
+            params = {"q": query, "del": "1", "sf": "id", "sd": "asc", "per_page": 50, "page": page,
+                      "filter_id": site.dataset.everything_filter_id, **extra}
+            body = http.get("/search/images", params=params).json()
+            records += body["images"]
+            if len(body["images"]) < 50:
+                return records
+            page += 1

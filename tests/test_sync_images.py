@@ -1,0 +1,138 @@
+"""`mirror sync images` end to end against the local site on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from mirror.store import open_database
+
+from .conftest import site_config, site_images, sync, write_config
+
+STATE_COLUMNS = "id, raw, stub, hidden_from_users, duplicate_of, deletion_reason, score, tags, updated_at"
+
+
+def mirrored(db) -> dict[int, dict]:
+    return {row["id"]: row for row in db.query("SELECT * FROM images")}
+
+
+def assert_mirror_matches(db, site, query="*") -> list[dict]:
+    """Every record the site returns is in the mirror, field by field; nothing else is."""
+    records = site_images(site, query)
+    rows = mirrored(db)
+    assert sorted(rows) == sorted(r["id"] for r in records)
+    for record in records:
+        row = rows[record["id"]]
+        if "tags" in record:
+            assert json.loads(row["raw"]) == record
+            assert row["stub"] is None and row["hidden_from_users"] == 0
+            assert json.loads(row["tags"]) == record["tags"] and row["score"] == record["score"]
+            links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [record["id"]])}
+            assert links == set(record["tag_ids"])
+        else:
+            assert json.loads(row["stub"]) == record
+            assert row["hidden_from_users"] == 1
+            assert row["duplicate_of"] == record["duplicate_of"]
+            assert row["deletion_reason"] == record["deletion_reason"]
+    return records
+
+
+def test_full_sync_mirrors_exactly_what_the_site_returns(site, tmp_path):
+    config = site_config(site, tmp_path, images={"query": "safe || suggestive"})
+    report, db = sync(config)
+    records = assert_mirror_matches(db, site, "safe || suggestive")
+    assert report.fetched == len(records) > 50
+    assert report.requests == math.ceil((len(records) + 1) / 50)
+    tag_names = {n for r in records for n in r.get("tags", [])}
+    assert {row["name"] for row in db["tags"].rows} == tag_names
+    hits = {r["id"] for r in db["images"].search("safe", quote=True, limit=1000)}
+    assert hits and hits <= {r["id"] for r in records}
+
+
+def test_second_sync_with_nothing_changed_costs_at_most_two_requests(site, tmp_path):
+    config = site_config(site, tmp_path)
+    sync(config)
+    site.clear_requests()
+    report, db = sync(config)
+    assert len(site.requests) <= 2
+    assert report.fetched == 0
+    assert db["sync_runs"].count == 2
+
+
+def test_changes_on_the_site_cost_requests_proportional_to_the_change(site, tmp_path):
+    config = site_config(site, tmp_path)
+    _, db = sync(config)
+    before = mirrored(db)
+    visible = [i for i, row in before.items() if row["hidden_from_users"] == 0]
+    edited, hidden, merged = visible[:8], visible[8], visible[9]
+    new_ids = site.dataset.add_images(120)
+    for image_id in edited[:4]:
+        site.dataset.edit_image(image_id, tags=["safe", "pony", "fresh paint"])
+    for image_id in edited[4:]:
+        site.dataset.edit_image(image_id, score=9999)
+    site.dataset.hide_image(hidden, reason="Rule #1: no fun allowed")
+    site.dataset.merge_image(merged, into=visible[10])
+    site.clear_requests()
+
+    report, db = sync(config)
+
+    assert len(site.requests) <= math.ceil(120 / 50) + math.ceil(10 / 50) + 2
+    assert report.new == 120 and set(new_ids) <= set(mirrored(db))
+    assert_mirror_matches(db, site)
+    for image_id in (hidden, merged):  # the full record is kept, and marked
+        row = db["images"].get(image_id)
+        assert json.loads(row["raw"]) == json.loads(before[image_id]["raw"])
+        assert row["tags"] == before[image_id]["tags"] and row["hidden_from_users"] == 1
+    assert db["images"].get(hidden)["deletion_reason"] == "Rule #1: no fun allowed"
+    assert db["images"].get(merged)["duplicate_of"] == visible[10]
+    fresh = db.execute("SELECT tags.name FROM tags JOIN image_tags ON tag_id = tags.id WHERE image_id = ?",
+                       [edited[0]]).fetchall()
+    assert {"fresh paint"} <= {r[0] for r in fresh}
+
+
+def test_a_changed_query_starts_a_fresh_walk_and_keeps_what_is_there(site, tmp_path):
+    _, db = sync(site_config(site, tmp_path, images={"query": "safe"}))
+    safe = set(mirrored(db))
+    report, db = sync(site_config(site, tmp_path, images={"query": "explicit"}))
+    explicit = {r["id"] for r in site_images(site, "explicit")}
+    assert set(mirrored(db)) == safe | explicit and report.fetched == len(explicit)
+
+
+def snapshot(db) -> dict:
+    return {
+        "images": [tuple(r) for r in db.execute(f"SELECT {STATE_COLUMNS} FROM images ORDER BY id")],
+        "tags": [tuple(r) for r in db.execute("SELECT id, name FROM tags ORDER BY id")],
+        "links": [tuple(r) for r in db.execute("SELECT * FROM image_tags ORDER BY image_id, tag_id")],
+    }
+
+
+def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
+    site.dataset.add_images(250)  # about ten pages
+    killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 8})
+    config_file = write_config(killed, tmp_path / "killed.toml")
+    command = [sys.executable, "-m", "mirror.cli", "-c", str(config_file), "sync", "images"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if killed.database.exists():
+            cursor = open_database(killed.database, migrate=False).execute(
+                "SELECT cursor FROM sync_state WHERE name = 'images'").fetchone()
+            if cursor and json.loads(cursor[0]).get("walk", {}) and json.loads(cursor[0])["walk"]["after"] > 100:
+                break
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+    partial = open_database(killed.database).execute("SELECT count(*) FROM images").fetchone()[0]
+    assert 0 < partial < len(site_images(site))
+
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stderr
+    _, whole = sync(site_config(site, tmp_path / "whole"))
+    assert snapshot(open_database(killed.database)) == snapshot(whole)
+    assert_mirror_matches(open_database(killed.database), site)
