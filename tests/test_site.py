@@ -464,3 +464,19 @@ def test_view_url_and_representations_match_a_recorded_image():
     root = "https://derpicdn.net/img"
     assert view_url(image, root, tags) == recorded["view_url"]
     assert representations(image, root) == recorded["representations"]
+
+
+def test_my_and_filter_id_query_fields(ds, api):
+    user_id = ds.api_keys[KEY]
+    faved = {i["image_id"] for i in ds.interactions if i["user_id"] == user_id and i["interaction_type"] == "faved"}
+    anonymous = api.get("/search/images", params={"q": "my:faves"})
+    assert (anonymous.status_code, anonymous.json()) == (400, {"error": "You must be logged in to use `my' queries."})
+    mine = api.get("/search/images", params=everything(ds, q="my:faves", key=KEY, per_page=50, hidden=1)).json()
+    assert {im["id"] for im in mine["images"]} == {i for i in faved if not ds.images[i]["hidden_from_users"]}
+    assert api.get("/search/images", params={"q": "my:nonsense", "key": KEY}).status_code == 400
+    default = ds.default_filter_id
+    explicit = api.get("/search/images", params=everything(ds, q=f"explicit, filter_id:{default}")).json()
+    assert explicit["total"] == 0
+    unfiltered = api.get("/search/images", params=everything(ds, q=f"safe, filter_id:{ds.everything_filter_id}"))
+    assert unfiltered.json()["total"] == api.get("/search/images", params=everything(ds, q="safe")).json()["total"]
+    assert api.get("/search/images", params={"q": "filter_id:999999"}).json() == {"error": "Invalid filter `999999`."}

@@ -98,7 +98,7 @@ class Context:
             if not re.fullmatch(r"[-+]?[0-9]+", text):
                 raise bad_request()
             wanted = ds.filters.get(int(text))
-            if wanted is not None and can_view_filter(wanted, user_id):
+            if wanted is not None and search.can_view_filter(wanted, user_id):
                 current = wanted
         page = max(1, search.integer_parse(params.get("page")) or 1)
         per_page = None
@@ -126,10 +126,6 @@ class Context:
         doc = doc or search.image_doc(self.ds, image)
         spoilered = search.ImageFilter(self.ds, self.filter).spoilers(doc)
         return render_image(image, self.urls.img, self.ds.tags, spoilered=spoilered)
-
-
-def can_view_filter(flt: Record, user_id: int | None) -> bool:
-    return bool(flt["system"] or flt["public"] or (user_id is not None and flt["user_id"] == user_id))
 
 
 def search_page(ctx: Context, items: Sequence[Any], default_size: int = 25) -> list[Any]:
@@ -171,7 +167,7 @@ def search_images(ctx: Context) -> Record:
     q = ctx.query()
     if q is None:
         return {"images": [], "interactions": [], "total": 0}
-    node = search.parse(q, search.IMAGE_FIELDS)
+    node = search.parse_image_query(ctx.ds, q, ctx.user_id)
     ds = ctx.ds
     image_filter = search.ImageFilter(ds, ctx.filter)
     include_hidden = ctx.params.get("del") == "1"
@@ -291,7 +287,7 @@ def search_tags(ctx: Context) -> Record:
 
 def search_filters(ctx: Context) -> Record:
     return _search(ctx, "filters", search.filter_docs(ctx.ds), search.FILTER_FIELDS,
-                   lambda f, doc: can_view_filter(f, ctx.user_id),
+                   lambda f, doc: search.can_view_filter(f, ctx.user_id),
                    lambda pair: (pair[0]["name"], -pair[0]["id"]), render_filter)
 
 
@@ -348,7 +344,7 @@ def show_profile(ctx: Context, id: str) -> Record:
 
 def show_filter(ctx: Context, id: str) -> Record:
     flt = ctx.ds.filters.get(parse_integer_id(id))
-    if flt is None or not can_view_filter(flt, ctx.user_id):
+    if flt is None or not search.can_view_filter(flt, ctx.user_id):
         raise not_found()
     return {"filter": render_filter(flt)}
 

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from .dataset import Dataset
 from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS,
                     FieldSpec, MatchAll, MatchNone, Node, QueryError, parse_query)
+
+# Image search also knows the user-dependent fields `my:` and `filter_id:` (reference section 6).
+IMAGE_SEARCH_FIELDS = replace(IMAGE_FIELDS, custom=IMAGE_FIELDS.custom | {"my", "filter_id"})
+MY_INTERACTIONS = {"faves": ("faved", ""), "upvotes": ("voted", "up"), "downvotes": ("voted", "down"),
+                   "hidden": ("hidden", "")}
 from .records import parse_iso, wilson_score
 
 Record = dict[str, Any]
@@ -214,6 +220,60 @@ def parse(q: str, spec: FieldSpec) -> Node:
     return parse_query(q, spec)
 
 
+def can_view_filter(flt: Record, user_id: int | None) -> bool:
+    """System, public, or the caller's own filter (the local site has no moderators)."""
+    return bool(flt["system"] or flt["public"] or (user_id is not None and flt["user_id"] == user_id))
+
+
+class IdIn(Node):
+    """Matches documents whose id is in a fixed set (what `my:` queries expand to)."""
+
+    def __init__(self, ids: Iterable[int]) -> None:
+        self.ids = frozenset(ids)
+
+    def matches(self, doc: Record) -> bool:
+        return doc.get("id") in self.ids
+
+
+class NotHiddenBy(Node):
+    """`filter_id:N`: everything that filter would not hide."""
+
+    def __init__(self, image_filter: ImageFilter) -> None:
+        self.image_filter = image_filter
+
+    def matches(self, doc: Record) -> bool:
+        return not self.image_filter.hides(doc)
+
+
+def parse_image_query(ds: Dataset, q: str, user_id: int | None) -> Node:
+    """An image search query, with `my:` and `filter_id:` resolved for the caller."""
+
+    def my(value: str) -> Node:
+        if user_id is None:
+            raise QueryError("You must be logged in to use `my' queries.")
+        if value == "uploads":
+            return IdIn(i for i, image in ds.images.items() if image["uploader_id"] == user_id)
+        if value in ("subs", "watched"):
+            return IdIn(())  # the local site has no subscriptions or watch lists
+        if value not in MY_INTERACTIONS:
+            raise QueryError("Unknown `my' value.")
+        kind, vote = MY_INTERACTIONS[value]
+        return IdIn(i["image_id"] for i in ds.interactions
+                    if i["user_id"] == user_id and i["interaction_type"] == kind and i["value"] == vote)
+
+    def filter_id(value: str) -> Node:
+        flt = ds.filters.get(int(value)) if value.isdigit() else None
+        if flt is None or not can_view_filter(flt, user_id):
+            raise QueryError(f"Invalid filter `{value}`.")
+        return NotHiddenBy(ImageFilter(ds, flt))
+
+    return parse_query(q, IMAGE_SEARCH_FIELDS, transforms={"my": my, "filter_id": filter_id})
+
+
+def _refuse_filter_id(value: str) -> Node:
+    raise QueryError("Filter queries inside filters are not allowed.")
+
+
 def compile_complex(ds: Dataset, text: str | None) -> Node:
     """A filter's complex string: lines OR-ed; unparseable compiles to match-all (hides everything)."""
     if not text or not text.strip():
@@ -223,7 +283,7 @@ def compile_complex(ds: Dataset, text: str | None) -> Node:
         lines = [line for line in text.splitlines() if line.strip()]
         joined = " || ".join(f"({line})" for line in lines) if len(lines) > 1 else lines[0]
         try:
-            return parse_query(joined, IMAGE_FIELDS)
+            return parse_query(joined, IMAGE_SEARCH_FIELDS, transforms={"filter_id": _refuse_filter_id})
         except QueryError:
             return MatchAll()
 
