@@ -226,24 +226,19 @@ def oembed(ctx: Context) -> Record:
 
 def _search(ctx: Context, name: str, pairs: list[tuple[Record, Record]], spec: Any,
             keep: Callable[[Record, Record], bool], sort: Callable[[tuple[Record, Record]], Any],
-            render: Callable[[Record], Record | None]) -> Record:
+            render: Callable[[Record], Record | None], *, reverse: bool = False) -> Record:
     """Shared body of the non-image search endpoints (fixed sorts, OpenSearch paging)."""
     q = ctx.query()
     if q is None:
         return {name: [], "total": 0}
     hits = search.matching(pairs, search.parse(q, spec), keep)
-    hits.sort(key=sort)
+    hits.sort(key=sort, reverse=reverse)
     return {name: [render(record) for record, _ in search_page(ctx, hits)], "total": len(hits)}
 
 
-def _desc_date(pair: tuple[Record, Record]) -> Any:
-    record = pair[0]
-    return (_neg_text(record.get("created_at") or ""), -record["id"])
-
-
-def _neg_text(text: str) -> tuple[int, ...]:
-    """Sort key that orders ISO dates descending."""
-    return tuple(-ord(c) for c in text)
+def _newest(pair: tuple[Record, Record]) -> Any:
+    """`created_at` (then id) key; used with reverse=True for the created_at-desc searches."""
+    return (pair[0].get("created_at") or "", pair[0]["id"])
 
 
 def search_comments(ctx: Context) -> Record:
@@ -256,8 +251,8 @@ def search_comments(ctx: Context) -> Record:
         image = ds.images.get(comment["image_id"])
         return image is None or not (image["hidden_from_users"] or hidden_tags & set(image["tag_ids"]))
 
-    return _search(ctx, "comments", search.comment_docs(ds), search.COMMENT_FIELDS, keep, _desc_date,
-                   lambda c: render_comment(c, ds.images.get(c["image_id"]), ds.users, ctx.urls))
+    return _search(ctx, "comments", search.comment_docs(ds), search.COMMENT_FIELDS, keep, _newest,
+                   lambda c: render_comment(c, ds.images.get(c["image_id"]), ds.users, ctx.urls), reverse=True)
 
 
 def _post_visible(ds: Dataset, post: Record) -> bool:
@@ -269,14 +264,14 @@ def _post_visible(ds: Dataset, post: Record) -> bool:
 def search_posts(ctx: Context) -> Record:
     ds = ctx.ds
     return _search(ctx, "posts", search.post_docs(ds), search.POST_FIELDS,
-                   lambda post, doc: _post_visible(ds, post), _desc_date,
-                   lambda p: render_post(p, ds.topics[p["topic_id"]], ds.users, ctx.urls))
+                   lambda post, doc: _post_visible(ds, post), _newest,
+                   lambda p: render_post(p, ds.topics[p["topic_id"]], ds.users, ctx.urls), reverse=True)
 
 
 def search_galleries(ctx: Context) -> Record:
     ds = ctx.ds
     return _search(ctx, "galleries", search.gallery_docs(ds), search.GALLERY_FIELDS,
-                   lambda g, doc: True, _desc_date, lambda g: render_gallery(g, ds.users))
+                   lambda g, doc: True, _newest, lambda g: render_gallery(g, ds.users), reverse=True)
 
 
 def search_tags(ctx: Context) -> Record:
@@ -304,7 +299,7 @@ def _render_tag(ctx: Context, tag: Record) -> Record:
                 out.setdefault(implied, []).append(other)
         return out
 
-    return render_tag(tag, ds.tags, ds.tag_image_counts(), ds.alias_names(), ds._cached("implied_by", implied_by),
+    return render_tag(tag, ds.tags, ds.tag_image_counts(), ds.alias_names(), ds.cached("implied_by", implied_by),
                       ctx.urls)
 
 
@@ -354,7 +349,7 @@ def system_filters(ctx: Context) -> Record:
     return {"filters": [render_filter(f) for f in scrivener_page(ctx, filters)], "total": len(filters)}
 
 
-def user_filters(ctx: Context) -> Record | Response:
+def user_filters(ctx: Context) -> Record:
     if ctx.user_id is None:
         raise ApiError(403)
     filters = [f for _, f in sorted(ctx.ds.filters.items()) if f["user_id"] == ctx.user_id and not f["system"]]
@@ -394,7 +389,7 @@ def list_topics(ctx: Context, short_name: str) -> Record:
     if _forum(ctx, short_name) is None:
         return {"topics": [], "total": 0}
     topics = [t for t in ctx.ds.topics.values() if t["forum"] == short_name and not t.get("hidden")]
-    topics.sort(key=lambda t: (not t["sticky"], _neg_text(t["last_replied_to_at"] or ""), -t["id"]))
+    topics.sort(key=lambda t: (t["sticky"], t["last_replied_to_at"] or "", t["id"]), reverse=True)
     return {"topics": [render_topic(t) for t in scrivener_page(ctx, topics)], "total": len(topics)}
 
 

@@ -102,7 +102,7 @@ class Dataset:
         user = self.users.get(user_id) if user_id is not None else None
         return user["name"] if user else None
 
-    def _cached(self, key: str, build: Callable[[], Any]) -> Any:
+    def cached(self, key: str, build: Callable[[], Any]) -> Any:
         """Memoise derived indexes; every mutation clears them all (mutations are rare)."""
         if key not in self._cache:
             self._cache[key] = build()
@@ -121,7 +121,7 @@ class Dataset:
                     out.setdefault(tag["aliased_tag_id"], []).append(tag["name"])
             return out
 
-        return self._cached("alias_names", build)
+        return self.cached("alias_names", build)
 
     def tag_image_counts(self) -> dict[int, int]:
         """tag id -> number of visible images carrying it (the tag's `images` column)."""
@@ -134,7 +134,7 @@ class Dataset:
                         counts[tag_id] = counts.get(tag_id, 0) + 1
             return counts
 
-        return self._cached("tag_image_counts", build)
+        return self.cached("tag_image_counts", build)
 
     def gallery_positions(self) -> dict[int, dict[int, int]]:
         """image id -> {gallery id: position in that gallery}."""
@@ -146,7 +146,7 @@ class Dataset:
                     out.setdefault(image_id, {})[gallery["id"]] = position
             return out
 
-        return self._cached("gallery_positions", build)
+        return self.cached("gallery_positions", build)
 
     def topic_posts(self, topic_id: int) -> list[Record]:
         """Posts of a topic ordered by `topic_position` (destroyed ones included)."""
@@ -159,7 +159,7 @@ class Dataset:
                 posts.sort(key=lambda p: p["topic_position"])
             return out
 
-        return self._cached("topic_posts", build).get(topic_id, [])
+        return self.cached("topic_posts", build).get(topic_id, [])
 
     def image_file(self, image: Record, variant: str, ext: str) -> bytes:
         """Bytes of one representation. `variant` is `full`, `orig` or a thumbnail name.

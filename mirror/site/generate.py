@@ -10,11 +10,11 @@ from __future__ import annotations
 import random
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .records import background_pony, iso, parse_iso, slug
+from .records import RATINGS, background_pony, iso, parse_iso, slug
 
-if False:  # pragma: no cover - typing only, avoids an import cycle
+if TYPE_CHECKING:  # the dataset imports this module lazily; avoid the cycle at runtime
     from .dataset import Dataset
 
 Record = dict[str, Any]
@@ -139,8 +139,6 @@ def _make_tags(ds: Dataset, rng: random.Random, n_artists: int) -> dict[str, lis
         elif rng.random() < 0.2:
             tag["short_description"] = None
         return tag
-
-    from .records import RATINGS
 
     for rating in RATINGS:
         add(rating, "rating")

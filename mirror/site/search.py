@@ -95,7 +95,7 @@ def image_doc(ds: Dataset, image: Record) -> Record:
 
 def image_docs(ds: Dataset) -> list[Record]:
     """Documents of all images, ordered by id."""
-    return ds._cached("image_docs", lambda: [image_doc(ds, ds.images[i]) for i in sorted(ds.images)])
+    return ds.cached("image_docs", lambda: [image_doc(ds, ds.images[i]) for i in sorted(ds.images)])
 
 
 def comment_docs(ds: Dataset) -> list[tuple[Record, Record]]:
@@ -116,7 +116,7 @@ def comment_docs(ds: Dataset) -> list[tuple[Record, Record]]:
             }))
         return out
 
-    return ds._cached("comment_docs", build)
+    return ds.cached("comment_docs", build)
 
 
 def post_docs(ds: Dataset) -> list[tuple[Record, Record]]:
@@ -140,7 +140,7 @@ def post_docs(ds: Dataset) -> list[tuple[Record, Record]]:
             }))
         return out
 
-    return ds._cached("post_docs", build)
+    return ds.cached("post_docs", build)
 
 
 def gallery_docs(ds: Dataset) -> list[tuple[Record, Record]]:
@@ -159,7 +159,7 @@ def gallery_docs(ds: Dataset) -> list[tuple[Record, Record]]:
             "description": g["description"] or "",
         }) for g in ds.galleries.values()]
 
-    return ds._cached("gallery_docs", build)
+    return ds.cached("gallery_docs", build)
 
 
 def tag_docs(ds: Dataset) -> list[tuple[Record, Record]]:
@@ -194,7 +194,7 @@ def tag_docs(ds: Dataset) -> list[tuple[Record, Record]]:
             }))
         return out
 
-    return ds._cached("tag_docs", build)
+    return ds.cached("tag_docs", build)
 
 
 def filter_docs(ds: Dataset) -> list[tuple[Record, Record]]:
@@ -212,7 +212,7 @@ def filter_docs(ds: Dataset) -> list[tuple[Record, Record]]:
             "system": bool(f["system"]),
         }) for f in ds.filters.values()]
 
-    return ds._cached("filter_docs", build)
+    return ds.cached("filter_docs", build)
 
 
 def parse(q: str, spec: FieldSpec) -> Node:
@@ -287,7 +287,7 @@ def compile_complex(ds: Dataset, text: str | None) -> Node:
         except QueryError:
             return MatchAll()
 
-    return ds._cached(f"complex:{text}", build)
+    return ds.cached(f"complex:{text}", build)
 
 
 class ImageFilter:
