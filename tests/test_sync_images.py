@@ -6,6 +6,7 @@ import json
 import math
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -120,11 +121,13 @@ def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         time.sleep(0.05)
-        if killed.database.exists():
+        try:
             cursor = open_database(killed.database, migrate=False).execute(
                 "SELECT cursor FROM sync_state WHERE name = 'images'").fetchone()
-            if cursor and json.loads(cursor[0]).get("walk", {}) and json.loads(cursor[0])["walk"]["after"] > 100:
-                break
+        except sqlite3.Error:  # not created yet
+            continue
+        if cursor and (json.loads(cursor[0]).get("walk") or {}).get("after", -1) > 100:
+            break
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL

@@ -10,54 +10,10 @@ from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
-# How each API field of an image is stored. "json" columns hold lists and objects as JSON text;
-# "url" and "url_map" columns hold site URLs made https (see mirror.urls.https_url).
-IMAGE_FIELDS: dict[str, str] = {
-    "id": "int",
-    "created_at": "text",
-    "updated_at": "text",
-    "first_seen_at": "text",
-    "width": "int",
-    "height": "int",
-    "aspect_ratio": "float",
-    "mime_type": "text",
-    "format": "text",
-    "size": "int",
-    "orig_size": "int",
-    "duration": "float",
-    "animated": "bool",
-    "name": "text",
-    "sha512_hash": "text",
-    "orig_sha512_hash": "text",
-    "tags": "json",
-    "tag_ids": "json",
-    "tag_count": "int",
-    "uploader": "text",
-    "uploader_id": "int",
-    "score": "int",
-    "upvotes": "int",
-    "downvotes": "int",
-    "faves": "int",
-    "hides": "int",
-    "wilson_score": "float",
-    "comment_count": "int",
-    "intensities": "json",
-    "description": "text",
-    "source_url": "text",
-    "source_urls": "json",
-    "view_url": "url",
-    "representations": "url_map",
-    "thumbnails_generated": "bool",
-    "processed": "bool",
-    "spoilered": "bool",
-    "deletion_reason": "text",
-    "duplicate_of": "int",
-    "hidden_from_users": "bool",
-}
+from .specs import COMMENTS, FILTERS, FORUMS, GALLERIES, IMAGES, POSTS, TAGS, TOPICS, USERS, TableSpec
 
-# The keys of a hidden, deleted or merged image's stub (reference section 3).
-IMAGE_STUB_FIELDS = ("id", "created_at", "updated_at", "first_seen_at", "duplicate_of", "deletion_reason",
-                     "hidden_from_users")
+IMAGE_FIELDS = IMAGES.fields
+IMAGE_STUB_FIELDS = IMAGES.stub_fields
 
 SQL_TYPES = {"int": int, "float": float, "bool": int, "text": str, "json": str, "url": str, "url_map": str}
 
@@ -73,9 +29,7 @@ def apply_migrations(db: Database) -> None:
 
 @migrations(name="0001_images_tags_state")
 def _images_tags_state(db: Database) -> None:
-    columns = {name: SQL_TYPES[kind] for name, kind in IMAGE_FIELDS.items()}
-    columns.update({"raw": str, "stub": str, "mirrored_at": str})
-    db["images"].create(columns, pk="id", not_null={"raw", "mirrored_at"}, strict=True)
+    _create_table(db, IMAGES)
     db["tags"].create({"id": int, "name": str, "raw": str, "mirrored_at": str}, pk="id", strict=True)
     db.execute("""
         CREATE TABLE image_tags (
@@ -84,10 +38,7 @@ def _images_tags_state(db: Database) -> None:
             PRIMARY KEY (image_id, tag_id)
         ) STRICT, WITHOUT ROWID""")
     db.execute("CREATE INDEX image_tags_by_tag ON image_tags (tag_id, image_id)")
-    for column in ("updated_at", "created_at", "score", "uploader_id", "sha512_hash"):
-        db["images"].create_index([column])
     db["tags"].create_index(["name"])
-    _searchable(db, "images", ["description", "tags"])
     _searchable(db, "tags", ["name"])
     db["sync_state"].create({"name": str, "cursor": str, "updated_at": str}, pk="name", not_null={"cursor"},
                             strict=True)
@@ -99,6 +50,27 @@ def _images_tags_state(db: Database) -> None:
     db["rejects"].create({
         "id": int, "resource": str, "record_key": str, "reason": str, "raw": str, "seen_at": str,
     }, pk="id", not_null={"resource", "reason", "raw", "seen_at"}, strict=True)
+
+
+def _create_table(db: Database, spec: TableSpec) -> None:
+    """The table for ``spec``: typed columns, ``raw``, bookkeeping, keys, indexes and search."""
+    columns = {name: SQL_TYPES[kind] for name, kind in spec.columns().items()}
+    columns.update({"raw": str, "mirrored_at": str})
+    if spec.hideable:
+        columns.update({"stub": str, "hidden_from_users": int})
+    db[spec.table].create(columns, pk=spec.pk, not_null={"raw", "mirrored_at", *spec.pk_columns},
+                          foreign_keys=list(spec.foreign_keys), strict=True)
+    for column in spec.indexes:
+        db[spec.table].create_index([column])
+    if spec.fts:
+        _searchable(db, spec.table, list(spec.fts))
+
+
+def _add_missing_columns(db: Database, spec: TableSpec) -> None:
+    existing = set(db[spec.table].columns_dict)
+    for name, kind in spec.columns().items():
+        if name not in existing:
+            db[spec.table].add_column(name, SQL_TYPES[kind])
 
 
 def _searchable(db: Database, table: str, columns: list[str]) -> None:
@@ -120,3 +92,91 @@ def _searchable(db: Database, table: str, columns: list[str]) -> None:
           INSERT INTO "{fts}" ("{fts}", rowid, {cols}) VALUES ('delete', old.rowid, {old});
           INSERT INTO "{fts}" (rowid, {cols}) VALUES (new.rowid, {new});
         END""")
+
+
+@migrations(name="0002_downloads")
+def _downloads(db: Database) -> None:
+    """One row per (image, representation) the downloader has planned, kept or given up on.
+
+    ``status`` is ``pending``, ``done`` (``path``, ``bytes``, ``sha512`` and ``downloaded_at`` say
+    what is kept) or ``failed`` (``reason``). ``attempts`` counts requests spent on the file.
+    """
+    db["downloads"].create({
+        "image_id": int, "representation": str, "status": str, "url": str, "path": str, "bytes": int,
+        "sha512": str, "downloaded_at": str, "attempts": int, "reason": str, "updated_at": str,
+    }, pk=("image_id", "representation"), not_null={"image_id", "representation", "status", "attempts",
+                                                    "updated_at"},
+        defaults={"attempts": 0}, strict=True)
+    db["downloads"].create_index(["status"])
+
+
+@migrations(name="0003_resources")
+def _resources(db: Database) -> None:
+    """Tables for everything else the read API offers, and views for people who write SQL."""
+    _add_missing_columns(db, TAGS)
+    for column in TAGS.indexes:
+        db["tags"].create_index([column], if_not_exists=True)
+    db["tags"].disable_fts()
+    _searchable(db, "tags", list(TAGS.fts))
+    for spec in (USERS, FORUMS, TOPICS, POSTS, COMMENTS, GALLERIES, FILTERS):  # referenced tables first
+        _create_table(db, spec)
+    db.execute("""
+        CREATE TABLE gallery_images (
+            gallery_id INTEGER NOT NULL REFERENCES galleries(id),
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            position INTEGER NOT NULL,
+            PRIMARY KEY (gallery_id, image_id)
+        ) STRICT, WITHOUT ROWID""")
+    db.execute("CREATE INDEX gallery_images_by_image ON gallery_images (image_id, gallery_id)")
+    db["featured_images"].create({"day": str, "image_id": int, "seen_at": str}, pk="day",
+                                 foreign_keys=[("image_id", "images", "id")], strict=True)
+    for sql in VIEWS:
+        db.execute(sql)
+
+
+RATINGS = "'safe', 'suggestive', 'questionable', 'explicit', 'semi-grimdark', 'grimdark', 'grotesque'"
+
+VIEWS = (
+    f"""CREATE VIEW image_details AS
+    SELECT images.id, images.created_at, images.score, images.faves,
+      (SELECT group_concat(substr(value, 8), ', ') FROM json_each(images.tags) WHERE value LIKE 'artist:%') AS artists,
+      (SELECT group_concat(value, ', ') FROM json_each(images.tags) WHERE value IN ({RATINGS})) AS rating,
+      images.source_url, images.source_urls, images.view_url,
+      json_extract(images.representations, '$.thumb') AS thumb_url,
+      images.format, images.width, images.height, images.description, images.uploader,
+      images.hidden_from_users, images.duplicate_of
+    FROM images""",
+    """CREATE VIEW tag_usage AS
+    SELECT tags.id, tags.name, tags.category, tags.namespace, count(image_tags.image_id) AS mirrored_images,
+      tags.images AS site_images
+    FROM tags LEFT JOIN image_tags ON image_tags.tag_id = tags.id
+    GROUP BY tags.id""",
+    """CREATE VIEW posts_by_user AS
+    SELECT 'comment' AS kind, comments.id, comments.user_id, comments.author, comments.created_at,
+      comments.image_id, NULL AS forum_short_name, NULL AS topic_slug, comments.body
+    FROM comments
+    UNION ALL
+    SELECT 'post', posts.id, posts.user_id, posts.author, posts.created_at, NULL, posts.forum_short_name,
+      posts.topic_slug, posts.body
+    FROM posts""",
+    """CREATE VIEW tag_implications AS
+    SELECT tags.id AS tag_id, tags.slug, implied.value AS implied_slug, target.id AS implied_tag_id
+    FROM tags JOIN json_each(tags.implied_tags) AS implied LEFT JOIN tags AS target ON target.slug = implied.value""",
+    """CREATE VIEW tag_aliases AS
+    SELECT tags.id AS tag_id, tags.slug, alias.value AS alias_slug, source.id AS alias_tag_id
+    FROM tags JOIN json_each(tags.aliases) AS alias LEFT JOIN tags AS source ON source.slug = alias.value""",
+    """CREATE VIEW dnp_entries AS
+    SELECT tags.id AS tag_id, tags.name AS tag_name, json_extract(entry.value, '$.id') AS id,
+      json_extract(entry.value, '$.dnp_type') AS dnp_type, json_extract(entry.value, '$.conditions') AS conditions,
+      json_extract(entry.value, '$.reason') AS reason, json_extract(entry.value, '$.created_at') AS created_at
+    FROM tags JOIN json_each(tags.dnp_entries) AS entry""",
+    """CREATE VIEW user_links AS
+    SELECT users.id AS user_id, users.name, json_extract(link.value, '$.tag_id') AS tag_id,
+      json_extract(link.value, '$.state') AS state, json_extract(link.value, '$.created_at') AS created_at
+    FROM users JOIN json_each(users.links) AS link""",
+    """CREATE VIEW user_awards AS
+    SELECT users.id AS user_id, users.name, json_extract(award.value, '$.id') AS badge_id,
+      json_extract(award.value, '$.title') AS title, json_extract(award.value, '$.label') AS label,
+      json_extract(award.value, '$.image_url') AS image_url, json_extract(award.value, '$.awarded_on') AS awarded_on
+    FROM users JOIN json_each(users.awards) AS award""",
+)

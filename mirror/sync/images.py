@@ -12,8 +12,6 @@ from its last committed page; images already stored are simply upserted again if
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -21,38 +19,12 @@ from sqlite_utils import Database
 
 from ..api import PhilomenaClient
 from ..store import ImageWriter
-from ..store.state import load_cursor, save_cursor, start_run
+from ..store.state import load_cursor, save_cursor
+from .report import Progress, SyncReport, recorded_run
 
 PER_PAGE = 50
 STATE_NAME = "images"
 DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-
-
-@dataclass
-class SyncReport:
-    """What one run of one crawler did; also what progress displays are fed after each page."""
-
-    resource: str
-    fetched: int = 0
-    new: int = 0
-    updated: int = 0
-    hidden: int = 0
-    rejected: int = 0
-    pages: int = 0
-    requests: int = 0
-    expected: int | None = None
-    complete: bool = False
-
-    def summary(self) -> str:
-        parts = [f"{self.fetched} fetched", f"{self.new} new", f"{self.updated} updated"]
-        if self.hidden:
-            parts.append(f"{self.hidden} hidden or merged")
-        if self.rejected:
-            parts.append(f"{self.rejected} kept in rejects")
-        return f"{self.resource}: {', '.join(parts)}; {self.requests} requests"
-
-
-Progress = Callable[[SyncReport], None]
 
 
 def walk_query(query: str, after: int, *, high_water: int | None, since: str | None) -> str:
@@ -69,43 +41,30 @@ def walk_query(query: str, after: int, *, high_water: int | None, since: str | N
 async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*", include_hidden: bool = True,
                       overlap: int = 900, progress: Progress | None = None) -> SyncReport:
     """Mirror the images matching ``query`` into ``db``; resume or refresh as the cursor says."""
-    report = SyncReport("images")
     writer = ImageWriter(db, client.base_url)
     cursor = _current_cursor(db, query, client.filter_id)
     walk = cursor.get("walk") or _new_walk(cursor, overlap)
-    run = start_run(db, "images", filter_id=client.filter_id)
-    requests_before = client.requests_made
-    try:
+    with recorded_run(db, client, "images") as report:
         while True:
             q = walk_query(query, walk["after"], high_water=walk["high_water"], since=walk["since"])
             page = await client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc", include_hidden=include_hidden)
-            report.requests = client.requests_made - requests_before
             if report.pages == 0:
                 report.expected = page.total
                 walk["started"] = _earliest(walk["started"], page.server_date)
             report.pages += 1
             with db.atomic():
                 saved = writer.save_page(page.records)
-                if saved.ids:
-                    walk["after"] = max(walk["after"], max(saved.ids))
+                if saved.keys:
+                    walk["after"] = max(walk["after"], max(saved.keys))
                     walk["seen_max"] = max(walk.get("seen_max") or -1, walk["after"])
                 finished = _walk_finished(page.records, page.total)
                 cursor = _finish(cursor, walk) if finished else {**cursor, "walk": walk}
                 save_cursor(db, STATE_NAME, cursor)
-            report.fetched += len(page.records)
-            report.new += saved.new
-            report.updated += saved.updated
-            report.hidden += saved.hidden
-            report.rejected += saved.rejected
+            report.count(len(page.records), saved)
             if progress:
                 progress(report)
             if finished:
                 break
-    except BaseException as e:
-        run.finish(db, status="failed", message=str(e) or type(e).__name__, **_counts(report))
-        raise
-    report.complete = True
-    run.finish(db, status="ok", **_counts(report))
     return report
 
 
@@ -155,6 +114,8 @@ def _finish(cursor: dict[str, Any], walk: dict[str, Any]) -> dict[str, Any]:
             "walk": None}
 
 
-def _counts(report: SyncReport) -> dict[str, int]:
-    return {"requests": report.requests, "fetched": report.fetched, "new": report.new,
-            "updated": report.updated, "hidden": report.hidden}
+async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
+               progress: Progress | None = None) -> SyncReport:
+    """The runner's entry point: ``options`` is the ``[images]`` section of the config."""
+    return await sync_images(client, db, query=options["query"], include_hidden=options["include_hidden"],
+                             overlap=options["refresh_overlap"], progress=progress)

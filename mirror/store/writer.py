@@ -1,0 +1,146 @@
+"""Writing records of any resource: typed columns, ``raw``, stubs that mark without wiping.
+
+A stub (a hidden image, comment or post: the site sends only a few keys, or nulls) must never
+wipe the fuller record kept from earlier syncs. Stubs therefore update the rows they name in
+place: the hidden-state columns and ``stub`` change; ``raw`` and every other column stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlite_utils import Database
+
+from .database import utc_now
+from .records import column_converters, shape, to_json
+from .rejects import reject
+from .specs import TableSpec
+
+Key = Any  # an int id, a short name, or a tuple for compound keys
+
+
+@dataclass
+class Saved:
+    """What one batch did to a table."""
+
+    new: int = 0
+    updated: int = 0
+    hidden: int = 0
+    rejected: int = 0
+    keys: list[Key] = field(default_factory=list)
+
+    def add(self, other: Saved) -> None:
+        self.new += other.new
+        self.updated += other.updated
+        self.hidden += other.hidden
+        self.rejected += other.rejected
+        self.keys += other.keys
+
+
+class RecordWriter:
+    """Writes batches of one resource's records to its table, for one site."""
+
+    def __init__(self, db: Database, spec: TableSpec, base_url: str) -> None:
+        self.db = db
+        self.spec = spec
+        self.converters = column_converters(spec.columns(), base_url)
+
+    def save(self, records: Iterable[Any], context: Mapping[str, Any] | None = None) -> Saved:
+        """Store a batch atomically. ``context`` fills the spec's context columns for every record."""
+        context = dict(context or {})
+        result = Saved()
+        full, stubs, bad = [], [], []
+        for record in records:
+            if record is None:
+                continue  # a destroyed comment or post renders as null: nothing left to keep
+            key = self.key_of(record, context) if isinstance(record, dict) else None
+            if key is None:
+                bad.append(record)
+            elif self.spec.is_stub and self.spec.is_stub(record):
+                stubs.append((key, record))
+            else:
+                full.append((key, record))
+        now = utc_now()
+        with self.db.atomic():
+            for record in bad:
+                reject(self.db, self.spec.table, record, f"a {self.spec.table} record needs {self._pk_text()}")
+            known = self._known([key for key, _ in full + stubs])
+            if full:
+                self.db[self.spec.table].upsert_all(
+                    [self._full_row(record, context, now) for _, record in full], pk=self.spec.pk)
+            for key, record in stubs:
+                self._save_stub(key, record, context, now, key in known)
+        result.rejected = len(bad)
+        result.hidden = len(stubs)
+        for key, _ in full + stubs:
+            result.keys.append(key)
+            if key in known:
+                result.updated += 1
+            else:
+                result.new += 1
+        return result
+
+    def key_of(self, record: Mapping[str, Any], context: Mapping[str, Any]) -> Key | None:
+        """The record's primary key, or None when it cannot be stored (missing or mistyped)."""
+        values = []
+        for column in self.spec.pk_columns:
+            value = context.get(column, record.get(column))
+            kind = self.spec.columns()[column]
+            if (kind == "int" and type(value) is not int) or (kind == "text" and not isinstance(value, str)):
+                return None
+            values.append(value)
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def _typed(self, record: Mapping[str, Any], fields: Iterable[str]) -> dict[str, Any]:
+        if self.spec.aliases:
+            missing = {f: a for f, a in self.spec.aliases.items() if f not in record and a in record}
+            if missing:
+                record = {**record, **{f: record[a] for f, a in missing.items()}}
+        return shape(record, self.converters, tuple(fields))
+
+    def _full_row(self, record: Mapping[str, Any], context: Mapping[str, Any], now: str) -> dict[str, Any]:
+        row = self._typed(record, self.spec.fields)
+        # Context columns not given (a post found by search has no topic) keep what the row has.
+        row.update({c: context[c] for c in self.spec.context if c in context})
+        row["raw"] = to_json(record)
+        row["mirrored_at"] = now
+        if self.spec.hideable:
+            row["stub"] = None
+            if row.get("hidden_from_users") is None:
+                row["hidden_from_users"] = 0
+        return row
+
+    def _save_stub(self, key: Key, record: Mapping[str, Any], context: Mapping[str, Any], now: str,
+                   known: bool) -> None:
+        row = self._typed(record, [f for f in self.spec.stub_fields if f in self.spec.fields])
+        row.update({c: context[c] for c in self.spec.context if c in context})
+        row.update(stub=to_json(record), mirrored_at=now, hidden_from_users=1)
+        table = self.db[self.spec.table]
+        if known:
+            table.update(key, row)
+        else:
+            row["raw"] = row["stub"]  # never seen in full: the stub is all there is
+            table.insert(row, pk=self.spec.pk)
+
+    def _known(self, keys: list[Key]) -> set[Key]:
+        if not keys:
+            return set()
+        columns = self.spec.pk_columns
+        found: set[Key] = set()
+        for start in range(0, len(keys), 400):  # stay under SQLite's bound-variable limit
+            chunk = keys[start:start + 400]
+            if len(columns) == 1:
+                marks = ",".join("?" * len(chunk))
+                sql = f'SELECT "{columns[0]}" FROM "{self.spec.table}" WHERE "{columns[0]}" IN ({marks})'
+                found |= {row[0] for row in self.db.execute(sql, chunk)}
+            else:
+                names = ", ".join(f'"{c}"' for c in columns)
+                values = ",".join("(" + ",".join("?" * len(columns)) + ")" for _ in chunk)
+                sql = f'SELECT {names} FROM "{self.spec.table}" WHERE ({names}) IN (VALUES {values})'
+                found |= {tuple(row) for row in self.db.execute(sql, [v for key in chunk for v in key])}
+        return found
+
+    def _pk_text(self) -> str:
+        return " and ".join(f"{c} ({self.spec.columns()[c]})" for c in self.spec.pk_columns)

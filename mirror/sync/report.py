@@ -1,0 +1,73 @@
+"""What a crawler reports: after every page to the progress display, and at the end of a run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from sqlite_utils import Database
+
+from ..api import PhilomenaClient
+from ..store.state import start_run
+from ..store.writer import Saved
+
+
+@dataclass
+class SyncReport:
+    """What one run of one crawler did."""
+
+    resource: str
+    fetched: int = 0
+    new: int = 0
+    updated: int = 0
+    hidden: int = 0
+    rejected: int = 0
+    pages: int = 0
+    expected: int | None = None
+    complete: bool = False
+    _requests: Callable[[], int] = field(default=lambda: 0, repr=False, compare=False)
+
+    @property
+    def requests(self) -> int:
+        """Requests (retries included) this run has sent so far."""
+        return self._requests()
+
+    def count(self, fetched: int, saved: Saved) -> None:
+        """Add one page: ``fetched`` records received, ``saved`` what storing them did."""
+        self.fetched += fetched
+        self.new += saved.new
+        self.updated += saved.updated
+        self.hidden += saved.hidden
+        self.rejected += saved.rejected
+
+    def counts(self) -> dict[str, int]:
+        """The figures ``sync_runs`` keeps."""
+        return {"requests": self.requests, "fetched": self.fetched, "new": self.new, "updated": self.updated,
+                "hidden": self.hidden}
+
+    def summary(self) -> str:
+        parts = [f"{self.fetched} fetched", f"{self.new} new", f"{self.updated} updated"]
+        if self.hidden:
+            parts.append(f"{self.hidden} hidden or merged")
+        if self.rejected:
+            parts.append(f"{self.rejected} kept in rejects")
+        return f"{self.resource}: {', '.join(parts)}; {self.requests} requests"
+
+
+Progress = Callable[[SyncReport], None]
+
+
+@contextmanager
+def recorded_run(db: Database, client: PhilomenaClient, resource: str) -> Iterator[SyncReport]:
+    """A report for one crawler run, recorded in ``sync_runs`` however the run ends."""
+    baseline = client.requests_made
+    report = SyncReport(resource, _requests=lambda: client.requests_made - baseline)
+    run = start_run(db, resource, filter_id=client.filter_id)
+    try:
+        yield report
+    except BaseException as e:
+        run.finish(db, status="failed", message=str(e) or type(e).__name__, **report.counts())
+        raise
+    report.complete = True
+    run.finish(db, status="ok", **report.counts())
