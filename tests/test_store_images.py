@@ -145,10 +145,13 @@ def test_fts_finds_descriptions_and_tag_names_and_follows_edits(db):
 
 
 def test_schema_is_versioned_and_reopening_migrates_nothing(tmp_path):
+    from mirror.store.schema import migrations
+
     db = open_database(tmp_path / "m.db")
     applied = [r["name"] for r in db["_sqlite_migrations"].rows]
-    assert applied == ["0001_images_tags_state"]
-    db.conn.close()
+    assert applied[0] == "0001_images_tags_state" and "0003_resources" in applied
+    assert migrations.pending(db) == []
+    db.close()
     db = open_database(tmp_path / "m.db")
     assert [r["name"] for r in db["_sqlite_migrations"].rows] == applied
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
