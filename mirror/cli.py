@@ -2,8 +2,9 @@
 
 Exit codes (also in the README): 0 done; 1 unexpected error; 2 bad usage or config;
 3 the site is unavailable or kept rate-limiting (everything fetched is kept; run again later);
-4 the site rejected a request (bad query, key required, not found); 5 the database cannot be
-written (disk full, permissions, locked).
+4 the site rejected a request (bad query, key required, not found); 5 the database or the files
+cannot be written (disk full, permissions, locked, a missing bucket); 6 `mirror verify` found
+missing or corrupt files (`mirror verify --repair` fetches them again).
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ import click
 
 from .api import ApiError, SiteUnavailable
 from .config import RESOURCES, ConfigError, load_config
+from .download import StorageFailure
 from .progress import Reporter
 from .store import StoreError, open_database
 from .sync.runner import NotAvailable, run_sync
 
-EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE = 1, 2, 3, 4, 5
+EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE, EXIT_DAMAGED = 1, 2, 3, 4, 5, 6
 
 
 def _fail(message: str, code: int) -> None:
@@ -44,7 +46,7 @@ def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             _fail(str(e), EXIT_UNAVAILABLE)
         except ApiError as e:
             _fail(str(e), EXIT_REJECTED)
-        except StoreError as e:
+        except (StoreError, StorageFailure) as e:
             _fail(str(e), EXIT_STORE)
         except sqlite3.Error as e:
             _fail(f"the database could not be written: {e}. Nothing committed was lost; "
@@ -69,30 +71,60 @@ def _config(ctx: click.Context):
     return load_config(ctx.obj["config_path"])
 
 
+def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ``work(config, db, *args, reporter, **kwargs)`` with the progress display: the async commands' shape."""
+    config = _config(ctx)
+    db = open_database(config.database)
+    with Reporter() as reporter:
+        return asyncio.run(work(config, db, *args, reporter, **kwargs))
+
+
 @cli.command()
 @click.argument("resources", nargs=-1, type=click.Choice(RESOURCES))
 @click.pass_context
 @handle_errors
 def sync(ctx: click.Context, resources: tuple[str, ...]) -> None:
     """Mirror every enabled resource, or the RESOURCES named."""
-    config = _config(ctx)
-    db = open_database(config.database)
-    with Reporter() as reporter:
-        asyncio.run(run_sync(config, db, resources, reporter))
+    _run(ctx, run_sync, resources)
+
+
+@cli.command()
+@click.option("--retry-failed", is_flag=True, help="Try the files that failed before again.")
+@click.pass_context
+@handle_errors
+def download(ctx: click.Context, retry_failed: bool) -> None:
+    """Fetch the pending representations (images the site has finished processing)."""
+    from .download import run_downloads
+
+    _run(ctx, run_downloads, retry_failed=retry_failed)
+
+
+@cli.command()
+@click.option("--repair", is_flag=True, help="Fetch missing and corrupt files again.")
+@click.pass_context
+@handle_errors
+def verify(ctx: click.Context, repair: bool) -> None:
+    """Re-hash every kept file; report (or --repair) the missing and corrupt ones."""
+    from .download import verify_files
+
+    report = _run(ctx, verify_files, repair=repair)
+    if report.damaged and (report.repaired is None or report.repaired.failed):
+        sys.exit(EXIT_DAMAGED)
 
 
 @cli.command()
 @click.pass_context
 @handle_errors
 def status(ctx: click.Context) -> None:
-    """Print counts, cursors and the last run of each resource."""
+    """Print counts, cursors, downloads and the last run of each resource."""
+    from .download.run import wanted_representations
     from .status import describe
 
     config = _config(ctx)
     if not config.database.exists():
         click.echo(f"No mirror yet at {config.database}; run `mirror sync` to start one.")
         return
-    click.echo(describe(open_database(config.database)))
+    click.echo(describe(open_database(config.database), wanted_representations(config)))
 
 
 @cli.command()

@@ -34,6 +34,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "store": {
         "database": "data/mirror.db",
         "files": "data/files",
+        # For S3-compatible object storage (store.files = "s3://bucket/prefix"); credentials
+        # come from the usual AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment variables.
+        "endpoint_url": None,
     },
     "images": {
         "enabled": True,
@@ -52,6 +55,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "enabled": False,
         "representations": ["thumb", "full"],
         "concurrency": 4,
+        # The file host's own pacing budget, retries included (retry rules come from [polite]).
+        "requests_per_second": 4.0,
+        "svg_originals": False,
+        "gif_videos": False,
+        # Where .part files wait when store.files is not a local folder.
+        "partial_dir": "data/partial",
     },
 }
 
@@ -175,6 +184,23 @@ def _validate(sections: dict[str, dict[str, Any]]) -> None:
     if not isinstance(images["query"], str) or not images["query"].strip():
         raise ConfigError("images.query must be a non-empty search query; use \"*\" for every image")
     images["refresh_overlap"] = int(_number(images["refresh_overlap"], "images.refresh_overlap"))
+    _validate_download(sections["download"])
+
+
+def _validate_download(download: dict[str, Any]) -> None:
+    from .download.layout import REPRESENTATIONS
+
+    names = download["representations"]
+    if isinstance(names, str) or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"download.representations must be a list of names, got {names!r}")
+    unknown = [n for n in names if n not in REPRESENTATIONS]
+    if unknown:
+        raise ConfigError(f"download.representations: unknown {', '.join(map(repr, unknown))}; "
+                          f"known: {', '.join(REPRESENTATIONS)} (webm/mp4 of GIFs: gif_videos = true; "
+                          "SVG originals: svg_originals = true)")
+    download["concurrency"] = int(_number(download["concurrency"], "download.concurrency", positive=True))
+    download["requests_per_second"] = _number(download["requests_per_second"], "download.requests_per_second",
+                                              positive=True)
 
 
 def _number(value: Any, name: str, positive: bool = False) -> float:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from sqlite_utils import Database
 
+from .store import downloads
 from .store.state import all_cursors, last_runs
 
 COUNTS = {
@@ -21,10 +23,26 @@ def counts(db: Database) -> dict[str, int]:
     return {label: db.execute(sql).fetchone()[0] for label, sql in COUNTS.items()}
 
 
-def describe(db: Database) -> str:
-    """A plain-text report, readable in a terminal and in a cron mail."""
+def download_counts(db: Database, representations: Sequence[str]) -> dict[str, int]:
+    """Files pending (what the next download would fetch), kept, failed, and images still processing."""
+    by_status = downloads.counts(db)
+    return {
+        "files to download": downloads.outstanding(db, representations),
+        "files kept": by_status[downloads.DONE],
+        "files failed": by_status[downloads.FAILED],
+        "images waiting for thumbnails": downloads.waiting_for_thumbnails(db),
+    }
+
+
+def describe(db: Database, representations: Sequence[str] = ()) -> str:
+    """A plain-text report, readable in a terminal and in a cron mail.
+
+    ``representations`` are the files the config keeps; the pending download count follows them.
+    """
     lines = [f"Mirror: {db.conn.execute('PRAGMA database_list').fetchone()[2]}", "", "Records:"]
     lines += [f"  {label:<34} {value:>10,}" for label, value in counts(db).items()]
+    lines += ["", f"Downloads ({', '.join(representations) or 'none configured'}):"]
+    lines += [f"  {label:<34} {value:>10,}" for label, value in download_counts(db, representations).items()]
     lines += ["", "Cursors:"]
     cursors = all_cursors(db)
     lines += [f"  {name:<12} {json.dumps(cursor, sort_keys=True)}" for name, cursor in cursors.items()] or ["  (none)"]

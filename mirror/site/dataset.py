@@ -169,6 +169,9 @@ class Dataset:
         `orig_sha512_hash`. Thumbnails are small distinct files of the same type.
         """
         key = image["file_key"]
+        if variant == "full" and image.get("full_padding"):
+            # A large file for memory tests: the stand-in followed by `full_padding` zero bytes.
+            return self.image_file({**image, "full_padding": 0}, variant, ext) + bytes(image["full_padding"])
         if variant in ("full", "orig"):
             if image["format"] == "svg":
                 return media.make_file(key, "png" if variant == "full" else "svg")

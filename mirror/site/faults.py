@@ -9,6 +9,8 @@ A profile is written as a comma list, each item optionally with parameters:
     drops[:EVERY]               every EVERY-th request (default 5) loses its connection:
                                 alternately closed before any response, and a truncated body
                                 (Content-Length larger than what is sent)
+    corrupt[:EVERY]             every EVERY-th file request (default 5) gets a body of the right
+                                length with one byte changed (`/img` only; API answers are served as is)
     slow[:SECONDS]              every response is delayed (default 0.2 s), files included
     down[:STATUS]               every request answers STATUS (default 503) with an HTML page
 
@@ -52,6 +54,7 @@ class FaultProfile:
     ratelimit: tuple[int, float] | None = None
     flaky: tuple[int, int] | None = None
     drops: int | None = None
+    corrupt: int | None = None
     slow: float | None = None
     down: int | None = None
 
@@ -77,6 +80,8 @@ class FaultProfile:
             parts.append(f"flaky:{self.flaky[0]}/{self.flaky[1]}")
         if self.drops:
             parts.append(f"drops:{self.drops}")
+        if self.corrupt:
+            parts.append(f"corrupt:{self.corrupt}")
         if self.slow is not None:
             parts.append(f"slow:{self.slow:g}")
         if self.down:
@@ -95,6 +100,7 @@ _PARSERS = {
     "ratelimit": lambda arg: _pair(arg, (30, 5.0), int, float),
     "flaky": lambda arg: _pair(arg, (7, 2), int, int),
     "drops": lambda arg: int(arg) if arg else 5,
+    "corrupt": lambda arg: int(arg) if arg else 5,
     "slow": lambda arg: float(arg) if arg else 0.2,
     "down": lambda arg: int(arg) if arg else 503,
 }
@@ -149,6 +155,8 @@ class FaultState:
                     return Fault("respond", status, 1 if status == 503 else None)
             if profile.drops and n % profile.drops == 0:
                 return Fault("drop" if (n // profile.drops) % 2 else "truncate")
+            if profile.corrupt and n % profile.corrupt == 0:
+                return Fault("corrupt")
             return None
 
     def _rate_limited(self, client: str, limit: int, window: float) -> int | None:
@@ -178,17 +186,19 @@ class FaultMiddleware:
         delay = self.state.profile.slow
         if delay and not (fault and fault.status == 429):
             await asyncio.sleep(delay)
-        if fault is None:
+        if fault is None or (fault.kind == "corrupt" and not scope["path"].startswith("/img/")):
             await self.app(scope, receive, send)
         elif fault.kind == "respond":
             await _html_error(send, fault.status, fault.retry_after)
         elif fault.kind == "drop":
             await _abort(scope, receive)
+        elif fault.kind == "corrupt":
+            await self._corrupted(scope, receive, send)
         else:
             await self._truncated(scope, receive, send)
 
-    async def _truncated(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve the real response's headers and half its body, then cut the connection."""
+    async def _captured(self, scope: Scope, receive: Receive) -> tuple[Message, bytearray]:
+        """The real response: its start message and its whole body."""
         start: Message = {}
         body = bytearray()
 
@@ -200,6 +210,19 @@ class FaultMiddleware:
                 body.extend(message.get("body", b""))
 
         await self.app(scope, receive, capture)
+        return start, body
+
+    async def _corrupted(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the real response with one byte of its body flipped (same length, same headers)."""
+        start, body = await self._captured(scope, receive)
+        if body:
+            body[len(body) // 2] ^= 0xFF
+        await send(start)
+        await send({"type": "http.response.body", "body": bytes(body)})
+
+    async def _truncated(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the real response's headers and half its body, then cut the connection."""
+        start, body = await self._captured(scope, receive)
         length = max(len(body), 2)
         headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
         headers.append((b"content-length", str(length).encode()))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
-from ..api import PhilomenaClient
-from ..api.polite import Politeness
+from ..api.configured import make_client
 from ..config import Config
-from ..progress import Reporter
-from .images import SyncReport, sync_images
+from ..download import run_downloads
+from ..progress import Reportable, Reporter
+from .images import sync_images
+
+__all__ = ["AVAILABLE", "NotAvailable", "make_client", "resources_to_sync", "run_sync"]
 
 # The order a full sync runs in: images first, since the other crawlers follow what they name.
 AVAILABLE = ("images",)
@@ -16,21 +18,6 @@ AVAILABLE = ("images",)
 
 class NotAvailable(Exception):
     """A resource was asked for that this version cannot mirror yet."""
-
-
-def make_client(config: Config) -> PhilomenaClient:
-    """The client for the configured site, with its pacing budget."""
-    polite = config["polite"]
-    politeness = Politeness(polite["requests_per_second"], max_retries=polite["max_retries"],
-                            give_up_after=polite["give_up_after"], backoff=polite.get("backoff", 1.0))
-    return PhilomenaClient(
-        config.base_url,
-        api_key=config.api_key.reveal() if config.api_key else None,
-        filter_id=config["site"]["filter_id"],
-        contact=config["site"]["user_agent"] or "",
-        politeness=politeness,
-        timeout=polite["timeout"],
-    )
 
 
 def resources_to_sync(config: Config, names: tuple[str, ...] | list[str]) -> list[str]:
@@ -43,8 +30,12 @@ def resources_to_sync(config: Config, names: tuple[str, ...] | list[str]) -> lis
 
 
 async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[str] = (),
-                   reporter: Reporter | None = None) -> list[SyncReport]:
-    """Sync ``names`` (or every enabled resource) into ``db``; raise on the first failure."""
+                   reporter: Reporter | None = None) -> list[Reportable]:
+    """Sync ``names`` (or every enabled resource) into ``db``, then download when enabled.
+
+    Raises on the first failure. The downloads come last and share the API client (and its
+    pacing budget) for the rare record they need to fetch again.
+    """
     reporter = reporter or Reporter(interactive=False)
     reports = []
     async with make_client(config) as client:
@@ -55,4 +46,6 @@ async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[s
                                            overlap=images["refresh_overlap"], progress=reporter.update)
             reporter.done(report)
             reports.append(report)
+        if config["download"]["enabled"]:
+            reports.append(await run_downloads(config, db, reporter, client=client))
     return reports

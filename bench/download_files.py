@@ -1,0 +1,176 @@
+"""Benchmark: downloading files from the local site, 50 ms of latency per file.
+
+Prints files/s for `mirror download` at concurrency 1 and 4, the same job done by gallery-dl
+(its Philomena extractor pointed at the local site as a custom instance), and the peak resident
+memory of a `mirror download` process fetching one 200 MB file. Not part of the test run:
+
+    .venv/bin/python bench/download_files.py [--files 1000] [--latency 0.05] [--big-mb 200]
+
+gallery-dl is installed into the running venv with pip when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from mirror.config import Config, make_config
+from mirror.download import run_downloads
+from mirror.site.dataset import Dataset
+from mirror.site.server import SiteServer
+from mirror.store import open_database
+from mirror.sync.runner import run_sync
+
+FAST_API = {"requests_per_second": 500, "backoff": 0.05}
+
+
+def board(files: int) -> Dataset:
+    """A board of ``files`` images, every one visible and processed: one `full` file each."""
+    dataset = Dataset.generate(seed=1, images=files)
+    for image_id, image in list(dataset.images.items()):
+        if image["hidden_from_users"]:
+            dataset.unhide_image(image_id)
+        if not image["thumbnails_generated"]:
+            dataset.edit_image(image_id, thumbnails_generated=True)
+    return dataset
+
+
+def config_for(site: SiteServer, work: Path, *, concurrency: int = 4, query: str = "*") -> Config:
+    return make_config({
+        "site": {"base_url": site.url, "filter_id": site.dataset.everything_filter_id},
+        "polite": FAST_API,
+        "store": {"database": str(work / "mirror.db"), "files": str(work / "files")},
+        "images": {"query": query},
+        # The pacing budget is set far above what the latency allows, so it is latency-bound.
+        "download": {"representations": ["full"], "concurrency": concurrency, "requests_per_second": 1000},
+    })
+
+
+def mirror_rate(site: SiteServer, work: Path, concurrency: int, files: int) -> float:
+    """files/s for `mirror download` at ``concurrency``, on metadata already mirrored."""
+    config = config_for(site, work, concurrency=concurrency)
+    db = open_database(config.database)
+    db.execute("DELETE FROM downloads")
+    db.conn.commit()
+    shutil.rmtree(work / "files", ignore_errors=True)
+    started = time.perf_counter()
+    report = asyncio.run(run_downloads(config, db))
+    elapsed = time.perf_counter() - started
+    assert report.downloaded == files and report.failed == 0, report.summary()
+    return files / elapsed
+
+
+def gallery_dl_rate(site: SiteServer, work: Path, files: int, latency: float) -> tuple[float, float] | str:
+    """(files/s over the whole job, files/s less its API pages) for gallery-dl, or why it could not run."""
+    executable = Path(sys.executable).with_name("gallery-dl")
+    if not executable.exists():
+        install = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "gallery-dl"], capture_output=True,
+                                 text=True)
+        if install.returncode != 0 or not executable.exists():
+            return f"gallery-dl could not be installed: {install.stderr.strip()[-300:]}"
+    host = site.url.split("//", 1)[1]
+    target = work / "gallery-dl"
+    config = {"extractor": {
+        "base-directory": str(target),
+        "sleep-request": 0,  # its default for Philomena is 0.5-1.5 s between API requests
+        "philomena": {
+            # A custom instance of its Philomena extractor: the local site.
+            "local": {"root": site.url, "pattern": host.replace(".", r"\."),
+                      "filter_id": str(site.dataset.everything_filter_id)},
+            "svg": False,  # fetch `full` as listed, as `mirror download` does
+        },
+    }}
+    config_path = work / "gallery-dl.json"
+    config_path.write_text(json.dumps(config))
+    started = time.perf_counter()
+    result = subprocess.run([str(executable), "--config-ignore", "--config", str(config_path), "-q",
+                             f"{site.url}/search?q=*"], capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    got = sum(1 for p in target.rglob("*") if p.is_file())
+    if result.returncode != 0 or got != files:
+        return f"gallery-dl exited {result.returncode} with {got} of {files} files: {result.stderr.strip()[-400:]}"
+    pages = -(-files // 50) + 1
+    return files / elapsed, files / max(elapsed - pages * latency, 1e-9)
+
+
+MEASURE = textwrap.dedent("""
+    import sys
+    from mirror.cli import cli
+    try:
+        cli(["-c", sys.argv[1], "download"], standalone_mode=False)
+    finally:
+        status = open("/proc/self/status").read()
+        print(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
+""")
+
+
+def peak_memory_mb(site: SiteServer, work: Path, image_id: int) -> float:
+    """Peak resident memory (VmHWM) of a `mirror download` process fetching image ``image_id``'s full."""
+    work.mkdir()
+    config = config_for(site, work, query=f"id:{image_id}")
+    asyncio.run(run_sync(config, open_database(config.database), ["images"]))
+    path = work / "mirror.toml"
+    path.write_text(textwrap.dedent(f"""
+        [site]
+        base_url = "{site.url}"
+        filter_id = {site.dataset.everything_filter_id}
+        [store]
+        database = "{work / 'mirror.db'}"
+        files = "{work / 'files'}"
+        [download]
+        representations = ["full"]
+        requests_per_second = 100
+    """))
+    result = subprocess.run([sys.executable, "-c", MEASURE, str(path)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr)
+    return int(result.stdout.split()[-1]) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds added to every response")
+    parser.add_argument("--big-mb", type=int, default=200)
+    args = parser.parse_args()
+
+    with SiteServer(board(args.files)) as site, tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        asyncio.run(run_sync(config_for(site, work), open_database(work / "mirror.db"), ["images"]))
+        site.set_faults(f"slow:{args.latency:g}")
+        print(f"{args.files} files of {sum(i['size'] for i in site.dataset.images.values()) // args.files} bytes "
+              f"on average, {args.latency * 1000:.0f} ms latency per response")
+        rates = {c: mirror_rate(site, work, c, args.files) for c in (1, 4)}
+        for c, rate in rates.items():
+            print(f"  mirror download, concurrency {c}: {rate:7.1f} files/s")
+        print(f"  concurrency 4 / concurrency 1: {rates[4] / rates[1]:.2f}x")
+        gallery = gallery_dl_rate(site, work, args.files, args.latency)
+        if isinstance(gallery, str):
+            print(f"  gallery-dl: not measured: {gallery}")
+        else:
+            whole, files_only = gallery
+            print(f"  gallery-dl (one file at a time): {whole:7.1f} files/s for the whole job, "
+                  f"{files_only:.1f} files/s less its {-(-args.files // 50) + 1} API pages")
+            print(f"  mirror download at concurrency 4 / gallery-dl: {rates[4] / files_only:.2f}x "
+                  f"(against its files-only rate)")
+        site.set_faults("")
+
+        small = peak_memory_mb(site, work / "small", 1)
+        big_image = site.dataset.edit_image(0, full_padding=args.big_mb * 1_000_000)
+        with site.dataset.lock:
+            site.dataset.finish_image_file(big_image)
+        big = peak_memory_mb(site, work / "big", 0)
+        print(f"peak resident memory of `mirror download`: {small:.0f} MB for one small file, "
+              f"{big:.0f} MB for one {args.big_mb} MB file (limit 100 MB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+"""Representation downloads: what is pending, fetching it verified, where it is kept, re-checking it.
+
+Modules: ``layout`` (trusted file names), ``storage`` (local folder or fsspec URL), ``fetch`` (one
+file, paced, resumable, verified), ``run`` (the planner and workers), ``verify`` (re-hashing).
+The state lives in the ``downloads`` table (:mod:`mirror.store.downloads`).
+"""
+
+from .run import DownloadReport, run_downloads
+from .storage import StorageFailure
+from .verify import VerifyReport, verify_files
+
+__all__ = ["DownloadReport", "StorageFailure", "VerifyReport", "run_downloads", "verify_files"]

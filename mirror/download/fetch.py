@@ -1,0 +1,170 @@
+"""Fetching one file: streamed to a ``.part``, hashed as it is written, verified, then published.
+
+Every attempt is paced and retried by the file host's :class:`~mirror.api.polite.Politeness`,
+exactly like API requests. An attempt that was cut short leaves its ``.part`` in place and the
+next one asks only for the rest (``Range: bytes=N-``); a server that ignores the range answers
+200 and the file starts over. A ``full`` whose sha512 does not match the record is not called
+corrupt at once: the record is fetched again first, since the site may have replaced the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiofiles
+import httpx
+
+from ..api.client import describe_transport_error, raise_for_retry
+from ..api.errors import RateLimited, SiteUnavailable
+from ..api.polite import Politeness, RetryableFailure
+from ..urls import redact
+from .storage import Digest, Storage, hash_stream, storage_failure
+
+
+@dataclass
+class Job:
+    """One file to fetch: from ``url`` to the kept ``path``, verified against ``expected`` if set."""
+
+    image_id: int
+    representation: str
+    url: str
+    path: str
+    expected: str | None = None
+    attempts: int = 0
+
+    def __str__(self) -> str:
+        return f"image {self.image_id} {self.representation} ({redact(self.url)})"
+
+
+class FileFailed(Exception):
+    """This one file cannot be fetched now (404, a persistent mismatch); the run goes on."""
+
+
+# Given a job whose body did not match, fetch the record again and return the hash it states now.
+Recheck = Callable[[Job], Awaitable[str | None]]
+
+
+class Fetcher:
+    """Fetches files over one HTTP client into one storage, under one pacing budget."""
+
+    def __init__(self, http: httpx.AsyncClient, politeness: Politeness, storage: Storage,
+                 recheck: Recheck | None = None) -> None:
+        self.http = http
+        self.politeness = politeness
+        self.storage = storage
+        self.recheck = recheck
+
+    async def fetch(self, job: Job, twins: Sequence[Job] = ()) -> Digest:
+        """Download ``job`` and publish it under its final name; return its size and sha512.
+
+        ``twins`` are other representations of the same image at the same URL (a small image's
+        sized representations all point at one file): they get copies, not requests of their own.
+
+        Raises :class:`FileFailed` for this file alone, :class:`SiteUnavailable` when the host
+        keeps failing, and :class:`~mirror.download.storage.StorageFailure` when files cannot be
+        written (the ``.part`` is removed then, to give the space back).
+        """
+        part = self.storage.part(job.path)
+        rechecked = False
+
+        async def attempt() -> Digest:
+            nonlocal rechecked
+            job.attempts += 1
+            got = await self._transfer(job, part)
+            if job.expected and got.sha512 != job.expected and not rechecked and self.recheck:
+                rechecked = True
+                job.expected = await self.recheck(job)
+            if job.expected and got.sha512 != job.expected:
+                _discard(part)
+                raise RetryableFailure("the body does not match the record's sha512 (corrupted in transit?)")
+            return got
+
+        try:
+            got = await self.politeness.call(attempt, f"GET {redact(job.url)}")
+        except SiteUnavailable as e:
+            # Out of retries for this file alone: note it and go on. A host that keeps failing
+            # (give_up_after in a row) or keeps rate limiting stops the run instead.
+            if isinstance(e, RateLimited) or self.politeness.consecutive_failures >= self.politeness.give_up_after:
+                raise
+            raise FileFailed(f"{job}: {e}") from None
+        await asyncio.to_thread(self.storage.publish, part, job.path, *(twin.path for twin in twins))
+        return got
+
+    async def _transfer(self, job: Job, part: Path) -> Digest:
+        """One attempt: stream the body (or its missing tail) into ``part``, hashing as it goes."""
+        offset, digest = await asyncio.to_thread(_resume_point, part)
+        headers = {"Accept-Encoding": "identity"}
+        if offset:
+            headers["Range"] = f"bytes={offset}-"
+        try:
+            async with self.http.stream("GET", job.url, headers=headers) as response:
+                raise_for_retry(response)
+                mode = self._write_mode(response, job, part, offset)
+                if mode == "wb":
+                    offset, digest = 0, hashlib.sha512()
+                total = _total_length(response, offset)
+                try:
+                    async with aiofiles.open(part, mode) as f:
+                        # As the bytes arrive (no re-chunking): a body cut short keeps what came.
+                        async for block in response.aiter_raw():
+                            digest.update(block)
+                            await f.write(block)
+                        await f.flush()
+                        await asyncio.to_thread(os.fsync, f.fileno())
+                except OSError as e:
+                    _discard(part)
+                    raise storage_failure(e, f"{part} (for {job})") from None
+                size = offset + response.num_bytes_downloaded
+        except httpx.TransportError as e:
+            raise RetryableFailure(describe_transport_error(e)) from None
+        if total is not None and size != total:
+            raise RetryableFailure(f"the body was cut short ({size} of {total} bytes)")
+        return Digest(size, digest.hexdigest())
+
+    @staticmethod
+    def _write_mode(response: httpx.Response, job: Job, part: Path, offset: int) -> str:
+        """``ab`` to append a resumed tail, ``wb`` to start over; raise for answers without a body."""
+        status = response.status_code
+        if status == 200:
+            return "wb"
+        if status == 206 and offset and _range_start(response) == offset:
+            return "ab"
+        if status in (206, 416) and offset:
+            _discard(part)  # the .part does not fit the file the site has now
+            raise RetryableFailure(f"the site answered {status} to a resumed request; starting over")
+        raise FileFailed(f"{job}: the site answered {status} {response.reason_phrase}".rstrip()
+                         + ("; the site has no such file" if status in (404, 410) else ""))
+
+
+def _resume_point(part: Path) -> tuple[int, Any]:
+    """How much of the file a previous attempt kept, and the sha512 of those bytes."""
+    try:
+        with open(part, "rb") as f:
+            return hash_stream(f.read)
+    except FileNotFoundError:
+        return 0, hashlib.sha512()
+
+
+def _range_start(response: httpx.Response) -> int | None:
+    match = re.fullmatch(r"bytes (\d+)-\d+/(\d+|\*)", response.headers.get("content-range", "").strip())
+    return int(match.group(1)) if match else None
+
+
+def _total_length(response: httpx.Response, offset: int) -> int | None:
+    """The whole file's size, from Content-Range (206) or Content-Length (200), if stated."""
+    if response.status_code == 206:
+        match = re.fullmatch(r"bytes \d+-\d+/(\d+)", response.headers.get("content-range", "").strip())
+        return int(match.group(1)) if match else None
+    length = response.headers.get("content-length")
+    return int(length) if length and length.isdigit() else None
+
+
+def _discard(part: Path) -> None:
+    part.unlink(missing_ok=True)

@@ -1,0 +1,222 @@
+"""``mirror download``: plan from the images table, fetch with N workers, record every outcome.
+
+Each file is recorded the moment it is published, so a run killed at any instant loses at most
+the transfers in flight: their ``.part`` files resume next time, and a file published just
+before the kill (but not yet recorded) is found under its final name, hashed, and adopted
+without another request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from sqlite_utils import Database
+
+from ..api import ApiError, PhilomenaClient
+from ..api.client import user_agent
+from ..api.configured import make_client, make_politeness
+from ..config import Config
+from ..progress import Reporter
+from ..store import ImageWriter, is_stub
+from ..store import downloads as state
+from .fetch import Fetcher, FileFailed, Job
+from .layout import expected_hash, extension, file_path, file_url, wanted
+from .storage import Storage
+
+
+@dataclass
+class DownloadReport:
+    """What a download run did; fed to the progress display after every file."""
+
+    resource: str = "downloads"
+    fetched: int = 0  # files done this run: downloaded or found already kept
+    expected: int | None = None
+    downloaded: int = 0
+    adopted: int = 0
+    failed: int = 0
+    bytes: int = 0
+    requests: int = 0
+    complete: bool = False
+    started: float = field(default_factory=time.monotonic)
+
+    def summary(self) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        parts = [f"{self.downloaded} files", human_bytes(self.bytes),
+                 f"{self.downloaded / elapsed:.1f} files/s", f"{human_bytes(self.bytes / elapsed)}/s"]
+        if self.adopted:
+            parts.append(f"{self.adopted} already kept")
+        if self.failed:
+            parts.append(f"{self.failed} failed (see `mirror status`)")
+        if self.expected is not None and self.fetched + self.failed < self.expected:
+            parts.append(f"{self.expected - self.fetched - self.failed} left")
+        return f"{self.resource}: {', '.join(parts)}; {self.requests} requests"
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def wanted_representations(config: Config) -> list[str]:
+    """The representation names this config keeps, extras included."""
+    download = config["download"]
+    return wanted(download["representations"], svg_originals=download["svg_originals"],
+                  gif_videos=download["gif_videos"])
+
+
+def plan(config: Config, db: Database) -> int:
+    """Update the pending rows for this config; return how many files are pending."""
+    return state.plan(db, wanted_representations(config))
+
+
+def open_storage(config: Config) -> Storage:
+    """The files root the config names (a folder or an fsspec URL)."""
+    endpoint = config["store"].get("endpoint_url")
+    options = {"endpoint_url": endpoint} if endpoint else {}
+    return Storage(str(config["store"]["files"]), options=options, staging=config["download"]["partial_dir"])
+
+
+def file_client(config: Config) -> httpx.AsyncClient:
+    """The HTTP client for the file host: one connection per worker, retries left to Politeness."""
+    concurrency = config["download"]["concurrency"]
+    timeout = config["polite"]["timeout"]
+    transport = httpx.AsyncHTTPTransport(retries=0, limits=httpx.Limits(max_connections=concurrency))
+    return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                             headers={"User-Agent": user_agent(config["site"]["user_agent"] or "")},
+                             follow_redirects=True)
+
+
+async def run_downloads(config: Config, db: Database, reporter: Reporter | None = None, *,
+                        client: PhilomenaClient | None = None, retry_failed: bool = False) -> DownloadReport:
+    """Fetch every pending file; return what was done.
+
+    ``client`` (the API client, for re-checking a record whose file does not match) is made from
+    the config when not given. Raises ``StorageFailure`` when files cannot be written and
+    ``SiteUnavailable`` when the file host keeps failing; everything finished is kept either way.
+    """
+    reporter = reporter or Reporter(interactive=False)
+    if retry_failed:
+        state.requeue_failed(db)
+    report = DownloadReport(expected=plan(config, db))
+    storage = open_storage(config)
+    politeness = make_politeness(config, config["download"]["requests_per_second"])
+    async with AsyncExitStack() as stack:
+        if client is None:
+            client = await stack.enter_async_context(make_client(config))
+        http = await stack.enter_async_context(file_client(config))
+        fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db))
+        try:
+            await _work(db, fetcher, config["download"]["concurrency"], report, reporter)
+        finally:
+            report.requests = politeness.attempts
+    report.complete = True
+    reporter.done(report)
+    return report
+
+
+async def _work(db: Database, fetcher: Fetcher, concurrency: int, report: DownloadReport,
+                reporter: Reporter) -> None:
+    """Feed pending images to ``concurrency`` workers; the first fatal error stops them all."""
+    queue: asyncio.Queue[list[dict[str, Any]] | None] = asyncio.Queue(maxsize=concurrency * 2)
+
+    async def produce() -> None:
+        for _, rows in itertools.groupby(state.pending(db), key=lambda row: row["image_id"]):
+            await queue.put(list(rows))
+        for _ in range(concurrency):
+            await queue.put(None)
+
+    async def consume() -> None:
+        while (rows := await queue.get()) is not None:
+            await _image(db, fetcher, rows, report, reporter)
+            report.requests = fetcher.politeness.attempts
+            reporter.update(report)
+
+    try:
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(produce())
+            for _ in range(concurrency):
+                tasks.create_task(consume())
+    except BaseExceptionGroup as group:
+        raise group.exceptions[0] from None
+
+
+async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], report: DownloadReport,
+                 reporter: Reporter) -> None:
+    """One image's pending files: adopt those already kept, fetch each distinct URL once."""
+    by_url: dict[str, list[Job]] = {}
+    for row in rows:
+        job = make_job(row)
+        if isinstance(job, str):
+            _failed(db, row["image_id"], row["representation"], job, report, reporter)
+            continue
+        kept = await asyncio.to_thread(fetcher.storage.digest, job.path)
+        if kept is not None and (job.expected is None or kept.sha512 == job.expected):
+            # Published by an earlier run that was stopped before it could record it.
+            state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=kept.size,
+                            sha512=kept.sha512)
+            report.adopted += 1
+            report.fetched += 1
+        else:
+            by_url.setdefault(job.url, []).append(job)
+    for jobs in by_url.values():
+        jobs.sort(key=lambda job: job.expected is None)  # the one with a hash to check leads
+        try:
+            got = await fetcher.fetch(jobs[0], jobs[1:])
+        except FileFailed as e:
+            for job in jobs:
+                _failed(db, job.image_id, job.representation, str(e), report, reporter, job)
+            continue
+        for job in jobs:
+            state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=got.size,
+                            sha512=got.sha512, attempts=job.attempts)
+        report.downloaded += 1
+        report.fetched += len(jobs)
+        report.bytes += got.size
+
+
+def _failed(db: Database, image_id: int, representation: str, reason: str, report: DownloadReport,
+            reporter: Reporter, job: Job | None = None) -> None:
+    state.mark_failed(db, image_id, representation, reason, url=job.url if job else None,
+                      attempts=job.attempts if job else 0)
+    report.failed += 1
+    reporter.line(f"failed: {reason} (`mirror download --retry-failed` tries it again)")
+
+
+def make_job(row: dict[str, Any]) -> Job | str:
+    """The job for a pending row, or why there cannot be one (returned as a message)."""
+    image_id, representation = row["image_id"], row["representation"]
+    ext = extension(representation, row["format"])
+    url = file_url(row["representations"], representation)
+    if ext is None:
+        return f"image {image_id} {representation}: format {row['format']!r} is not one the mirror keeps"
+    if url is None:
+        return f"image {image_id} {representation}: the record has no URL for it"
+    return Job(image_id, representation, url, file_path(image_id, representation, ext),
+               expected_hash(representation, row))
+
+
+def _rechecker(client: PhilomenaClient, db: Database):
+    """Fetch an image's record again (and store it): the hash it states now, for a mismatch."""
+    writer = ImageWriter(db, client.base_url)
+
+    async def recheck(job: Job) -> str | None:
+        try:
+            record = await client.image(job.image_id)
+        except ApiError as e:
+            raise FileFailed(f"{job}: the file does not match its record, and the record could not be "
+                             f"fetched again: {e}") from None
+        writer.save_page([record])
+        if is_stub(record):
+            raise FileFailed(f"{job}: the site hid the image while it was being downloaded")
+        return expected_hash(job.representation, record)
+
+    return recheck

@@ -1,0 +1,165 @@
+"""Where kept files live: a local folder or any fsspec URL (``s3://bucket/prefix`` and friends).
+
+Transfers always stream into a local ``.part`` file first (resumable with a Range request, and
+fsynced), which is then published under its final name in one step: ``os.replace`` for a local
+folder (same file system, so atomic), a single upload for an object store (an object appears
+only once complete). Either way nothing half-written ever carries a final name.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+from ..urls import redact
+
+CHUNK = 1 << 20
+# Inside a local files root: the .part files, on the same file system as their final names.
+PARTIAL_DIR = ".partial"
+
+
+class StorageFailure(Exception):
+    """Files cannot be written where the config says (disk full, permissions, missing bucket)."""
+
+
+@dataclass(frozen=True)
+class Digest:
+    """Size and sha512 (hex) of some bytes."""
+
+    size: int
+    sha512: str
+
+
+def hash_stream(read: Any, digest: Any = None, chunk: int = CHUNK) -> tuple[int, Any]:
+    """Feed ``read(chunk)`` into a sha512 (or ``digest``) until EOF; return (bytes read, digest)."""
+    digest = digest or hashlib.sha512()
+    size = 0
+    while block := read(chunk):
+        digest.update(block)
+        size += len(block)
+    return size, digest
+
+
+class Storage:
+    """The files root: final names for kept files, plus a local staging area for ``.part`` files.
+
+    ``url`` is a path or an fsspec URL; ``options`` go to the fsspec file system (for S3-compatible
+    stores, ``endpoint_url`` among them). ``staging`` is the local folder for ``.part`` files when
+    the root is not local.
+    """
+
+    def __init__(self, url: str, *, options: Mapping[str, Any] | None = None,
+                 staging: str | os.PathLike[str] = "data/partial") -> None:
+        self.url = url
+        try:
+            self.fs, self.root = fsspec.core.url_to_fs(url, **dict(options or {}))
+        except ImportError as e:
+            raise StorageFailure(f"store.files is {url!r}, which needs an extra package: {e}. "
+                                 "For S3 run `pip install 'booru-mirror[s3]'`.") from None
+        self.root = self.root.rstrip("/")
+        self.local = isinstance(self.fs, LocalFileSystem)
+        self.staging = Path(self.root, PARTIAL_DIR) if self.local else Path(staging).absolute()
+
+    def describe(self, path: str) -> str:
+        """The kept file's location as the user would write it (for messages)."""
+        if self.local:
+            return os.path.join(self.root, path)
+        return redact(f"{self.fs.unstrip_protocol(self.root)}/{path}")
+
+    def part(self, path: str) -> Path:
+        """The local ``.part`` file a transfer of ``path`` streams into (its folder created)."""
+        part = self.staging / f"{path}.part"
+        self._guard(lambda: part.parent.mkdir(parents=True, exist_ok=True), part.parent)
+        return part
+
+    def publish(self, part: Path, path: str, *copies: str) -> None:
+        """Give the finished ``part`` its final name ``path`` (and ``copies``) in one step each.
+
+        ``part`` is gone afterwards. A copy is staged as its own ``.part`` first, so that it too
+        appears whole or not at all.
+        """
+        def move() -> None:
+            if self.local:
+                for copy in copies:
+                    staged = self.part(copy)
+                    shutil.copyfile(part, staged)
+                    self._replace(staged, copy)
+                self._replace(part, path)
+            else:
+                for name in (*copies, path):
+                    self.fs.put_file(str(part), f"{self.root}/{name}")
+                part.unlink()
+
+        self._guard(move, self.describe(path))
+
+    def _replace(self, part: Path, path: str) -> None:
+        final = f"{self.root}/{path}"
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        os.replace(part, final)
+        _fsync_directory(os.path.dirname(final))
+
+    def digest(self, path: str) -> Digest | None:
+        """Size and sha512 of the kept file ``path``, or None when there is none."""
+        final = f"{self.root}/{path}"
+
+        def read() -> Digest | None:
+            try:
+                with self.fs.open(final, "rb") as f:
+                    size, digest = hash_stream(f.read)
+            except FileNotFoundError:
+                return None
+            return Digest(size, digest.hexdigest())
+
+        return self._guard(read, self.describe(path))
+
+    def remove(self, path: str) -> None:
+        """Delete the kept file ``path`` if present."""
+        final = f"{self.root}/{path}"
+
+        def rm() -> None:
+            try:
+                self.fs.rm_file(final)
+            except FileNotFoundError:
+                pass
+
+        self._guard(rm, self.describe(path))
+
+    def _guard(self, action: Any, where: object) -> Any:
+        try:
+            return action()
+        except OSError as e:
+            raise storage_failure(e, where) from None
+
+
+def storage_failure(error: OSError, where: object) -> StorageFailure:
+    """A clear message for an error writing files: which file, what happened, what to do."""
+    if error.errno == errno.ENOSPC:
+        what, todo = "no space left on the device", "free some space"
+    elif isinstance(error, PermissionError) or error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        what, todo = "permission denied", "fix the permissions (or point store.files elsewhere)"
+    elif isinstance(error, FileNotFoundError):
+        what, todo = "it does not exist", "create it (for object storage: the bucket)"
+    else:
+        what, todo = error.strerror or str(error), "fix the cause"
+    return StorageFailure(f"cannot write {where}: {what}. Files finished so far are kept and nothing "
+                          f"half-written was left under a final name; {todo} and run `mirror download` again.")
+
+
+def _fsync_directory(path: str) -> None:
+    """Make a rename durable: fsync the directory that holds the new name (POSIX only)."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,79 @@
+"""``mirror verify``: re-hash every kept file against the sha512 recorded when it was written.
+
+Disks rot, people delete things, buckets get lifecycle rules. A file that is missing or whose
+bytes changed is reported; with ``repair`` the damaged copy is removed (a thumbnail has no hash
+in its record, so a damaged one must not be adopted again), the file is re-queued, and a
+download run fetches it afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from sqlite_utils import Database
+
+from ..config import Config
+from ..progress import Reporter
+from ..store import downloads as state
+from .run import DownloadReport, open_storage, run_downloads
+from .storage import Storage
+
+
+@dataclass
+class VerifyReport:
+    """What a verify run found (and, with repair, fixed)."""
+
+    resource: str = "verify"
+    fetched: int = 0  # files checked so far (the progress display's count)
+    expected: int | None = None
+    missing: list[str] = field(default_factory=list)
+    corrupt: list[str] = field(default_factory=list)
+    repaired: DownloadReport | None = None
+
+    @property
+    def damaged(self) -> int:
+        return len(self.missing) + len(self.corrupt)
+
+    def summary(self) -> str:
+        text = f"verify: {self.fetched} files checked, {len(self.missing)} missing, {len(self.corrupt)} corrupt"
+        if self.repaired is not None:
+            text += f"; re-fetched {self.repaired.downloaded + self.repaired.adopted}, {self.repaired.failed} failed"
+        elif self.damaged:
+            text += "; run `mirror verify --repair` to fetch them again"
+        return text
+
+
+async def verify_files(config: Config, db: Database, reporter: Reporter | None = None, *,
+                       repair: bool = False) -> VerifyReport:
+    """Check every kept file; with ``repair``, re-queue and re-fetch the missing and corrupt ones."""
+    reporter = reporter or Reporter(interactive=False)
+    storage = open_storage(config)
+    rows = list(state.kept(db))
+    report = VerifyReport(expected=len(rows))
+    damaged: list[tuple[int, str]] = []
+    for row in rows:
+        problem = await asyncio.to_thread(_check, storage, row)
+        if problem:
+            (report.missing if problem == "missing" else report.corrupt).append(storage.describe(row["path"]))
+            reporter.line(f"{problem}: image {row['image_id']} {row['representation']} at {storage.describe(row['path'])}")
+            damaged.append((row["image_id"], row["representation"]))
+            if repair and problem == "corrupt":
+                await asyncio.to_thread(storage.remove, row["path"])
+        report.fetched += 1
+        reporter.update(report)
+    if repair and damaged:
+        state.requeue(db, damaged, "verify found it missing or corrupt")
+        report.repaired = await run_downloads(config, db, reporter)
+    reporter.done(report)
+    return report
+
+
+def _check(storage: Storage, row: dict) -> str | None:
+    """``missing``, ``corrupt`` or None for one kept file."""
+    digest = storage.digest(row["path"])
+    if digest is None:
+        return "missing"
+    if digest.sha512 != row["sha512"] or digest.size != row["bytes"]:
+        return "corrupt"
+    return None

@@ -1,0 +1,147 @@
+"""Download state: which (image, representation) files are pending, kept, or given up on.
+
+The plan is derived from the ``images`` table, so a sync that sees ``thumbnails_generated`` flip
+to true is all it takes for a file to become pending. Images still processing, and hidden,
+merged or deleted ones, are never planned; rows already ``done`` are never touched here, so files
+kept for an image that is later hidden stay kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from sqlite_utils import Database
+
+from .database import utc_now
+
+PENDING, DONE, FAILED = "pending", "done", "failed"
+# The name the SVG upload is kept under; it is not a key of `representations` (see download.layout).
+SVG_ORIGINAL = "svg"
+
+# Every (image, representation) pair that may be downloaded now; :names is a JSON list of names.
+_ELIGIBLE = """
+    SELECT i.id AS image_id, r.value AS representation
+    FROM images i, json_each(:names) r
+    WHERE i.thumbnails_generated = 1 AND coalesce(i.hidden_from_users, 0) = 0
+      AND (json_extract(i.representations, '$."' || r.value || '"') IS NOT NULL
+           OR (r.value = :svg AND i.format = 'svg' AND json_extract(i.representations, '$.full') IS NOT NULL))
+"""
+
+
+def _params(names: Sequence[str]) -> dict[str, Any]:
+    return {"names": json.dumps(list(names)), "svg": SVG_ORIGINAL, "now": utc_now()}
+
+
+def plan(db: Database, names: Sequence[str]) -> int:
+    """Bring the pending rows in line with the images table; return how many are pending.
+
+    Adds the pairs that became eligible, drops pending pairs that no longer are (the image was
+    hidden, or the representation is no longer wanted), and re-queues a kept ``full`` whose
+    record now states another hash (the site replaced the file).
+    """
+    params = _params(names)
+    with db.atomic():
+        db.execute(f"""
+            INSERT OR IGNORE INTO downloads (image_id, representation, status, attempts, updated_at)
+            SELECT image_id, representation, '{PENDING}', 0, :now FROM ({_ELIGIBLE})""", params)
+        db.execute(f"""
+            DELETE FROM downloads WHERE status = '{PENDING}'
+              AND (image_id, representation) NOT IN (SELECT image_id, representation FROM ({_ELIGIBLE}))""",
+                   params)
+        db.execute(f"""
+            UPDATE downloads SET status = '{PENDING}', reason = 'the site replaced the file', updated_at = :now
+            WHERE status = '{DONE}' AND representation = 'full' AND EXISTS (
+                SELECT 1 FROM images i WHERE i.id = downloads.image_id AND i.thumbnails_generated = 1
+                  AND coalesce(i.hidden_from_users, 0) = 0 AND lower(i.sha512_hash) != downloads.sha512)""", params)
+    return db.execute(f"SELECT count(*) FROM downloads WHERE status = '{PENDING}'").fetchone()[0]
+
+
+def outstanding(db: Database, names: Sequence[str]) -> int:
+    """Eligible pairs neither kept nor failed: what the next download would fetch (read-only)."""
+    return db.execute(f"""
+        SELECT count(*) FROM ({_ELIGIBLE}) e WHERE NOT EXISTS (
+            SELECT 1 FROM downloads d WHERE d.image_id = e.image_id AND d.representation = e.representation
+              AND d.status != '{PENDING}')""", _params(names)).fetchone()[0]
+
+
+def waiting_for_thumbnails(db: Database) -> int:
+    """Visible images the site has not finished processing: not downloadable yet."""
+    return db.execute("SELECT count(*) FROM images WHERE coalesce(thumbnails_generated, 0) = 0 "
+                      "AND coalesce(hidden_from_users, 0) = 0").fetchone()[0]
+
+
+def pending(db: Database, *, batch: int = 500) -> Iterator[dict[str, Any]]:
+    """Pending rows with what fetching needs from their image, in (id, representation) order.
+
+    Read in keyset batches, so a backlog of millions costs memory for one batch only.
+    """
+    after: tuple[int, str] = (-1, "")
+    while True:
+        rows = list(db.query(f"""
+            SELECT d.image_id, d.representation, d.attempts, i.format, i.representations, i.sha512_hash,
+                   i.orig_sha512_hash
+            FROM downloads d JOIN images i ON i.id = d.image_id
+            WHERE d.status = '{PENDING}' AND i.thumbnails_generated = 1 AND coalesce(i.hidden_from_users, 0) = 0
+              AND (d.image_id, d.representation) > (?, ?)
+            ORDER BY d.image_id, d.representation LIMIT ?""", [*after, batch]))
+        yield from rows
+        if len(rows) < batch:
+            return
+        after = (rows[-1]["image_id"], rows[-1]["representation"])
+
+
+def mark_done(db: Database, image_id: int, representation: str, *, url: str, path: str, size: int, sha512: str,
+              attempts: int = 0) -> None:
+    """Record a file as kept: where, how big, its sha512, and when."""
+    now = utc_now()
+    db.execute(f"""
+        INSERT INTO downloads (image_id, representation, status, url, path, bytes, sha512, downloaded_at,
+                               attempts, reason, updated_at)
+        VALUES (?, ?, '{DONE}', ?, ?, ?, ?, ?, ?, NULL, ?)
+        ON CONFLICT (image_id, representation) DO UPDATE SET
+            status = excluded.status, url = excluded.url, path = excluded.path, bytes = excluded.bytes,
+            sha512 = excluded.sha512, downloaded_at = excluded.downloaded_at,
+            attempts = downloads.attempts + excluded.attempts, reason = NULL, updated_at = excluded.updated_at""",
+               [image_id, representation, url, path, size, sha512, now, attempts, now])
+    db.conn.commit()
+
+
+def mark_failed(db: Database, image_id: int, representation: str, reason: str, *, url: str | None = None,
+                attempts: int = 0) -> None:
+    """Record that a file could not be fetched, and why; it is not tried again unless re-queued."""
+    db.execute(f"""
+        UPDATE downloads SET status = '{FAILED}', reason = ?, url = coalesce(?, url),
+            attempts = attempts + ?, updated_at = ?
+        WHERE image_id = ? AND representation = ?""", [reason, url, attempts, utc_now(), image_id, representation])
+    db.conn.commit()
+
+
+def requeue(db: Database, keys: Sequence[tuple[int, str]], reason: str) -> None:
+    """Make kept or failed files pending again (``mirror verify --repair``)."""
+    with db.atomic():
+        db.conn.executemany(
+            f"UPDATE downloads SET status = '{PENDING}', reason = ?, updated_at = ? "
+            "WHERE image_id = ? AND representation = ?",
+            [(reason, utc_now(), image_id, representation) for image_id, representation in keys])
+
+
+def requeue_failed(db: Database) -> int:
+    """Make every failed file pending again; returns how many."""
+    with db.atomic():
+        cursor = db.execute(f"UPDATE downloads SET status = '{PENDING}', updated_at = ? WHERE status = '{FAILED}'",
+                            [utc_now()])
+    return cursor.rowcount
+
+
+def kept(db: Database) -> Iterator[dict[str, Any]]:
+    """Every file recorded as kept, for ``mirror verify``."""
+    return db.query(f"SELECT image_id, representation, path, bytes, sha512 FROM downloads WHERE status = '{DONE}' "
+                    "ORDER BY image_id, representation")
+
+
+def counts(db: Database) -> dict[str, int]:
+    """Rows by status: pending, done and failed (zero when absent)."""
+    found = dict(db.execute("SELECT status, count(*) FROM downloads GROUP BY status").fetchall())
+    return {status: found.get(status, 0) for status in (PENDING, DONE, FAILED)}

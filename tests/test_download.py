@@ -1,0 +1,384 @@
+"""Downloads end to end against the local site: only ready files, each once, verified, resumable.
+
+The core tests run twice: into a local folder, and into S3 (a moto server on 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import hashlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import fsspec
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from mirror.cli import EXIT_DAMAGED, EXIT_STORE, cli
+from mirror.download import StorageFailure, run_downloads, verify_files
+from mirror.site.dataset import Dataset
+from mirror.site.server import SiteServer
+from mirror.store import open_database
+from mirror.store.downloads import counts
+
+from .conftest import site_config, site_images, sync, write_config
+
+# The file host's pacing for tests: fast, with quick retries (the real limits are tested elsewhere).
+FAST_FILES = {"requests_per_second": 500, "concurrency": 4}
+# moto accepts any credentials; real ones come from the environment the same way.
+AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+
+@pytest.fixture
+def site():
+    dataset = Dataset.generate(seed=4, images=60)
+    ready = [i for i, image in sorted(dataset.images.items()) if not image["hidden_from_users"]]
+    dataset.edit_image(ready[3], thumbnails_generated=False, processed=False)
+    dataset.hide_image(ready[5], "Rule #1")
+    dataset.merge_image(ready[7], ready[8])
+    with SiteServer(dataset) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    """A moto S3 server on a free loopback port, for this module's tests; stopped afterwards."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    saved = {k: os.environ.get(k) for k in AWS_ENV}
+    os.environ.update(AWS_ENV)
+    server = subprocess.Popen([str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(endpoint, timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("moto_server did not start") from None
+                time.sleep(0.1)
+        yield endpoint
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture(params=["local", "s3"])
+def files_url(request, tmp_path):
+    """Where files are kept: a local folder, or a fresh bucket on the moto server."""
+    if request.param == "local":
+        return {"files": str(tmp_path / "files")}
+    endpoint = request.getfixturevalue("s3_endpoint")
+    bucket = f"files-{os.urandom(4).hex()}"
+    fsspec.filesystem("s3", endpoint_url=endpoint).mkdir(bucket)
+    return {"files": f"s3://{bucket}/mirror", "endpoint_url": endpoint}
+
+
+def configure(site, tmp_path, store=None, **download):
+    config = site_config(site, tmp_path, download={**FAST_FILES, "partial_dir": str(tmp_path / "partial"),
+                                                   **download})
+    config["store"].update(store or {"files": str(tmp_path / "files")})
+    return config
+
+
+def image_of(path: str) -> int:
+    """The image id in a file URL path: ``/img/view/Y/M/D/{id}.png`` or ``/img/Y/M/D/{id}/thumb.png``."""
+    return int(re.search(r"/(\d+)(?:/[a-z_]+)?\.[a-z0-9]+$", path).group(1))
+
+
+def file_requests(site) -> list:
+    return [r for r in site.requests if r.path.startswith("/img/")]
+
+
+def ready_files(site, representations=("thumb", "full")) -> dict[tuple[int, str], tuple[dict, str]]:
+    """(image id, representation) of every file that should be kept -> (record, URL path)."""
+    wanted = {}
+    for record in site_images(site):
+        if record.get("hidden_from_users") or not record["thumbnails_generated"]:
+            continue
+        for name in representations:
+            wanted[(record["id"], name)] = (record, urlsplit(record["representations"][name]).path)
+    return wanted
+
+
+def urls(files: dict) -> set[str]:
+    return {path for _, path in files.values()}
+
+
+def kept_bytes(config, db, image_id, representation) -> bytes:
+    row = db["downloads"].get((image_id, representation))
+    fs, root = fsspec.core.url_to_fs(config["store"]["files"], **_options(config))
+    return fs.cat_file(f"{root.rstrip('/')}/{row['path']}")
+
+
+def _options(config):
+    endpoint = config["store"].get("endpoint_url")
+    return {"endpoint_url": endpoint} if endpoint else {}
+
+
+def assert_everything_kept_and_verified(config, db, site, representations=("thumb", "full")):
+    wanted = ready_files(site, representations)
+    done = {(r["image_id"], r["representation"]): r for r in db["downloads"].rows_where("status = 'done'")}
+    assert set(done) == set(wanted)
+    for (image_id, name), (record, path) in wanted.items():
+        body = kept_bytes(config, db, image_id, name)
+        assert hashlib.sha512(body).hexdigest() == done[(image_id, name)]["sha512"]
+        if name == "full":
+            assert hashlib.sha512(body).hexdigest() == record["sha512_hash"]
+        else:
+            assert body == httpx.get(site.url + path).content
+    report = asyncio.run(verify_files(config, db))
+    assert report.damaged == 0 and report.fetched == len(wanted)
+
+
+# --- the core: exactly the ready files, each once; a second run fetches nothing -----------------
+
+def test_exactly_the_ready_files_are_fetched_each_once(site, tmp_path, files_url):
+    config = configure(site, tmp_path, files_url, enabled=True)
+    reports, db = _sync_and_download(config)
+    fetched = Counter(r.path for r in file_requests(site))
+    wanted = ready_files(site)
+    assert set(fetched) == urls(wanted)
+    assert set(fetched.values()) == {1}
+    assert reports[-1].downloaded == len(wanted) == reports[-1].fetched
+    assert_everything_kept_and_verified(config, db, site)
+    # Not ready, hidden and merged images: never requested, never planned.
+    skipped = {r["id"] for r in site_images(site) if r.get("hidden_from_users") or not r["thumbnails_generated"]}
+    assert len(skipped) >= 3
+    assert not {image_of(path) for path in fetched} & skipped
+    assert db.execute("SELECT count(*) FROM downloads WHERE image_id IN ({})".format(
+        ",".join(map(str, skipped)))).fetchone()[0] == 0
+    # Paths come from trusted parts only.
+    for row in db["downloads"].rows:
+        image_id, name = row["image_id"], row["representation"]
+        assert row["path"].startswith(f"{name}/{image_id // 1000}/{image_id}.")
+    site.clear_requests()
+    again = asyncio.run(run_downloads(config, db))
+    assert file_requests(site) == [] and again.downloaded == 0 and again.requests == 0
+
+
+def test_a_record_flipping_to_ready_is_picked_up_by_the_next_sync(site, tmp_path):
+    config = configure(site, tmp_path, enabled=True)
+    waiting = next(r["id"] for r in site_images(site) if r.get("thumbnails_generated") is False)
+    _, db = _sync_and_download(config)
+    assert waiting not in {image_of(r.path) for r in file_requests(site)}
+    site.clear_requests()
+    site.dataset.edit_image(waiting, thumbnails_generated=True)
+    deleted = next(r["image_id"] for r in db["downloads"].rows)
+    site.dataset.hide_image(deleted)
+    reports, db = _sync_and_download(config)
+    fetched = [r.path for r in file_requests(site)]
+    assert len(fetched) == 2 and {image_of(path) for path in fetched} == {waiting}
+    assert reports[-1].downloaded == 2
+    # The files kept for an image deleted since stay kept (and are not asked for again).
+    kept = list(db["downloads"].rows_where("image_id = ?", [deleted]))
+    assert len(kept) == 2 and all(r["status"] == "done" for r in kept)
+    assert all((tmp_path / "files" / r["path"]).exists() for r in kept)
+
+
+def test_corrupt_bodies_are_caught_rechecked_and_retried(site, tmp_path, files_url):
+    config = configure(site, tmp_path, files_url, representations=["full"])
+    sync(config)
+    db = open_database(config.database)
+    site.clear_requests()
+    site.set_faults("corrupt:4")
+    report = asyncio.run(run_downloads(config, db))
+    wanted = ready_files(site, ["full"])
+    assert report.downloaded == len(wanted) and report.failed == 0
+    corrupted = len(file_requests(site)) - len(wanted)
+    assert corrupted >= len(wanted) // 5  # every 4th request was corrupted, then retried
+    # Before calling a mismatch corruption, the record was fetched again (once per file).
+    rechecks = Counter(r.path for r in site.requests if r.path.startswith("/api/v1/json/images/"))
+    assert rechecks and set(rechecks.values()) == {1}
+    site.set_faults("")
+    assert_everything_kept_and_verified(config, db, site, ["full"])
+
+
+def test_truncated_bodies_and_dropped_connections_resume_with_range(site, tmp_path):
+    config = configure(site, tmp_path)
+    sync(config)
+    db = open_database(config.database)
+    site.clear_requests()
+    site.set_faults("drops:3")
+    report = asyncio.run(run_downloads(config, db))
+    site.set_faults("")
+    statuses = Counter(r.status for r in file_requests(site))
+    assert statuses[206] > 0  # a cut-short body was resumed, not fetched again from the start
+    assert report.failed == 0
+    assert_everything_kept_and_verified(config, db, site)
+    assert not list((tmp_path / "partial").rglob("*.part")) and not list((tmp_path / "files").rglob("*.part"))
+
+
+# --- a SIGKILL mid-way, then a rerun ------------------------------------------------------------------
+
+def test_sigkill_during_downloads_then_rerun(site, tmp_path):
+    representations = ["thumb", "small", "medium", "full"]
+    config = configure(site, tmp_path, representations=representations, concurrency=2)
+    sync(config)
+    db = open_database(config.database)
+    path = write_config(config, tmp_path / "mirror.toml")
+    wanted = ready_files(site, representations)
+    site.set_faults("slow:0.04")
+    site.clear_requests()
+    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(path), "download"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while counts(db)["done"] < len(wanted) // 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    done_before = {r["path"] for r in db["downloads"].rows_where("status = 'done'")}
+    on_disk = {str(p.relative_to(tmp_path / "files")) for p in (tmp_path / "files").rglob("*") if p.is_file()}
+    assert 0 < len(done_before) < len(wanted)
+    assert done_before <= on_disk  # recorded only once published
+    kept = {}
+    for kept_path in on_disk - {p for p in on_disk if p.startswith(".partial/")}:
+        name, _, file_name = kept_path.split("/")
+        kept[(int(Path(file_name).stem), name)] = kept_path
+    for key, kept_path in kept.items():  # every file under a final name is whole
+        assert (tmp_path / "files" / kept_path).read_bytes() == httpx.get(site.url + wanted[key][1]).content
+    # A URL is complete when every file it serves is kept; the rest was in flight or not started.
+    incomplete = {path for key, (_, path) in wanted.items() if key not in kept}
+    site.set_faults("")
+    site.clear_requests()
+    result = subprocess.run([sys.executable, "-m", "mirror.cli", "-c", str(path), "download"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    refetched = Counter(r.path for r in file_requests(site))
+    assert set(refetched) == incomplete and set(refetched.values()) == {1}
+    assert_everything_kept_and_verified(config, db, site, ["thumb", "small", "medium", "full"])
+
+
+# --- verify ---------------------------------------------------------------------------------------
+
+def test_verify_finds_missing_and_corrupt_files_and_repair_fixes_them(site, tmp_path, files_url):
+    config = configure(site, tmp_path, files_url, enabled=True)
+    _, db = _sync_and_download(config)
+    fs, root = fsspec.core.url_to_fs(config["store"]["files"], **_options(config))
+    rows = list(db["downloads"].rows_where("status = 'done'", order_by="image_id, representation"))
+    missing, corrupt = rows[0], next(r for r in rows[1:] if r["representation"] == "thumb")
+    fs.rm_file(f"{root.rstrip('/')}/{missing['path']}")
+    fs.pipe_file(f"{root.rstrip('/')}/{corrupt['path']}", b"bit rot")
+    path = write_config(config, tmp_path / "mirror.toml")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["-c", str(path), "verify"], env=_aws_env())
+    assert result.exit_code == EXIT_DAMAGED
+    assert "1 missing, 1 corrupt" in result.output and missing["path"] in result.output
+    site.clear_requests()
+    result = runner.invoke(cli, ["-c", str(path), "verify", "--repair"], env=_aws_env())
+    assert result.exit_code == 0, result.output
+    fetched = {r.path for r in file_requests(site)}
+    assert len(fetched) == 2
+    assert_everything_kept_and_verified(config, db, site)
+
+
+# --- errors -----------------------------------------------------------------------------------------
+
+def test_a_404_marks_that_file_failed_and_the_rest_continues(site, tmp_path):
+    config = configure(site, tmp_path)
+    sync(config)
+    db = open_database(config.database)
+    gone = next(r["id"] for r in site_images(site) if r.get("thumbnails_generated"))
+    site.dataset.hide_image(gone)  # hidden after our sync: its files now answer 404
+    report = asyncio.run(run_downloads(config, db))
+    failed = list(db["downloads"].rows_where("status = 'failed'"))
+    assert {r["image_id"] for r in failed} == {gone} and len(failed) == 2 and report.failed == 2
+    assert all("404" in r["reason"] and "no such file" in r["reason"] for r in failed)
+    assert report.downloaded == len(ready_files(site)) and counts(db)["pending"] == 0
+    assert not any(p.name.startswith(f"{gone}.") for p in (tmp_path / "files").rglob("*"))
+    site.clear_requests()
+    asyncio.run(run_downloads(config, db))
+    assert file_requests(site) == []  # failed files wait for --retry-failed
+
+
+@pytest.mark.parametrize("code, words", [(errno.ENOSPC, "no space left"), (errno.EACCES, "permission denied")])
+def test_a_full_or_unwritable_disk_stops_cleanly(site, tmp_path, monkeypatch, code, words):
+    config = configure(site, tmp_path, concurrency=1)
+    sync(config)
+    db = open_database(config.database)
+    import aiofiles
+
+    real_open, writes = aiofiles.open, []
+
+    def failing_open(path, mode="r", *args, **kwargs):
+        writes.append(path)
+        if len(writes) == 6:
+            raise OSError(code, os.strerror(code), str(path))
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr("mirror.download.fetch.aiofiles.open", failing_open)
+    with pytest.raises(StorageFailure) as raised:
+        asyncio.run(run_downloads(config, db))
+    message = str(raised.value)
+    assert words in message and Path(writes[5]).name in message and "run `mirror download` again" in message
+    assert counts(db)["done"] == 5
+    assert not list((tmp_path / "files" / ".partial").rglob("*.part"))
+    assert len([p for p in (tmp_path / "files").rglob("*") if p.is_file()]) == 5
+    monkeypatch.setattr("mirror.download.fetch.aiofiles.open", failing_open)
+    writes.clear()
+    result = CliRunner().invoke(cli, ["-c", str(write_config(config, tmp_path / "m.toml")), "download"])
+    assert result.exit_code == EXIT_STORE and words in result.output
+
+
+def test_the_api_key_never_reaches_stored_urls_or_output(site, tmp_path, monkeypatch):
+    key = next(iter(site.dataset.api_keys))
+    monkeypatch.setenv("MIRROR_API_KEY", key)
+    config = configure(site, tmp_path, representations=["full"], enabled=True)
+    config_path = write_config(config, tmp_path / "mirror.toml")
+    site.set_faults("corrupt:3")  # mismatches make the downloader fetch records (with the key)
+    result = CliRunner().invoke(cli, ["-c", str(config_path), "sync"], env={"MIRROR_API_KEY": key})
+    assert result.exit_code == 0, result.output
+    db = open_database(config.database)
+    assert counts(db)["done"] > 0
+    dump = "\n".join(json.dumps(row) for row in db["downloads"].rows)
+    assert key not in dump and key not in result.output
+    assert any(r.path.startswith("/api/v1/json/images/") for r in site.requests)
+
+
+def test_status_shows_download_counts(site, tmp_path):
+    config = configure(site, tmp_path, enabled=False)
+    sync(config)
+    path = write_config(config, tmp_path / "mirror.toml")
+    before = CliRunner().invoke(cli, ["-c", str(path), "status"]).output
+    ready = len(ready_files(site))
+    assert _counted(before, "files to download") == ready
+    assert _counted(before, "images waiting for thumbnails") >= 1
+    CliRunner().invoke(cli, ["-c", str(path), "download"])
+    after = CliRunner().invoke(cli, ["-c", str(path), "status"]).output
+    assert _counted(after, "files to download") == 0 and _counted(after, "files kept") == ready
+
+
+def _counted(output: str, label: str) -> int:
+    line = next(line for line in output.splitlines() if line.strip().startswith(label))
+    return int(line.split()[-1].replace(",", ""))
+
+
+def _sync_and_download(config):
+    db = open_database(config.database)
+    from mirror.sync.runner import run_sync
+
+    return asyncio.run(run_sync(config, db, ["images"])), db
+
+
+def _aws_env():
+    return {k: os.environ[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") if k in os.environ}
