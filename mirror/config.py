@@ -45,10 +45,18 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "refresh_overlap": 900,
     },
     "comments": {"enabled": False},
-    "posts": {"enabled": False},
+    "posts": {
+        "enabled": False,
+        # Seconds of overlap when re-reading posts updated since the last run (clock skew, indexing).
+        "refresh_overlap": 900,
+    },
     "galleries": {"enabled": False},
     "tags": {"enabled": False},
-    "forums": {"enabled": False},
+    "forums": {
+        "enabled": False,
+        # Short names of the forums to mirror (e.g. ["dis", "art"]); empty means every public forum.
+        "forums": [],
+    },
     "filters": {"enabled": False},
     "profiles": {"enabled": False},
     "download": {
@@ -184,6 +192,7 @@ def _validate(sections: dict[str, dict[str, Any]]) -> None:
     if not isinstance(images["query"], str) or not images["query"].strip():
         raise ConfigError("images.query must be a non-empty search query; use \"*\" for every image")
     images["refresh_overlap"] = int(_number(images["refresh_overlap"], "images.refresh_overlap"))
+    _validate_forums_posts(sections)
     _validate_download(sections["download"])
 
 
@@ -201,6 +210,14 @@ def _validate_download(download: dict[str, Any]) -> None:
     download["concurrency"] = int(_number(download["concurrency"], "download.concurrency", positive=True))
     download["requests_per_second"] = _number(download["requests_per_second"], "download.requests_per_second",
                                               positive=True)
+
+
+def _validate_forums_posts(sections: dict[str, dict[str, Any]]) -> None:
+    forums = sections["forums"]["forums"]
+    if isinstance(forums, str) or not isinstance(forums, list) or not all(isinstance(f, str) for f in forums):
+        raise ConfigError(f"forums.forums must be a list of forum short names, got {forums!r}")
+    posts = sections["posts"]
+    posts["refresh_overlap"] = int(_number(posts["refresh_overlap"], "posts.refresh_overlap"))
 
 
 def _number(value: Any, name: str, positive: bool = False) -> float:

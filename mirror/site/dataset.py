@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -18,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from . import media
-from .records import NAMESPACE_CATEGORIES, RATINGS, iso, parse_iso, slug, split_namespace, utc_now
+from .records import (NAMESPACE_CATEGORIES, RATINGS, background_pony, iso, parse_iso, slug, split_namespace,
+                      utc_now)
 
 __all__ = ["Dataset"]
 
@@ -357,17 +359,31 @@ class Dataset:
                      destroyed: bool | None = None, edit_reason: str | None = None) -> Record:
         """Edit, hide or destroy a comment; bumps `updated_at` (and `edited_at` for body edits)."""
         with self.lock:
-            comment = self.comments[comment_id]
-            now = self.now()
-            if body is not None:
-                comment.update(body=body, edited_at=now, edit_reason=edit_reason)
-            if hidden is not None:
-                comment["hidden_from_users"] = hidden
-            if destroyed is not None:
-                comment["destroyed_content"] = destroyed
-            comment["updated_at"] = now
-            self.invalidate()
-            return comment
+            return self._edit_message(self.comments[comment_id], body=body, hidden=hidden, destroyed=destroyed,
+                                      edit_reason=edit_reason)
+
+    def edit_post(self, post_id: int, *, body: str | None = None, hidden: bool | None = None,
+                  destroyed: bool | None = None, edit_reason: str | None = None) -> Record:
+        """Edit, hide or destroy a forum post; bumps `updated_at` (and `edited_at` for body edits).
+
+        Like Philomena, this leaves the topic's `post_count` and `last_replied_to_at` alone.
+        """
+        with self.lock:
+            return self._edit_message(self.posts[post_id], body=body, hidden=hidden, destroyed=destroyed,
+                                      edit_reason=edit_reason)
+
+    def _edit_message(self, message: Record, *, body: str | None, hidden: bool | None, destroyed: bool | None,
+                      edit_reason: str | None) -> Record:
+        now = self.now()
+        if body is not None:
+            message.update(body=body, edited_at=now, edit_reason=edit_reason)
+        if hidden is not None:
+            message["hidden_from_users"] = hidden
+        if destroyed is not None:
+            message["destroyed_content"] = destroyed
+        message["updated_at"] = now
+        self.invalidate()
+        return message
 
     def add_posts(self, topic: int | str, n: int = 1, *, body: str | None = None,
                   user_id: int | None = None) -> list[int]:
@@ -392,6 +408,26 @@ class Dataset:
             record["last_replied_to_at"] = now
             self.invalidate()
             return ids
+
+    def add_topic(self, forum: str, title: str, posts: int = 1, *, sticky: bool = False,
+                  user_id: int | None = None) -> Record:
+        """Open a topic in `forum` with `posts` posts (the first is the opening post); bumps the forum's counters."""
+        with self.lock:
+            topic_slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60]
+            if any(t["forum"] == forum and t["slug"] == topic_slug for t in self.topics.values()):
+                raise ValueError(f"forum {forum!r} already has a topic {topic_slug!r}")
+            now, topic_id = self.now(), max(self.topics, default=0) + 1
+            topic = {
+                "id": topic_id, "forum": forum, "slug": topic_slug, "title": title,
+                "user_id": user_id, "anonymous": user_id is None,
+                "author": self.user_name(user_id) if user_id is not None else background_pony(topic_id, "op"),
+                "view_count": 0, "sticky": sticky, "locked": False, "hidden": False, "created_at": now,
+                "last_replied_to_at": now, "post_count": 0,
+            }
+            self.topics[topic["id"]] = topic
+            self.forums[forum]["topic_count"] += 1
+            self.add_posts(topic["id"], posts, user_id=user_id)
+            return topic
 
     # ------------------------------------------------------------------ derived dates
 

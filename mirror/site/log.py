@@ -25,15 +25,22 @@ class RequestRecord:
 
 
 class RequestLog:
-    """A thread-safe, append-only list of `RequestRecord`s."""
+    """A thread-safe, append-only list of `RequestRecord`s.
+
+    A request is logged once its response is sent, which can be just after the client got it: a
+    request that arrived before `clear()` is not logged after it either, so a test that clears
+    the log between two syncs counts only the second one's requests.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._records: list[RequestRecord] = []
+        self._cleared_at = float("-inf")
 
     def append(self, record: RequestRecord) -> None:
         with self._lock:
-            self._records.append(record)
+            if record.time >= self._cleared_at:
+                self._records.append(record)
 
     def snapshot(self) -> list[RequestRecord]:
         with self._lock:
@@ -42,6 +49,7 @@ class RequestLog:
     def clear(self) -> None:
         with self._lock:
             self._records.clear()
+            self._cleared_at = time.monotonic()
 
 
 class RequestLogMiddleware:

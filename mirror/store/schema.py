@@ -180,3 +180,12 @@ VIEWS = (
       json_extract(award.value, '$.image_url') AS image_url, json_extract(award.value, '$.awarded_on') AS awarded_on
     FROM users JOIN json_each(users.awards) AS award""",
 )
+
+
+@migrations(name="0004_topic_progress")
+def _topic_progress(db: Database) -> None:
+    """How far each forum topic's posts are mirrored (see :mod:`mirror.store.topic_progress`)."""
+    db["topic_progress"].create({
+        "forum_short_name": str, "slug": str, "post_count": int, "last_replied_to_at": str, "next_page": int,
+        "updated_at": str,
+    }, pk=("forum_short_name", "slug"), not_null={"forum_short_name", "slug", "updated_at"}, strict=True)

@@ -12,7 +12,6 @@ from its last committed page; images already stored are simply upserted again if
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlite_utils import Database
@@ -20,11 +19,11 @@ from sqlite_utils import Database
 from ..api import PhilomenaClient
 from ..store import ImageWriter
 from ..store.state import load_cursor, save_cursor
+from .clock import earliest, now_stamp, since
 from .report import Progress, SyncReport, recorded_run
 
 PER_PAGE = 50
 STATE_NAME = "images"
-DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def walk_query(query: str, after: int, *, high_water: int | None, since: str | None) -> str:
@@ -50,7 +49,7 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
             page = await client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc", include_hidden=include_hidden)
             if report.pages == 0:
                 report.expected = page.total
-                walk["started"] = _earliest(walk["started"], page.server_date)
+                walk["started"] = earliest(walk["started"], page.server_date)
             report.pages += 1
             with db.atomic():
                 saved = writer.save_page(page.records)
@@ -77,24 +76,12 @@ def _current_cursor(db: Database, query: str, filter_id: int | None) -> dict[str
 
 
 def _new_walk(cursor: dict[str, Any], overlap: int) -> dict[str, Any]:
-    since = None
-    if cursor.get("last_start"):
-        last_start = datetime.strptime(cursor["last_start"], DATE_FORMAT).replace(tzinfo=timezone.utc)
-        since = (last_start - timedelta(seconds=overlap)).strftime(DATE_FORMAT)
     return {
         "high_water": cursor.get("high_water"),
-        "since": since,
+        "since": since(cursor.get("last_start"), overlap),
         "after": -1,  # image ids start at 0
-        "started": datetime.now(timezone.utc).strftime(DATE_FORMAT),
+        "started": now_stamp(),
     }
-
-
-def _earliest(started: str, server_date: datetime | None) -> str:
-    """The walk's start by whichever clock is earlier, ours or the site's, against clock skew."""
-    if server_date is None:
-        return started
-    server = server_date.astimezone(timezone.utc).strftime(DATE_FORMAT)
-    return min(started, server)
 
 
 def _walk_finished(records: list[Any], total: int | None) -> bool:

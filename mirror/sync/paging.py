@@ -47,3 +47,16 @@ async def search_pages(fetch: Callable[[int], Awaitable[Page]], *, start: int = 
         if not page.records or number * per_page >= (page.total if page.total is not None else 0):
             return
         number += 1
+
+
+def window_walk_done(number: int, page: Page, per_page: int = PER_PAGE) -> bool:
+    """Whether page ``number`` of a topic's posts is its last.
+
+    Topic posts are selected by ``topic_position`` in ``[per_page*(number-1), per_page*number)``.
+    Destroyed posts leave gaps, so a page can be short or even empty in the middle of a topic:
+    only ``total`` (the topic's post count) ends the walk. Past the end the page is empty, never
+    repeated; without a ``total`` an empty page is taken as the end.
+    """
+    if page.total is None:
+        return not page.records
+    return number * per_page >= page.total

@@ -1,0 +1,42 @@
+"""Run start times and "changed since" bounds, shared by the crawlers that refresh by date.
+
+A crawler refreshes what changed since its last complete run started, less an overlap (clock
+skew, slow search indexing). The start is taken as the earlier of our clock and the site's
+``Date`` header, so a fast local clock cannot make a run skip changes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def utc_text(when: datetime | None = None) -> str:
+    """``when`` (default now) as the API writes dates: UTC, seconds, trailing Z."""
+    return (when or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime(DATE_FORMAT)
+
+
+def now_stamp() -> str:
+    """The current time as the API writes dates."""
+    return utc_text()
+
+
+def parse_utc(text: str) -> datetime | None:
+    """An API date (``2024-01-02T03:04:05Z``, fractions and offsets tolerated) or None."""
+    try:
+        value = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def since(last_start: str | None, overlap: int) -> str | None:
+    """The lower bound of a refresh: the last complete run's start less ``overlap`` seconds."""
+    start = parse_utc(last_start) if last_start else None
+    return utc_text(start - timedelta(seconds=overlap)) if start else None
+
+
+def earliest(started: str, server_date: datetime | None) -> str:
+    """The run's start by whichever clock is earlier, ours or the site's, against clock skew."""
+    return started if server_date is None else min(started, utc_text(server_date))
