@@ -196,6 +196,38 @@ def test_a_record_flipping_to_ready_is_picked_up_by_the_next_sync(site, tmp_path
     assert all((tmp_path / "files" / r["path"]).exists() for r in kept)
 
 
+def test_a_file_the_site_replaced_is_fetched_again(site, tmp_path):
+    config = configure(site, tmp_path, enabled=True, representations=["full"])
+    _, db = _sync_and_download(config)
+    image_id = next(r["image_id"] for r in db["downloads"].rows)
+    old = db["downloads"].get((image_id, "full"))["sha512"]
+    with site.dataset.lock:
+        image = site.dataset.edit_image(image_id, file_key="replaced")
+        site.dataset.finish_image_file(image)
+    site.clear_requests()
+    reports, db = _sync_and_download(config)
+    assert [image_of(r.path) for r in file_requests(site)] == [image_id] and reports[-1].downloaded == 1
+    row = db["downloads"].get((image_id, "full"))
+    assert row["sha512"] == image["sha512_hash"] != old and row["status"] == "done"
+    assert hashlib.sha512(kept_bytes(config, db, image_id, "full")).hexdigest() == image["sha512_hash"]
+
+
+def test_a_mismatch_from_a_file_replaced_since_the_sync_is_settled_by_the_fresh_record(site, tmp_path):
+    config = configure(site, tmp_path, representations=["full"])
+    sync(config)
+    db = open_database(config.database)
+    image_id = next(r["id"] for r in site_images(site) if r.get("thumbnails_generated"))
+    with site.dataset.lock:
+        image = site.dataset.edit_image(image_id, file_key="replaced")
+        site.dataset.finish_image_file(image)
+    site.clear_requests()
+    report = asyncio.run(run_downloads(config, db))
+    assert report.failed == 0 and len(file_requests(site)) == report.downloaded  # no retry was needed
+    assert [r.path for r in site.requests if r.path.startswith("/api/")] == [f"/api/v1/json/images/{image_id}"]
+    assert db["downloads"].get((image_id, "full"))["sha512"] == image["sha512_hash"]
+    assert db["images"].get(image_id)["sha512_hash"] == image["sha512_hash"]  # the fresh record is kept
+
+
 def test_corrupt_bodies_are_caught_rechecked_and_retried(site, tmp_path, files_url):
     config = configure(site, tmp_path, files_url, representations=["full"])
     sync(config)

@@ -113,7 +113,7 @@ class Storage:
 
         def read() -> Digest | None:
             try:
-                with self.fs.open(final, "rb") as f:
+                with self.fs.open(final, "rb", block_size=CHUNK) as f:  # object stores buffer a block
                     size, digest = hash_stream(f.read)
             except FileNotFoundError:
                 return None
