@@ -25,7 +25,7 @@ from ..config import Config
 from ..progress import Reporter
 from ..store import ImageWriter, is_stub
 from ..store import downloads as state
-from .fetch import Fetcher, FileFailed, Job
+from .fetch import Fetcher, FileFailed, Job, Recheck
 from .layout import expected_hash, extension, file_path, file_url, wanted
 from .storage import Storage
 
@@ -204,7 +204,7 @@ def make_job(row: dict[str, Any]) -> Job | str:
                expected_hash(representation, row))
 
 
-def _rechecker(client: PhilomenaClient, db: Database):
+def _rechecker(client: PhilomenaClient, db: Database) -> Recheck:
     """Fetch an image's record again (and store it): the hash it states now, for a mismatch."""
     writer = ImageWriter(db, client.base_url)
 

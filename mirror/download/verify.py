@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -69,7 +70,7 @@ async def verify_files(config: Config, db: Database, reporter: Reporter | None =
     return report
 
 
-def _check(storage: Storage, row: dict) -> str | None:
+def _check(storage: Storage, row: dict[str, Any]) -> str | None:
     """``missing``, ``corrupt`` or None for one kept file."""
     digest = storage.digest(row["path"])
     if digest is None:
