@@ -143,7 +143,7 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
 
 
 @cli.command()
-@click.option("--images", "image_count", default=300, show_default=True, help="How many images the local site has.")
+@click.option("--images", "image_count", default=1000, show_default=True, help="How many images the local site has.")
 @click.option("--data", "data_dir", default="data", show_default=True, type=click.Path(file_okay=False),
               help="Where the demo mirror is written.")
 @handle_errors

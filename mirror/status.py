@@ -14,7 +14,17 @@ COUNTS = {
     "images": "SELECT count(*) FROM images",
     "images hidden, deleted or merged": "SELECT count(*) FROM images WHERE hidden_from_users = 1",
     "tags": "SELECT count(*) FROM tags",
+    "tags with full records": "SELECT count(*) FROM tags WHERE raw IS NOT NULL",
     "image-tag links": "SELECT count(*) FROM image_tags",
+    "comments": "SELECT count(*) FROM comments",
+    "forums": "SELECT count(*) FROM forums",
+    "topics": "SELECT count(*) FROM topics",
+    "posts": "SELECT count(*) FROM posts",
+    "galleries": "SELECT count(*) FROM galleries",
+    "gallery-image links": "SELECT count(*) FROM gallery_images",
+    "users": "SELECT count(*) FROM users",
+    "filters": "SELECT count(*) FROM filters",
+    "featured images recorded": "SELECT count(*) FROM featured_images",
     "rejected records": "SELECT count(*) FROM rejects",
 }
 

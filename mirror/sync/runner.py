@@ -1,6 +1,15 @@
-"""Running a sync from a config: one client, one pacing budget, the resources in order."""
+"""Running a sync from a config: one client, one pacing budget, the resources in order.
+
+Each resource has a crawler module in this package with the same entry point,
+``async def sync(client, db, options, progress) -> SyncReport``, where ``options`` is the
+resource's section of the config. A full sync runs them in :data:`ORDER`: images first, since
+the others follow what the images name, and profiles last, since they follow everyone's users.
+"""
 
 from __future__ import annotations
+
+import importlib
+import importlib.util
 
 from sqlite_utils import Database
 
@@ -8,25 +17,29 @@ from ..api.configured import make_client
 from ..config import Config
 from ..download import run_downloads
 from ..progress import Reportable, Reporter
-from .images import sync_images
 
-__all__ = ["AVAILABLE", "NotAvailable", "make_client", "resources_to_sync", "run_sync"]
+__all__ = ["ORDER", "NotAvailable", "available", "make_client", "resources_to_sync", "run_sync"]
 
-# The order a full sync runs in: images first, since the other crawlers follow what they name.
-AVAILABLE = ("images",)
+ORDER = ("images", "tags", "comments", "galleries", "forums", "posts", "filters", "profiles")
 
 
 class NotAvailable(Exception):
     """A resource was asked for that this version cannot mirror yet."""
 
 
+def available() -> list[str]:
+    """The resources that have a crawler, in sync order."""
+    return [name for name in ORDER if importlib.util.find_spec(f"{__package__}.{name}") is not None]
+
+
 def resources_to_sync(config: Config, names: tuple[str, ...] | list[str]) -> list[str]:
     """The named resources, or every enabled one, in sync order."""
     wanted = list(names) if names else config.enabled_resources()
-    missing = [name for name in wanted if name not in AVAILABLE]
+    ready = available()
+    missing = [name for name in wanted if name not in ready]
     if missing:
-        raise NotAvailable(f"this version cannot mirror {', '.join(missing)} yet; available: {', '.join(AVAILABLE)}")
-    return [name for name in AVAILABLE if name in wanted]
+        raise NotAvailable(f"this version cannot mirror {', '.join(missing)} yet; available: {', '.join(ready)}")
+    return [name for name in ORDER if name in wanted]
 
 
 async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[str] = (),
@@ -37,13 +50,11 @@ async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[s
     pacing budget) for the rare record they need to fetch again.
     """
     reporter = reporter or Reporter(interactive=False)
-    reports = []
+    reports: list[Reportable] = []
     async with make_client(config) as client:
         for name in resources_to_sync(config, names):
-            if name == "images":
-                images = config["images"]
-                report = await sync_images(client, db, query=images["query"], include_hidden=images["include_hidden"],
-                                           overlap=images["refresh_overlap"], progress=reporter.update)
+            crawler = importlib.import_module(f"{__package__}.{name}")
+            report = await crawler.sync(client, db, config[name], reporter.update)
             reporter.done(report)
             reports.append(report)
         if config["download"]["enabled"]:
