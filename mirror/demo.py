@@ -13,7 +13,7 @@ from .site.dataset import Dataset
 from .site.server import SiteServer
 from .status import counts
 from .store import open_database
-from .sync.runner import run_sync
+from .sync.runner import available, run_sync
 
 
 def run_demo(*, image_count: int = 1000, data_dir: str = "data", echo: Callable[[str], None] = print) -> None:
@@ -27,12 +27,14 @@ def run_demo(*, image_count: int = 1000, data_dir: str = "data", echo: Callable[
             # The "Everything" filter hides nothing, as an archivist would configure it.
             "site": {"base_url": site.url, "user_agent": "mirror-demo", "filter_id": dataset.everything_filter_id},
             # The local site is ours to load; a real site gets the default of 1 request/s.
-            "polite": {"requests_per_second": 50},
+            "polite": {"requests_per_second": 100},
             "store": {"database": str(database), "files": str(Path(data_dir) / "files")},
+            "download": {"enabled": True, "requests_per_second": 400, "concurrency": 4},
+            **{name: {"enabled": True} for name in available()},
         })
         db = open_database(database)
         with Reporter() as reporter:
-            asyncio.run(run_sync(config, db, ["images"], reporter))
+            asyncio.run(run_sync(config, db, reporter=reporter))
     echo("")
     for label, value in counts(db).items():
         echo(f"  {label:<34} {value:>8,}")
@@ -44,6 +46,8 @@ def run_demo(*, image_count: int = 1000, data_dir: str = "data", echo: Callable[
         total = db.execute("SELECT count(*) FROM images_fts WHERE images_fts MATCH ?", [f'"{example[0]}"']).fetchone()[0]
         echo(f"\nFull-text search for \"{example[0]}\" finds {total} images; the top scored: {hits}")
         echo(f"  sqlite3 {database} \"SELECT id FROM images_fts WHERE images_fts MATCH 'pony' LIMIT 5\"")
-    echo(f"\nDone in {time.monotonic() - started:.1f} s. The mirror is {database}.")
+    files = db.execute("SELECT count(*), coalesce(sum(bytes), 0) FROM downloads WHERE status = 'done'").fetchone()
+    echo(f"\n{files[0]:,} files ({files[1] / 1e6:.1f} MB) downloaded and verified into {config['store']['files']}.")
+    echo(f"Done in {time.monotonic() - started:.1f} s. The mirror is {database}.")
     echo(f"Browse it: pip install datasette && datasette {database}")
     echo("Run it again: a second sync fetches only what changed.")
