@@ -51,14 +51,28 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "refresh_overlap": 900,
     },
     "galleries": {"enabled": False},
-    "tags": {"enabled": False},
+    "tags": {
+        "enabled": False,
+        # "mirrored": the tags the mirrored images name; "all": every tag of the site.
+        "scope": "mirrored",
+        # Tags re-fetched per run, longest-fetched first, so edits that touch no image arrive too.
+        "refresh_per_run": 100,
+    },
     "forums": {
         "enabled": False,
         # Short names of the forums to mirror (e.g. ["dis", "art"]); empty means every public forum.
         "forums": [],
     },
-    "filters": {"enabled": False},
-    "profiles": {"enabled": False},
+    "filters": {
+        "enabled": False,
+        # Filter ids to keep besides the system filters, the key owner's and the one in use.
+        "ids": [],
+    },
+    "profiles": {
+        "enabled": False,
+        # Days before a profile (or a deleted account's 404) is asked for again.
+        "refresh_days": 30,
+    },
     "download": {
         "enabled": False,
         "representations": ["thumb", "full"],
@@ -194,6 +208,7 @@ def _validate(sections: dict[str, dict[str, Any]]) -> None:
     images["refresh_overlap"] = int(_number(images["refresh_overlap"], "images.refresh_overlap"))
     _validate_forums_posts(sections)
     _validate_download(sections["download"])
+    _validate_tags_filters_profiles(sections)
 
 
 def _validate_download(download: dict[str, Any]) -> None:
@@ -210,6 +225,17 @@ def _validate_download(download: dict[str, Any]) -> None:
     download["concurrency"] = int(_number(download["concurrency"], "download.concurrency", positive=True))
     download["requests_per_second"] = _number(download["requests_per_second"], "download.requests_per_second",
                                               positive=True)
+
+
+def _validate_tags_filters_profiles(sections: dict[str, dict[str, Any]]) -> None:
+    tags = sections["tags"]
+    if tags["scope"] not in ("mirrored", "all"):
+        raise ConfigError(f"tags.scope must be \"mirrored\" or \"all\", got {tags['scope']!r}")
+    tags["refresh_per_run"] = int(_number(tags["refresh_per_run"], "tags.refresh_per_run"))
+    ids = sections["filters"]["ids"]
+    if not isinstance(ids, list) or not all(type(i) is int for i in ids):
+        raise ConfigError(f"filters.ids must be a list of filter numbers, got {ids!r}")
+    sections["profiles"]["refresh_days"] = _number(sections["profiles"]["refresh_days"], "profiles.refresh_days")
 
 
 def _validate_forums_posts(sections: dict[str, dict[str, Any]]) -> None:

@@ -429,6 +429,87 @@ class Dataset:
             self.add_posts(topic["id"], posts, user_id=user_id)
             return topic
 
+    # ------------------------------------------------------------------ tags, users, filters, features (tests)
+
+    def edit_tag(self, name: str, **fields: Any) -> Record:
+        """Edit a tag's own fields (`description`, `short_description`, `dnp_entries`, ...).
+
+        Like Philomena, this touches no image: a tag carries no `updated_at` and its images stay
+        as they were.
+        """
+        with self.lock:
+            tag = self.tag_by_name(name)
+            if tag is None:
+                raise KeyError(f"no tag {name!r}")
+            return self._set_fields(tag, fields, fixed=("id", "name", "slug"))
+
+    def alias_tag(self, alias: str, target: str) -> Record:
+        """Make `alias` (created if missing) an alias of `target`: the target's `aliases` grow."""
+        with self.lock:
+            tag = self.ensure_tag(alias)
+            tag["aliased_tag_id"] = self.ensure_tag(target)["id"]
+            self.invalidate()
+            return tag
+
+    def add_user(self, name: str, **fields: Any) -> Record:
+        """Register a user with an id above the current maximum (no links, awards or activity)."""
+        with self.lock:
+            user_id = max(self.users, default=0) + 1
+            user = {
+                "id": user_id, "name": name, "slug": slug(name), "role": "user", "description": None,
+                "avatar": None, "created_at": self.now(), "links": [], "awards": [], "deleted": False,
+                "uploads_count": 0, "comments_count": 0, "posts_count": 0, "topics_count": 0, **fields,
+            }
+            self.users[user_id] = user
+            self.invalidate()
+            return user
+
+    def edit_user(self, user_id: int, **fields: Any) -> Record:
+        """Change a user's profile fields (description, role, links, awards, ...)."""
+        with self.lock:
+            return self._set_fields(self.users[user_id], fields)
+
+    def delete_user(self, user_id: int) -> Record:
+        """Deactivate an account: its profile answers 404 from now on; its records stay."""
+        with self.lock:
+            user = self.users[user_id]
+            user["deleted"] = True
+            self.invalidate()
+            return user
+
+    def add_filter(self, user_id: int | None, name: str, **fields: Any) -> Record:
+        """Create a filter owned by `user_id` (a system filter when None), hiding nothing."""
+        with self.lock:
+            filter_id = max(self.filters, default=0) + 1
+            flt = {
+                "id": filter_id, "name": name, "description": "", "public": False, "system": user_id is None,
+                "user_count": 0, "user_id": user_id, "hidden_tag_ids": [], "spoilered_tag_ids": [],
+                "hidden_complex": "", "spoilered_complex": "", "created_at": self.now(), **fields,
+            }
+            self.filters[filter_id] = flt
+            self.invalidate()
+            return flt
+
+    def edit_filter(self, filter_id: int, **fields: Any) -> Record:
+        """Change a filter's fields (rename it, make it public, ...)."""
+        with self.lock:
+            return self._set_fields(self.filters[filter_id], fields)
+
+    def _set_fields(self, record: Record, fields: dict[str, Any], fixed: tuple[str, ...] = ("id",)) -> Record:
+        for key in fields:
+            if key in fixed:
+                raise ValueError(f"cannot edit {key}")
+        record.update(fields)
+        self.invalidate()
+        return record
+
+    def feature_image(self, image_id: int) -> None:
+        """Feature an image now: /images/featured answers with it."""
+        with self.lock:
+            self._image(image_id)
+            self.features.append({"image_id": image_id, "created_at": self.now()})
+            self.invalidate()
+
     # ------------------------------------------------------------------ derived dates
 
     @staticmethod

@@ -189,3 +189,13 @@ def _topic_progress(db: Database) -> None:
         "forum_short_name": str, "slug": str, "post_count": int, "last_replied_to_at": str, "next_page": int,
         "updated_at": str,
     }, pk=("forum_short_name", "slug"), not_null={"forum_short_name", "slug", "updated_at"}, strict=True)
+
+
+@migrations(name="0006_gone_users")
+def _gone_users(db: Database) -> None:
+    """Users whose profile the site answered 404 for (deleted accounts), and when it was asked.
+
+    The profiles crawler asks again only after ``profiles.refresh_days``, not every night; a
+    ``users`` row kept from before the account went stays as it was.
+    """
+    db["gone_users"].create({"id": int, "checked_at": str}, pk="id", not_null={"checked_at"}, strict=True)

@@ -26,6 +26,8 @@ class SyncReport:
     pages: int = 0
     expected: int | None = None
     complete: bool = False
+    # Things the user should know that are not failures (an endpoint skipped for want of a key).
+    notes: list[str] = field(default_factory=list)
     _requests: Callable[[], int] = field(default=lambda: 0, repr=False, compare=False)
 
     @property
@@ -41,6 +43,10 @@ class SyncReport:
         self.hidden += saved.hidden
         self.rejected += saved.rejected
 
+    def note(self, text: str) -> None:
+        """Say something in the summary and in ``sync_runs.message`` without failing the run."""
+        self.notes.append(text)
+
     def counts(self) -> dict[str, int]:
         """The figures ``sync_runs`` keeps."""
         return {"requests": self.requests, "fetched": self.fetched, "new": self.new, "updated": self.updated,
@@ -52,7 +58,8 @@ class SyncReport:
             parts.append(f"{self.hidden} hidden or merged")
         if self.rejected:
             parts.append(f"{self.rejected} kept in rejects")
-        return f"{self.resource}: {', '.join(parts)}; {self.requests} requests"
+        notes = "".join(f"; {note}" for note in self.notes)
+        return f"{self.resource}: {', '.join(parts)}; {self.requests} requests{notes}"
 
 
 Progress = Callable[[SyncReport], None]
@@ -70,4 +77,4 @@ def recorded_run(db: Database, client: PhilomenaClient, resource: str) -> Iterat
         run.finish(db, status="failed", message=str(e) or type(e).__name__, **report.counts())
         raise
     report.complete = True
-    run.finish(db, status="ok", **report.counts())
+    run.finish(db, status="ok", message="; ".join(report.notes) or None, **report.counts())

@@ -1,0 +1,45 @@
+"""The featured image of the day: a small history in ``featured_images(day, image_id, seen_at)``.
+
+Sites feature an image a day or so, and /images/featured only ever tells the newest, so the
+history is built by asking once per UTC day, at most: the day asked is kept in the ``featured``
+cursor (a day the site featured nothing, 404, is not asked twice either).
+The image itself is stored like any other (a full record; it may lie outside the mirrored query),
+so the history row always joins to it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlite_utils import Database
+
+from ..api import NotFound, PhilomenaClient
+from ..store import ImageWriter
+from ..store.database import utc_now
+from ..store.state import load_cursor, save_cursor
+
+STATE_NAME = "featured"
+
+
+def utc_day() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
+async def record_featured(client: PhilomenaClient, db: Database) -> bool:
+    """Record today's featured image; True when a row was added, False when today had one already
+    or the site features nothing (404). Errors other than 404 propagate like any request's."""
+    day = utc_day()
+    if load_cursor(db, STATE_NAME).get("asked_on") == day:
+        return False
+    try:
+        record = await client.featured_image()
+    except NotFound:
+        record = None
+    with db.atomic():
+        save_cursor(db, STATE_NAME, {"asked_on": day})
+        saved = ImageWriter(db, client.base_url).save_page([record] if record is not None else [])
+        if not saved.keys:
+            return False  # nothing featured, or a record without a usable id (kept in rejects)
+        db["featured_images"].insert({"day": day, "image_id": saved.keys[0], "seen_at": utc_now()}, pk="day",
+                                     replace=True)
+    return True

@@ -1,0 +1,82 @@
+"""``mirror sync profiles``: the users the mirrored records name, through /profiles/:id.
+
+The API has no user list or search, so every profile costs one request. Profiles change slowly
+(counts, links, awards), so a user is fetched when never fetched before or when the kept profile
+is older than ``refresh_days``. A 404 (a deleted account) is remembered in ``gone_users`` and
+asked again no sooner, so deleted uploaders do not cost a request every night.
+
+Each profile is committed as it arrives and then counts as fresh, so the database itself is the
+cursor: a run killed at any instant resumes by leaving out the profiles already fetched. The saved
+cursor only says how far the last run got, for ``mirror status``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlite_utils import Database
+
+from ..api import NotFound, PhilomenaClient
+from ..store.database import utc_now
+from ..store.specs import USERS
+from ..store.writer import RecordWriter
+from .report import Progress, SyncReport, recorded_run
+from .saving import PageSaver
+
+STATE_NAME = "profiles"
+DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+# Where mirrored records name a user: (table, column).
+USER_COLUMNS = (("images", "uploader_id"), ("comments", "user_id"), ("posts", "user_id"), ("topics", "user_id"),
+                ("galleries", "creator_id"), ("filters", "user_id"))
+
+
+def due_user_ids(db: Database, cutoff: str) -> list[int]:
+    """Users named by mirrored records whose profile (or 404) is missing or older than ``cutoff``."""
+    named = " UNION ".join(f'SELECT "{column}" AS id FROM "{table}"' for table, column in USER_COLUMNS)
+    return [row[0] for row in db.execute(f"""
+        SELECT id FROM ({named})
+        WHERE id IS NOT NULL
+          AND id NOT IN (SELECT id FROM users WHERE mirrored_at >= ?)
+          AND id NOT IN (SELECT id FROM gone_users WHERE checked_at >= ?)
+        ORDER BY id""", [cutoff, cutoff])]
+
+
+def cutoff_for(refresh_days: float) -> str:
+    return (datetime.now(timezone.utc) - timedelta(days=refresh_days)).strftime(DATE_FORMAT)
+
+
+async def sync_profiles(client: PhilomenaClient, db: Database, *, refresh_days: float = 30,
+                        progress: Progress | None = None) -> SyncReport:
+    """Fetch the profiles that are due; see the module docstring."""
+    gone = 0
+    with recorded_run(db, client, STATE_NAME) as report:
+        saver = PageSaver(db, RecordWriter(db, USERS, client.base_url), report, progress, STATE_NAME)
+        due = due_user_ids(db, cutoff_for(refresh_days))
+        report.expected = len(due)
+        for user_id in due:
+            try:
+                record = await client.profile(user_id)
+            except NotFound:
+                gone += 1
+                record = None
+            found = record is not None
+            saver.save([record] if found else [], {"last_id": user_id}, also=lambda _: _settle(db, user_id, found))
+        if gone:
+            report.note(f"{gone} deleted accounts (404) not asked again for {refresh_days:g} days")
+    return report
+
+
+def _settle(db: Database, user_id: int, found: bool) -> None:
+    """A profile found is no longer gone; a 404 is remembered with when it was asked."""
+    if found:
+        db.execute("DELETE FROM gone_users WHERE id = ?", [user_id])
+    else:
+        db["gone_users"].upsert({"id": user_id, "checked_at": utc_now()}, pk="id")
+
+
+async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
+               progress: Progress | None = None) -> SyncReport:
+    """The runner's entry point: ``options`` is the ``[profiles]`` section of the config."""
+    return await sync_profiles(client, db, refresh_days=options["refresh_days"], progress=progress)

@@ -1,0 +1,58 @@
+"""The featured image of the day, and oEmbed, through the client against the local site."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+
+from mirror.api import PhilomenaClient
+from mirror.store import open_database
+from mirror.sync.featured import record_featured, utc_day
+
+from .mirrored import requests_seen
+
+
+def test_the_featured_image_is_recorded_at_most_once_a_day(site, tmp_path):
+    db = open_database(tmp_path / "mirror.db")
+
+    async def twice() -> tuple[bool, bool]:
+        async with PhilomenaClient(site.url) as client:
+            return await record_featured(client, db), await record_featured(client, db)
+
+    image_id = max(i for i, im in site.dataset.images.items() if not im["hidden_from_users"])
+    site.dataset.feature_image(image_id)
+    site.clear_requests()
+    assert asyncio.run(twice()) == (True, False)
+    assert [r.path for r in requests_seen(site)] == ["/api/v1/json/images/featured"]
+    assert list(db.query("SELECT day, image_id FROM featured_images")) == [{"day": utc_day(), "image_id": image_id}]
+    served = httpx.get(f"{site.api_url}/images/featured").json()["image"]
+    assert json.loads(db["images"].get(image_id)["raw"]) == served
+    assert db.execute("SELECT count(*) FROM image_tags WHERE image_id = ?", [image_id]).fetchone()[0] == \
+        len(served["tag_ids"])
+
+
+def test_a_site_featuring_nothing_is_not_asked_twice_a_day(site, tmp_path):
+    db = open_database(tmp_path / "mirror.db")
+    site.dataset.features.clear()
+
+    async def twice() -> tuple[bool, bool]:
+        async with PhilomenaClient(site.url) as client:
+            return await record_featured(client, db), await record_featured(client, db)
+
+    site.clear_requests()
+    assert asyncio.run(twice()) == (False, False)
+    assert len(requests_seen(site)) == 1 and db["featured_images"].count == 0
+
+
+def test_oembed_through_the_client(site):
+    image = next(im for im in site.dataset.images.values() if not im["hidden_from_users"] and im["tag_ids"])
+
+    async def fetch(url: str) -> dict:
+        async with PhilomenaClient(site.url) as client:
+            return await client.oembed(url)
+
+    record = asyncio.run(fetch(f"https://derpibooru.org/images/{image['id']}"))
+    assert record["derpibooru_id"] == image["id"] and record["type"] == "photo" and record["cache_age"] == 7200
+    assert record == httpx.get(f"{site.api_url}/oembed", params={"url": f"/{image['id']}"}).json()
