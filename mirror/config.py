@@ -44,13 +44,29 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "include_hidden": True,
         "refresh_overlap": 900,
     },
-    "comments": {"enabled": False},
+    "comments": {
+        "enabled": False,
+        # "mirrored": the comments on the mirrored images; "all": every comment of the site.
+        "scope": "mirrored",
+        # Seconds of overlap when re-reading comments updated since the last run (clock skew, indexing).
+        "refresh_overlap": 900,
+    },
     "posts": {
         "enabled": False,
         # Seconds of overlap when re-reading posts updated since the last run (clock skew, indexing).
         "refresh_overlap": 900,
     },
-    "galleries": {"enabled": False},
+    "galleries": {
+        "enabled": False,
+        # "mirrored": the galleries holding mirrored images; "all": every gallery of the site.
+        "scope": "mirrored",
+        # Seconds of overlap when re-reading galleries updated since the last run.
+        "refresh_overlap": 900,
+        # Reordering a gallery leaves its updated_at alone, so galleries are also walked again
+        # when their last walk is this many days old, at most rewalk_per_run of them per run.
+        "rewalk_after_days": 30,
+        "rewalk_per_run": 10,
+    },
     "tags": {
         "enabled": False,
         # "mirrored": the tags the mirrored images name; "all": every tag of the site.
@@ -207,6 +223,7 @@ def _validate(sections: dict[str, dict[str, Any]]) -> None:
         raise ConfigError("images.query must be a non-empty search query; use \"*\" for every image")
     images["refresh_overlap"] = int(_number(images["refresh_overlap"], "images.refresh_overlap"))
     _validate_forums_posts(sections)
+    _validate_comments_galleries(sections)
     _validate_download(sections["download"])
     _validate_tags_filters_profiles(sections)
 
@@ -236,6 +253,17 @@ def _validate_tags_filters_profiles(sections: dict[str, dict[str, Any]]) -> None
     if not isinstance(ids, list) or not all(type(i) is int for i in ids):
         raise ConfigError(f"filters.ids must be a list of filter numbers, got {ids!r}")
     sections["profiles"]["refresh_days"] = _number(sections["profiles"]["refresh_days"], "profiles.refresh_days")
+
+
+def _validate_comments_galleries(sections: dict[str, dict[str, Any]]) -> None:
+    for name in ("comments", "galleries"):
+        section = sections[name]
+        if section["scope"] not in ("mirrored", "all"):
+            raise ConfigError(f"{name}.scope must be \"mirrored\" or \"all\", got {section['scope']!r}")
+        section["refresh_overlap"] = int(_number(section["refresh_overlap"], f"{name}.refresh_overlap"))
+    galleries = sections["galleries"]
+    galleries["rewalk_after_days"] = _number(galleries["rewalk_after_days"], "galleries.rewalk_after_days")
+    galleries["rewalk_per_run"] = int(_number(galleries["rewalk_per_run"], "galleries.rewalk_per_run"))
 
 
 def _validate_forums_posts(sections: dict[str, dict[str, Any]]) -> None:

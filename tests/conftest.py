@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import httpx
@@ -61,6 +62,16 @@ def write_config(config: Config, path: Path) -> Path:
 def sync(config: Config, names=("images",)):
     db = open_database(config.database)
     return asyncio.run(run_sync(config, db, list(names)))[0], db
+
+
+def settled_requests(site: SiteServer) -> list:
+    """The site's request log once the last response is in it (a request is logged after its
+    response is sent, so just after a sync returns the log may still lack the last one)."""
+    seen = -1
+    while len(site.requests) != seen:
+        seen = len(site.requests)
+        time.sleep(0.05)
+    return site.requests
 
 
 def site_images(site: SiteServer, query: str = "*", **extra) -> list[dict]:

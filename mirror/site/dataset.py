@@ -510,6 +510,49 @@ class Dataset:
             self.features.append({"image_id": image_id, "created_at": self.now()})
             self.invalidate()
 
+    def add_gallery(self, image_ids: list[int], *, title: str = "A new gallery", user_id: int | None = None,
+                    description: str = "") -> int:
+        """Create a gallery holding `image_ids` in that order (position 0 first), dated now."""
+        with self.lock:
+            for image_id in image_ids:
+                self._image(image_id)
+            gallery_id = max(self.galleries, default=0) + 1
+            now = self.now()
+            self.galleries[gallery_id] = {
+                "id": gallery_id, "title": title, "description": description, "spoiler_warning": "",
+                "thumbnail_id": image_ids[0] if image_ids else None,
+                "user_id": user_id if user_id is not None else min(self.users), "image_ids": list(image_ids),
+                "subscriber_count": 0, "created_at": now, "updated_at": now,
+            }
+            self.invalidate()
+            return gallery_id
+
+    def edit_gallery(self, gallery_id: int, *, add: Iterable[int] = (), remove: Iterable[int] = (),
+                     order: list[int] | None = None, **fields: Any) -> Record:
+        """Add images (at the end), remove images, reorder, or set fields such as `title`.
+
+        Like the real site, adding, removing and field edits bump `updated_at` (an Ecto update of
+        the gallery row); a reorder alone does not (it rewrites the positions only).
+        """
+        with self.lock:
+            gallery = self.galleries[gallery_id]
+            added, removed = [i for i in add if self._image(i)], set(remove)
+            members = [i for i in gallery["image_ids"] if i not in removed]
+            members += [i for i in added if i not in members]
+            if order is not None:
+                if sorted(order) != sorted(members):
+                    raise ValueError("order must list exactly the gallery's images")
+                members = list(order)
+            for key, value in fields.items():
+                if key in ("id", "image_ids"):
+                    raise ValueError(f"cannot edit {key}")
+                gallery[key] = value
+            gallery["image_ids"] = members
+            if added or removed or fields:
+                gallery["updated_at"] = self.now()
+            self.invalidate()
+            return gallery
+
     # ------------------------------------------------------------------ derived dates
 
     @staticmethod

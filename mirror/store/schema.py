@@ -199,3 +199,26 @@ def _gone_users(db: Database) -> None:
     ``users`` row kept from before the account went stays as it was.
     """
     db["gone_users"].create({"id": int, "checked_at": str}, pk="id", not_null={"checked_at"}, strict=True)
+
+
+@migrations(name="0007_image_follow_ups")
+def _image_follow_ups(db: Database) -> None:
+    """Progress of the crawlers that follow the mirrored images (see :mod:`mirror.store.follow_ups`).
+
+    ``image_progress``: which images each of them (comments, galleries) has covered.
+    ``gallery_only_images``: images stored only because a mirrored gallery holds them, so that
+    they do not widen what counts as mirrored. ``gallery_walks``: each gallery's last walk of its
+    images, and whether one is due.
+    """
+    db.execute("""
+        CREATE TABLE image_progress (
+            resource TEXT NOT NULL,
+            image_id INTEGER NOT NULL,
+            done_at TEXT NOT NULL,
+            PRIMARY KEY (resource, image_id)
+        ) STRICT, WITHOUT ROWID""")
+    db["gallery_only_images"].create({"image_id": int, "mirrored_at": str}, pk="image_id",
+                                     not_null={"mirrored_at"}, strict=True)
+    db["gallery_walks"].create({"gallery_id": int, "due": int, "walked_at": str, "images": int}, pk="gallery_id",
+                               not_null={"due"}, strict=True)
+    db["gallery_walks"].create_index(["due", "gallery_id"])

@@ -1,0 +1,63 @@
+"""Each gallery's images in gallery order, and which galleries are due a walk of their images.
+
+A gallery's membership is replaced whole, in one transaction, once its images have all been read,
+so ``gallery_images`` never holds half of an old order and half of a new one. ``gallery_walks``
+is the work list: a gallery found new or changed is marked due in the transaction that stores
+it, and the walk that replaces its images clears the mark, so a killed run resumes with exactly
+the galleries still to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+
+from sqlite_utils import Database
+
+from .database import utc_now
+
+
+def mark_due(db: Database, gallery_ids: Iterable[int]) -> None:
+    db.conn.executemany("""INSERT INTO gallery_walks (gallery_id, due) VALUES (?, 1)
+                           ON CONFLICT (gallery_id) DO UPDATE SET due = 1""", [(i,) for i in gallery_ids])
+
+
+def unwalked(db: Database, gallery_ids: Iterable[int]) -> list[int]:
+    """Those of ``gallery_ids`` whose images were never walked."""
+    ids = list(gallery_ids)
+    if not ids:
+        return []
+    walked = {row[0] for row in db.execute(
+        f"SELECT gallery_id FROM gallery_walks WHERE walked_at IS NOT NULL AND gallery_id IN ({','.join('?' * len(ids))})",
+        ids)}
+    return [i for i in ids if i not in walked]
+
+
+def due_galleries(db: Database) -> list[int]:
+    return [row[0] for row in db.execute("SELECT gallery_id FROM gallery_walks WHERE due = 1 ORDER BY gallery_id")]
+
+
+def mark_stale_due(db: Database, days: float, limit: int) -> int:
+    """Mark due the ``limit`` galleries walked longest ago, if ``days`` or more ago.
+
+    Reordering a gallery does not touch its ``updated_at`` on the real site, so only a walk
+    finds it; this spreads those walks over the nights.
+    """
+    if limit <= 0:
+        return 0
+    cutoff = (datetime.now(timezone.utc) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cursor = db.execute("""UPDATE gallery_walks SET due = 1 WHERE gallery_id IN (
+                               SELECT gallery_id FROM gallery_walks WHERE due = 0 AND walked_at <= ?
+                               ORDER BY walked_at, gallery_id LIMIT ?)""", [cutoff, limit])
+    return cursor.rowcount
+
+
+def replace_members(db: Database, gallery_id: int, image_ids: list[int]) -> None:
+    """Set the gallery's images, in order (position 0 first), and record the walk."""
+    with db.atomic():
+        db.execute("DELETE FROM gallery_images WHERE gallery_id = ?", [gallery_id])
+        db.conn.executemany("INSERT OR IGNORE INTO gallery_images (gallery_id, image_id, position) VALUES (?, ?, ?)",
+                            [(gallery_id, image_id, position) for position, image_id in enumerate(image_ids)])
+        db.execute("""INSERT INTO gallery_walks (gallery_id, due, walked_at, images) VALUES (?, 0, ?, ?)
+                      ON CONFLICT (gallery_id) DO UPDATE SET due = 0, walked_at = excluded.walked_at,
+                      images = excluded.images""", [gallery_id, utc_now(), len(image_ids)])

@@ -1,0 +1,153 @@
+"""``mirror sync galleries``: galleries and their images in gallery order.
+
+/search/galleries sorts by ``created_at`` desc whatever ``sf`` says, so the gallery walks go by
+the keyset of :mod:`newest_first`. A run:
+
+1. **What changed.** ``updated_at.gte:<last run's start - overlap>`` (a search field, though the
+   record has no ``updated_at``). Adding or removing an image, or editing the title, moves it.
+   With ``scope = "mirrored"`` a changed gallery not held yet is kept only if it holds a
+   mirrored image (one image search per 25 such galleries, see :func:`_holding_mirrored`).
+2. **What is not covered yet.** ``scope = "mirrored"``: the galleries holding mirrored images
+   not yet covered, 50 images per query (``image_ids:1 || ...``). ``scope = "all"``: one walk
+   over every gallery, on the first run.
+3. **The images of every gallery found new or changed** (and of ``rewalk_per_run`` galleries
+   walked more than ``rewalk_after_days`` ago: a reorder leaves ``updated_at`` alone on the real
+   site): ``gallery_id:N`` sorted ``sf=gallery_id:N&sd=asc``, so ``position`` 0 is the image
+   added first. The site itself shows a gallery newest first unless its owner chose otherwise, a
+   setting the API does not expose. Each gallery's membership is replaced in one transaction
+   after its last page; its images are stored in ``images`` too so joins work.
+
+Deleted galleries vanish from search and are kept as they were last seen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlite_utils import Database
+
+from ..api import PhilomenaClient
+from ..store.follow_ups import save_member_images
+from ..store.galleries import due_galleries, mark_due, mark_stale_due, replace_members, unwalked
+from ..store.images import ImageWriter
+from ..store.specs import GALLERIES
+from ..store.state import load_cursor
+from ..store.writer import RecordWriter, Saved
+from .follow import FollowRun
+from .newest_first import EVERYTHING, PER_PAGE
+from .paging import search_pages
+from .report import Progress, SyncReport, recorded_run
+
+NAME = "galleries"
+# Galleries tested per image search for holding a mirrored image.
+MEMBERSHIP_BATCH = 25
+
+
+async def sync_galleries(client: PhilomenaClient, db: Database, *, scope: str = "mirrored", overlap: int = 900,
+                         rewalk_after_days: float = 30, rewalk_per_run: int = 10,
+                         progress: Progress | None = None) -> SyncReport:
+    """Mirror the galleries ``scope`` names, and their images in order, into ``db``."""
+    writer = RecordWriter(db, GALLERIES, client.base_url)
+
+    def save_all(records: list[Any]) -> Saved:
+        saved = writer.save(records)
+        mark_due(db, saved.keys)
+        return saved
+
+    def save_unwalked(records: list[Any]) -> Saved:
+        saved = writer.save(records)
+        mark_due(db, unwalked(db, saved.keys))
+        return saved
+
+    def save_known(records: list[Any]) -> Saved:
+        """Changed galleries: those held are saved; the others wait for the membership test."""
+        held = set(_held(db, [r.get("id") for r in records]))
+        run.state.setdefault("candidates", []).extend(r for r in records if r.get("id") not in held)
+        return save_all([r for r in records if r.get("id") in held])
+
+    with recorded_run(db, client, NAME) as report:
+        run = FollowRun(client, db, NAME, scope=scope, overlap=overlap, search=client.search_galleries,
+                        report=report, progress=progress)
+        if run.since:
+            await run.walk(run.state, "changed", f"updated_at.gte:{run.since}", save_all if scope == "all" else save_known)
+        if run.state.get("candidates"):
+            kept = await _holding_mirrored(client, db, run.state["candidates"])
+            with db.atomic():
+                saved = save_all(kept)
+                run.state["candidates"] = []
+                run.save()
+            report.count(0, saved)
+        if scope == "all":
+            await run.walk(run.cursor, "everything", EVERYTHING, save_all)
+        else:
+            await run.image_batches("image_ids", save_unwalked)
+        if not run.state.get("rewalks_marked"):
+            with db.atomic():
+                mark_stale_due(db, rewalk_after_days, rewalk_per_run)
+                run.state["rewalks_marked"] = True
+                run.save()
+        images = ImageWriter(db, client.base_url)
+        for gallery_id in due_galleries(db):
+            await _walk_gallery(client, db, images, gallery_id, report, progress)
+        run.finish()
+    return report
+
+
+async def _walk_gallery(client: PhilomenaClient, db: Database, images: ImageWriter, gallery_id: int,
+                        report: SyncReport, progress: Progress | None) -> None:
+    """Read the gallery's images in order; replace its membership once all are read.
+
+    A change while the walk runs (an image added or removed) moves the gallery's ``updated_at``,
+    so the next run walks it again.
+    """
+    order: list[int] = []
+
+    async def fetch(page: int) -> Any:
+        return await client.search_images(f"gallery_id:{gallery_id}", page=page, per_page=PER_PAGE,
+                                          sf=f"gallery_id:{gallery_id}", sd="asc")
+
+    async for _, page in search_pages(fetch):
+        save_member_images(db, images, page.records)
+        order += [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
+        report.pages += 1
+        if progress:
+            progress(report)
+    replace_members(db, gallery_id, list(dict.fromkeys(order)))
+
+
+async def _holding_mirrored(client: PhilomenaClient, db: Database, galleries: list[dict[str, Any]]) -> list[Any]:
+    """Those of ``galleries`` that hold an image of the mirror's query.
+
+    One image search per 25 galleries, ``(gallery_id:1 || ...), (<images query>)``, answers for
+    most at once (none holds one); a batch that does is asked about gallery by gallery.
+    """
+    query = (load_cursor(db, "images").get("query") or "*").strip()
+    if query == "*":
+        return galleries
+    kept = []
+    for start in range(0, len(galleries), MEMBERSHIP_BATCH):
+        batch = galleries[start:start + MEMBERSHIP_BATCH]
+        if await _holds(client, [g["id"] for g in batch], query):
+            kept += [g for g in batch if len(batch) == 1 or await _holds(client, [g["id"]], query)]
+    return kept
+
+
+async def _holds(client: PhilomenaClient, gallery_ids: list[int], query: str) -> bool:
+    ors = " || ".join(f"gallery_id:{i}" for i in gallery_ids)
+    page = await client.search_images(f"({ors}), ({query})", per_page=1, include_hidden=True)
+    return bool(page.total or page.records)
+
+
+def _held(db: Database, ids: list[Any]) -> list[int]:
+    ids = [i for i in ids if type(i) is int]
+    if not ids:
+        return []
+    return [row[0] for row in db.execute(f"SELECT id FROM galleries WHERE id IN ({','.join('?' * len(ids))})", ids)]
+
+
+async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
+               progress: Progress | None = None) -> SyncReport:
+    """The runner's entry point: ``options`` is the ``[galleries]`` section of the config."""
+    return await sync_galleries(client, db, scope=options["scope"], overlap=options["refresh_overlap"],
+                                rewalk_after_days=options["rewalk_after_days"],
+                                rewalk_per_run=options["rewalk_per_run"], progress=progress)

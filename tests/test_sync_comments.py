@@ -1,0 +1,159 @@
+"""`mirror sync comments` end to end against the local site on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import httpx
+
+from mirror.store import open_database
+from mirror.store.state import load_cursor
+
+from .conftest import settled_requests, site_config, site_images, sync
+from .killing import kill_when, rerun, sync_command
+
+
+def site_comments(site, query: str = "id.gte:0") -> list[dict]:
+    """Every comment the site's search returns for ``query`` (it leaves hidden ones out)."""
+    records, page = [], 1
+    with httpx.Client(base_url=site.api_url) as http:
+        while True:
+            params = {"q": query, "per_page": 50, "page": page, "filter_id": site.dataset.everything_filter_id}
+            body = http.get("/search/comments", params=params).json()
+            records += [r for r in body["comments"] if r is not None]
+            if len(body["comments"]) < 50:
+                return records
+            page += 1
+
+
+def mirrored_comments(db) -> dict[int, dict]:
+    return {row["id"]: row for row in db.query("SELECT * FROM comments")}
+
+
+def assert_mirror_matches(db, records) -> None:
+    """The mirror holds exactly ``records``, field by field, and each row keeps it raw."""
+    rows = mirrored_comments(db)
+    assert sorted(rows) == sorted(r["id"] for r in records)
+    for record in records:
+        row = rows[record["id"]]
+        assert json.loads(row["raw"]) == record
+        for field in ("image_id", "user_id", "author", "body", "created_at", "updated_at", "edited_at", "edit_reason"):
+            assert row[field] == record[field], field
+        assert row["stub"] is None and row["hidden_from_users"] == 0
+
+
+def on_images(records, image_ids) -> list[dict]:
+    return [r for r in records if r["image_id"] in image_ids]
+
+
+def test_full_sync_mirrors_the_comments_of_the_mirrored_images(site, tmp_path):
+    config = site_config(site, tmp_path, images={"query": "safe"})
+    sync(config)
+    site.clear_requests()
+    report, db = sync(config, ["comments"])
+    requests = len(settled_requests(site))
+    mirrored = {r["id"] for r in site_images(site, "safe") if "tags" in r}
+    expected = on_images(site_comments(site), mirrored)
+    assert len(expected) > 100
+    assert_mirror_matches(db, expected)
+    # One query per 50 mirrored images, each a page or two: never one request per image.
+    assert report.requests == requests <= math.ceil(len(mirrored) / 50) * 2
+    assert {r["id"] for r in db["comments"].search("the", limit=1000)} <= {r["id"] for r in expected}
+
+
+def test_scope_all_mirrors_every_comment_and_then_costs_one_request(site, tmp_path):
+    config = site_config(site, tmp_path, comments={"scope": "all"})
+    report, db = sync(config, ["comments"])
+    expected = site_comments(site)
+    assert_mirror_matches(db, expected)
+    # A keyset walk: each page repeats only the comments of its oldest second.
+    assert report.requests <= math.ceil(len(expected) / 45)
+    site.clear_requests()
+    report, db = sync(config, ["comments"])
+    assert report.requests == len(settled_requests(site)) == 1 and report.fetched == 0
+
+
+def test_second_sync_with_nothing_changed_costs_one_request(site, tmp_path):
+    config = site_config(site, tmp_path)
+    sync(config)
+    sync(config, ["comments"])
+    site.clear_requests()
+    report, db = sync(config, ["comments"])
+    assert report.requests == len(settled_requests(site)) == 1
+    assert report.fetched == 0 and report.new == 0
+
+
+def test_new_edited_and_hidden_comments_cost_requests_proportional_to_the_change(site, tmp_path):
+    config = site_config(site, tmp_path, images={"query": "safe"})
+    sync(config)
+    _, db = sync(config, ["comments"])
+    before = mirrored_comments(db)
+    mirrored = sorted({r["id"] for r in site_images(site, "safe") if "tags" in r})
+    unmirrored = next(i for i, im in site.dataset.images.items() if i not in mirrored and not im["hidden_from_users"])
+    added = site.dataset.add_comments(mirrored[0], 3, body="first!") + site.dataset.add_comments(mirrored[5], 2)
+    elsewhere = site.dataset.add_comments(unmirrored, 2)
+    edited, hidden = sorted(before)[:2], sorted(before)[2]
+    for comment_id in edited:
+        site.dataset.edit_comment(comment_id, body="edited: fixed a typo", edit_reason="typo")
+    site.dataset.edit_comment(hidden, hidden=True)
+    new_images = site.dataset.add_images(3)
+    for image_id in new_images:
+        site.dataset.edit_image(image_id, tags=["safe", "pony", "new"])
+    new_image_comments = site.dataset.add_comments(new_images[0], 4)
+    sync(config)
+    site.clear_requests()
+
+    report, db = sync(config, ["comments"])
+
+    # One page of changes since the last run, one batch for the three new images.
+    assert report.requests == len(settled_requests(site)) == 2
+    rows = mirrored_comments(db)
+    assert set(added + new_image_comments) <= set(rows) and not set(elsewhere) & set(rows)
+    assert report.new == len(added + new_image_comments) and report.updated >= 2  # the edits
+    for comment_id in edited:
+        assert rows[comment_id]["body"] == "edited: fixed a typo" and rows[comment_id]["edit_reason"] == "typo"
+    # Search leaves hidden comments out: the kept body stays, and it is not marked (see the module).
+    assert rows[hidden]["raw"] == before[hidden]["raw"] and rows[hidden]["body"] == before[hidden]["body"]
+    assert_mirror_matches(db, [r for r in on_images(site_comments(site), set(mirrored + new_images))]
+                          + [json.loads(before[hidden]["raw"])])
+
+
+def test_more_comments_in_one_second_than_a_page_are_all_mirrored(site, tmp_path):
+    site.dataset.clock = lambda: site.dataset.date("2030-01-01T00:00:00Z")
+    burst = site.dataset.add_comments(7, 120)
+    config = site_config(site, tmp_path, comments={"scope": "all"})
+    report, db = sync(config, ["comments"])
+    assert set(burst) <= set(mirrored_comments(db))
+    assert_mirror_matches(db, site_comments(site))
+
+
+def snapshot(db) -> dict:
+    return {
+        "comments": [tuple(r) for r in db.execute(
+            "SELECT id, image_id, body, raw, stub, hidden_from_users, updated_at FROM comments ORDER BY id")],
+        "covered": [r[0] for r in db.execute("SELECT image_id FROM image_progress WHERE resource = 'comments' ORDER BY 1")],
+    }
+
+
+def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
+    for image_id in list(site.dataset.images)[:200:4]:
+        site.dataset.add_comments(image_id, 8)
+    killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 10})
+    sync(killed)
+    command = sync_command(killed, tmp_path / "killed.toml", "comments")
+
+    def mid_batch(db) -> bool:
+        covered = db.execute("SELECT count(*) FROM image_progress").fetchone()[0]
+        batch = (load_cursor(db, "comments").get("run") or {}).get("batch") or {}
+        return covered >= 100 and bool(batch.get("walk"))
+
+    kill_when(command, killed.database, mid_batch)
+    partial = snapshot(open_database(killed.database))
+    assert 0 < len(partial["covered"]) < len(site.dataset.images) - 10
+
+    rerun(command)
+    whole = site_config(site, tmp_path / "whole")
+    sync(whole)
+    _, db = sync(whole, ["comments"])
+    assert snapshot(open_database(killed.database)) == snapshot(db)
