@@ -16,12 +16,14 @@ from .mirrored import requests_seen
 
 def test_the_featured_image_is_recorded_at_most_once_a_day(site, tmp_path):
     db = open_database(tmp_path / "mirror.db")
+    db["images"].insert({"id": max(site.dataset.images), "raw": "{}", "mirrored_at": "2020-01-01T00:00:00Z"})
 
     async def twice() -> tuple[bool, bool]:
         async with PhilomenaClient(site.url) as client:
             return await record_featured(client, db), await record_featured(client, db)
 
     image_id = max(i for i, im in site.dataset.images.items() if not im["hidden_from_users"])
+    assert image_id == max(site.dataset.images), "the newest image is visible in this data set"
     site.dataset.feature_image(image_id)
     site.clear_requests()
     assert asyncio.run(twice()) == (True, False)
@@ -31,6 +33,20 @@ def test_the_featured_image_is_recorded_at_most_once_a_day(site, tmp_path):
     assert json.loads(db["images"].get(image_id)["raw"]) == served
     assert db.execute("SELECT count(*) FROM image_tags WHERE image_id = ?", [image_id]).fetchone()[0] == \
         len(served["tag_ids"])
+
+
+def test_a_featured_image_outside_the_mirror_is_noted_but_not_mirrored(site, tmp_path):
+    db = open_database(tmp_path / "mirror.db")
+
+    async def once() -> bool:
+        async with PhilomenaClient(site.url) as client:
+            return await record_featured(client, db)
+
+    image_id = next(i for i, im in site.dataset.images.items() if not im["hidden_from_users"])
+    site.dataset.feature_image(image_id)
+    assert asyncio.run(once()) is True
+    assert [r["image_id"] for r in db["featured_images"].rows] == [image_id]
+    assert db["images"].count == 0
 
 
 def test_a_site_featuring_nothing_is_not_asked_twice_a_day(site, tmp_path):

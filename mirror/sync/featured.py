@@ -3,8 +3,8 @@
 Sites feature an image a day or so, and /images/featured only ever tells the newest, so the
 history is built by asking once per UTC day, at most: the day asked is kept in the ``featured``
 cursor (a day the site featured nothing, 404, is not asked twice either).
-The image itself is stored like any other (a full record; it may lie outside the mirrored query),
-so the history row always joins to it.
+When the image is already mirrored its row is refreshed from the record; one outside the mirrored
+query is not added to ``images``, which holds exactly what the configured query selects.
 """
 
 from __future__ import annotations
@@ -37,9 +37,11 @@ async def record_featured(client: PhilomenaClient, db: Database) -> bool:
         record = None
     with db.atomic():
         save_cursor(db, STATE_NAME, {"asked_on": day})
-        saved = ImageWriter(db, client.base_url).save_page([record] if record is not None else [])
-        if not saved.keys:
-            return False  # nothing featured, or a record without a usable id (kept in rejects)
-        db["featured_images"].insert({"day": day, "image_id": saved.keys[0], "seen_at": utc_now()}, pk="day",
+        image_id = record.get("id") if isinstance(record, dict) else None
+        if type(image_id) is not int:
+            return False  # nothing featured, or a record without a usable id
+        if db.execute("SELECT 1 FROM images WHERE id = ?", [image_id]).fetchone():
+            ImageWriter(db, client.base_url).save_page([record])
+        db["featured_images"].insert({"day": day, "image_id": image_id, "seen_at": utc_now()}, pk="day",
                                      replace=True)
     return True

@@ -43,6 +43,11 @@ class SyncReport:
         self.hidden += saved.hidden
         self.rejected += saved.rejected
 
+    def freeze(self) -> None:
+        """Stop counting: requests made after the run (by the next crawler) are not this run's."""
+        spent = self.requests
+        self._requests = lambda: spent
+
     def note(self, text: str) -> None:
         """Say something in the summary and in ``sync_runs.message`` without failing the run."""
         self.notes.append(text)
@@ -74,7 +79,9 @@ def recorded_run(db: Database, client: PhilomenaClient, resource: str) -> Iterat
     try:
         yield report
     except BaseException as e:
+        report.freeze()
         run.finish(db, status="failed", message=str(e) or type(e).__name__, **report.counts())
         raise
+    report.freeze()
     report.complete = True
     run.finish(db, status="ok", message="; ".join(report.notes) or None, **report.counts())

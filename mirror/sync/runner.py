@@ -17,6 +17,7 @@ from ..api.configured import make_client
 from ..config import Config
 from ..download import run_downloads
 from ..progress import Reportable, Reporter
+from .featured import record_featured
 
 __all__ = ["ORDER", "NotAvailable", "available", "make_client", "resources_to_sync", "run_sync"]
 
@@ -46,17 +47,22 @@ async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[s
                    reporter: Reporter | None = None) -> list[Reportable]:
     """Sync ``names`` (or every enabled resource) into ``db``, then download when enabled.
 
+    A run that syncs images also records the site's featured image, at most once per UTC day.
+
     Raises on the first failure. The downloads come last and share the API client (and its
     pacing budget) for the rare record they need to fetch again.
     """
     reporter = reporter or Reporter(interactive=False)
     reports: list[Reportable] = []
+    resources = resources_to_sync(config, names)
     async with make_client(config) as client:
-        for name in resources_to_sync(config, names):
+        for name in resources:
             crawler = importlib.import_module(f"{__package__}.{name}")
             report = await crawler.sync(client, db, config[name], reporter.update)
             reporter.done(report)
             reports.append(report)
+        if "images" in resources and await record_featured(client, db):
+            reporter.line("featured image of the day recorded")
         if config["download"]["enabled"]:
             reports.append(await run_downloads(config, db, reporter, client=client))
     return reports
