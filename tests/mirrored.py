@@ -8,7 +8,7 @@ import time
 from mirror.store.specs import TableSpec
 from mirror.urls import https_url
 
-from .test_store_images import stored_column
+from .test_store_images import expected_column, stored_column
 
 
 def assert_rows_match(db, spec: TableSpec, served: dict, base_url: str, where: str = "1") -> None:
@@ -25,16 +25,8 @@ def assert_rows_match(db, spec: TableSpec, served: dict, base_url: str, where: s
 
 
 def expected(kind: str, value, base_url: str):
-    """What a typed column holds for a field's value (booleans as 0/1, site URLs made https)."""
-    if value is None:
-        return None
-    if kind == "bool":
-        return int(value)
-    if kind == "float":
-        return float(value)
-    if kind == "url":
-        return https_url(value, base_url)
-    return value
+    """What a typed column holds for a field's value, site URLs made https against ``base_url``."""
+    return https_url(value, base_url) if kind == "url" else expected_column(kind, value)
 
 
 def requests_seen(site, settle: float = 0.1) -> list:

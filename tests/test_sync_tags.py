@@ -5,12 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from urllib.parse import parse_qs
 
 import httpx
@@ -19,12 +13,13 @@ from mirror.api import PhilomenaClient
 from mirror.store import open_database
 from mirror.store.specs import TAGS
 
-from .conftest import site_config, sync, write_config
+from .conftest import site_config, sync
+from .killing import kill_when, rerun, sync_command
 from .mirrored import assert_rows_match, requests_seen
 
 
 def site_tags(site, ids=None) -> dict[int, dict]:
-    """Every tag the site serves (or those with ``ids``), asked in id windows small enough to fit a page."""
+    """Every tag the site serves (or those with ``ids``), asked for 50 ids at a time."""
     wanted = sorted(site.dataset.tags) if ids is None else sorted(ids)
     out: dict[int, dict] = {}
     with httpx.Client(base_url=site.api_url) as http:
@@ -175,27 +170,17 @@ def test_a_killed_walk_of_all_tags_resumes_to_the_same_mirror(site, tmp_path):
         site.dataset.ensure_tag(f"filler tag {i}")
     killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 20},
                          tags={"enabled": True, "scope": "all", "refresh_per_run": 0})
-    command = [sys.executable, "-m", "mirror.cli", "-c", str(write_config(killed, tmp_path / "killed.toml")),
-               "sync", "tags"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        time.sleep(0.02)
-        try:
-            row = open_database(killed.database, migrate=False).execute(
-                "SELECT cursor FROM sync_state WHERE name = 'tags'").fetchone()
-        except sqlite3.Error:
-            continue
-        if row and (json.loads(row[0]).get("walk") or {}).get("start", 0) > 500:
-            break
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    assert process.returncode == -signal.SIGKILL
+    command = sync_command(killed, tmp_path / "killed.toml", "tags")
+
+    def walked_past_500(db) -> bool:
+        row = db.execute("SELECT cursor FROM sync_state WHERE name = 'tags'").fetchone()
+        return bool(row) and (json.loads(row[0]).get("walk") or {}).get("start", 0) > 500
+
+    kill_when(command, killed.database, walked_past_500)
     partial = open_database(killed.database).execute("SELECT count(*) FROM tags").fetchone()[0]
     assert 0 < partial < len(site.dataset.tags)
 
-    resumed = subprocess.run(command, capture_output=True, text=True, timeout=60)
-    assert resumed.returncode == 0, resumed.stderr
+    rerun(command)
     _, whole = sync(site_config(site, tmp_path / "whole", tags={"scope": "all", "refresh_per_run": 0}), ["tags"])
 
     def snapshot(db):
