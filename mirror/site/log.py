@@ -27,9 +27,9 @@ class RequestRecord:
 class RequestLog:
     """A thread-safe, append-only list of `RequestRecord`s.
 
-    A request is logged once its response is sent, which can be just after the client got it: a
-    request that arrived before `clear()` is not logged after it either, so a test that clears
-    the log between two syncs counts only the second one's requests.
+    A request is logged as its response starts, before the client can have it: a request that
+    arrived before `clear()` is not logged after it either, so a test that clears the log between
+    two syncs counts only the second one's requests.
     """
 
     def __init__(self) -> None:
@@ -63,17 +63,9 @@ class RequestLogMiddleware:
             await self.app(scope, receive, send)
             return
         started = time.monotonic()
-        status = 0
+        logged = False
 
-        async def recording_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, recording_send)
-        finally:
+        def record(status: int) -> None:
             client = scope.get("client") or ("", 0)
             self.log.append(RequestRecord(
                 time=started,
@@ -83,3 +75,17 @@ class RequestLogMiddleware:
                 status=status,
                 client=client[0],
             ))
+
+        async def recording_send(message: Message) -> None:
+            nonlocal logged
+            if message["type"] == "http.response.start" and not logged:
+                # Logged before the response leaves, so a client that has its answer can count on it.
+                record(message["status"])
+                logged = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, recording_send)
+        finally:
+            if not logged:
+                record(0)  # the connection was dropped before any response
