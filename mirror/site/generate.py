@@ -268,13 +268,13 @@ def new_image(ds: Dataset, rng: random.Random, image_id: int, created: str,
     return image
 
 
-def make_comment(ds: Dataset, rng: random.Random, comment_id: int, image_id: int, user_id: int | None,
-                 created: str, *, body: str | None = None, anonymous: bool | None = None) -> Record:
+def _message(ds: Dataset, rng: random.Random, message_id: int, thread_id: int, salt: int, user_id: int | None,
+             created: str, body: str | None, anonymous: bool | None) -> Record:
+    """The fields comments and forum posts share: author attribution, body, dates, hidden state."""
     anonymous = user_id is None if anonymous is None else anonymous
-    author = background_pony(image_id, user_id or f"ip-{comment_id % 97}") if anonymous else ds.user_name(user_id)
+    author = background_pony(thread_id, user_id or f"ip-{message_id % salt}") if anonymous else ds.user_name(user_id)
     return {
-        "id": comment_id,
-        "image_id": image_id,
+        "id": message_id,
         "user_id": user_id,
         "anonymous": anonymous,
         "author": author,
@@ -287,28 +287,17 @@ def make_comment(ds: Dataset, rng: random.Random, comment_id: int, image_id: int
         "deletion_reason": None,
         "destroyed_content": False,
     }
+
+
+def make_comment(ds: Dataset, rng: random.Random, comment_id: int, image_id: int, user_id: int | None,
+                 created: str, *, body: str | None = None, anonymous: bool | None = None) -> Record:
+    return {**_message(ds, rng, comment_id, image_id, 97, user_id, created, body, anonymous), "image_id": image_id}
 
 
 def make_post(ds: Dataset, rng: random.Random, post_id: int, topic: Record, position: int,
               user_id: int | None, created: str, *, body: str | None = None, anonymous: bool | None = None) -> Record:
-    anonymous = user_id is None if anonymous is None else anonymous
-    author = background_pony(topic["id"], user_id or f"ip-{post_id % 89}") if anonymous else ds.user_name(user_id)
-    return {
-        "id": post_id,
-        "topic_id": topic["id"],
-        "topic_position": position,
-        "user_id": user_id,
-        "anonymous": anonymous,
-        "author": author,
-        "body": body if body is not None else _text(rng, sorted(ds.images)[-50:]),
-        "created_at": created,
-        "updated_at": created,
-        "edited_at": None,
-        "edit_reason": None,
-        "hidden_from_users": False,
-        "deletion_reason": None,
-        "destroyed_content": False,
-    }
+    return {**_message(ds, rng, post_id, topic["id"], 89, user_id, created, body, anonymous),
+            "topic_id": topic["id"], "topic_position": position}
 
 
 def _users(ds: Dataset, rng: random.Random, n: int, artists: list[str]) -> None:
