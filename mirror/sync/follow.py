@@ -1,4 +1,4 @@
-"""The run shared by the crawlers that walk a newest-first search: comments and galleries.
+"""The run shared by the crawlers that walk a newest-first search: comments, galleries, posts.
 
 A run has named walks (what changed since the last run, a one-off walk of everything, batches
 of mirrored images not yet covered), each a :mod:`newest_first` keyset walk whose state is saved
