@@ -20,9 +20,9 @@ from ..api import PhilomenaClient
 from ..store import ImageWriter
 from ..store.state import load_cursor, save_cursor
 from .clock import earliest, now_stamp, since
+from .paging import PER_PAGE, last_search_page
 from .report import Progress, SyncReport, recorded_run
 
-PER_PAGE = 50
 STATE_NAME = "images"
 
 
@@ -56,7 +56,7 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
                 if saved.keys:
                     walk["after"] = max(walk["after"], max(saved.keys))
                     walk["seen_max"] = max(walk.get("seen_max") or -1, walk["after"])
-                finished = _walk_finished(page.records, page.total)
+                finished = last_search_page(page, PER_PAGE)
                 cursor = _finish(cursor, walk) if finished else {**cursor, "walk": walk}
                 save_cursor(db, STATE_NAME, cursor)
             report.count(len(page.records), saved)
@@ -82,17 +82,6 @@ def _new_walk(cursor: dict[str, Any], overlap: int) -> dict[str, Any]:
         "after": -1,  # image ids start at 0
         "started": now_stamp(),
     }
-
-
-def _walk_finished(records: list[Any], total: int | None) -> bool:
-    """A walk ends on an empty page, or on a short page when ``total`` says nothing is left.
-
-    The site drops rows missing from its database from a page while ``total`` still counts them,
-    so a short page alone does not prove the end.
-    """
-    if not records:
-        return True
-    return len(records) < PER_PAGE and (total is None or total <= len(records))
 
 
 def _finish(cursor: dict[str, Any], walk: dict[str, Any]) -> dict[str, Any]:

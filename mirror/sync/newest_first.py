@@ -21,8 +21,8 @@ from typing import Any
 
 from ..api import Page
 from .clock import parse_utc, utc_text
+from .paging import PER_PAGE, last_search_page
 
-PER_PAGE = 50
 # Matches every record on the endpoints walked here (an int range, valid on every index).
 EVERYTHING = "id.gte:0"
 
@@ -34,15 +34,6 @@ def bounded(query: str, state: State) -> str:
     """The search for the walk's next request."""
     bound = state.get("bound")
     return f"({query}), created_at.lte:{bound}" if bound else query
-
-
-def finished(page: Page, per_page: int = PER_PAGE) -> bool:
-    """The last page: empty, or short with ``total`` agreeing that nothing is left.
-
-    The site drops rows missing from its database from a page while ``total`` still counts them,
-    so a short page alone does not prove the end.
-    """
-    return not page.records or (len(page.records) < per_page and (page.total is None or page.total <= len(page.records)))
 
 
 def next_state(state: State, page: Page) -> State:
@@ -64,7 +55,7 @@ async def newest_first(search: Search, query: str, state: State | None = None,
     state = dict(state or {"bound": None, "page": 1})
     while True:
         page = await search(bounded(query, state), state.get("page", 1))
-        state = None if finished(page, per_page) else next_state(state, page)
+        state = None if last_search_page(page, per_page) else next_state(state, page)
         yield page, state
         if state is None:
             return

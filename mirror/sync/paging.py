@@ -15,6 +15,16 @@ from ..api import Page
 PER_PAGE = 50
 
 
+def last_search_page(page: Page, per_page: int = PER_PAGE) -> bool:
+    """Whether a keyset or bounded search page is the last: empty, or short with ``total`` agreeing.
+
+    The site drops rows missing from its database from a page while ``total`` still counts them,
+    so a short page alone does not prove the end.
+    """
+    records = page.records
+    return not records or (len(records) < per_page and (page.total is None or page.total <= len(records)))
+
+
 async def scrivener_pages(fetch: Callable[[int], Awaitable[Page]], *, start: int = 1,
                           per_page: int = PER_PAGE) -> AsyncIterator[tuple[int, Page]]:
     """Pages ``start``, ``start + 1``, ... of an endpoint that repeats its last page past the end.
