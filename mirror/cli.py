@@ -10,8 +10,10 @@ missing or corrupt files (`mirror verify --repair` fetches them again).
 from __future__ import annotations
 
 import asyncio
+import signal
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -33,11 +35,22 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_cleanly_on_sigterm() -> None:
+    """systemd and timeouts stop jobs with SIGTERM: treat it like Ctrl-C, with the same message."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
 def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Turn the errors a user can hit into one clear line and a documented exit code."""
 
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _stop_cleanly_on_sigterm()
         try:
             return command(*args, **kwargs)
         except (ConfigError, NotAvailable) as e:

@@ -139,3 +139,22 @@ def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
     _, whole = sync(site_config(site, tmp_path / "whole"))
     assert snapshot(open_database(killed.database)) == snapshot(whole)
     assert_mirror_matches(open_database(killed.database), site)
+
+
+def test_sigterm_stops_with_a_clear_message_and_the_next_run_resumes(site, tmp_path):
+    site.dataset.add_images(250)
+    config = site_config(site, tmp_path, polite={"requests_per_second": 8})
+    command = [sys.executable, "-m", "mirror.cli", "-c", str(write_config(config, tmp_path / "m.toml")),
+               "sync", "images"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(site.requests) < 3:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)  # what systemd and `timeout` send
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert "interrupted; everything stored so far is kept" in stderr and "Traceback" not in stderr
+    db = open_database(config.database)
+    assert db.execute("SELECT status FROM sync_runs").fetchone()[0] == "failed"
+    assert subprocess.run(command, capture_output=True, timeout=60).returncode == 0
+    assert_mirror_matches(open_database(config.database), site)
