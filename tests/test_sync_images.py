@@ -155,6 +155,6 @@ def test_sigterm_stops_with_a_clear_message_and_the_next_run_resumes(site, tmp_p
     assert process.returncode == 1
     assert "interrupted; everything stored so far is kept" in stderr and "Traceback" not in stderr
     db = open_database(config.database)
-    assert db.execute("SELECT status FROM sync_runs").fetchone()[0] == "failed"
+    assert db.execute("SELECT status, message FROM sync_runs").fetchone() == ("failed", "interrupted")
     assert subprocess.run(command, capture_output=True, timeout=60).returncode == 0
     assert_mirror_matches(open_database(config.database), site)

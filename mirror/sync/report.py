@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -80,7 +81,9 @@ def recorded_run(db: Database, client: PhilomenaClient, resource: str) -> Iterat
         yield report
     except BaseException as e:
         report.freeze()
-        run.finish(db, status="failed", message=str(e) or type(e).__name__, **report.counts())
+        stopped = isinstance(e, (KeyboardInterrupt, asyncio.CancelledError))
+        message = "interrupted" if stopped else str(e) or type(e).__name__
+        run.finish(db, status="failed", message=message, **report.counts())
         raise
     report.freeze()
     report.complete = True
