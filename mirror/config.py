@@ -88,6 +88,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "enabled": False,
         # Days before a profile (or a deleted account's 404) is asked for again.
         "refresh_days": 30,
+        # At most this many stale profiles are refreshed per run, oldest first, so the profiles
+        # fetched on the first night do not all fall due on one later night. New users always come.
+        "refresh_per_run": 200,
     },
     "download": {
         "enabled": False,
@@ -252,7 +255,9 @@ def _validate_tags_filters_profiles(sections: dict[str, dict[str, Any]]) -> None
     ids = sections["filters"]["ids"]
     if not isinstance(ids, list) or not all(type(i) is int for i in ids):
         raise ConfigError(f"filters.ids must be a list of filter numbers, got {ids!r}")
-    sections["profiles"]["refresh_days"] = _number(sections["profiles"]["refresh_days"], "profiles.refresh_days")
+    profiles = sections["profiles"]
+    profiles["refresh_days"] = _number(profiles["refresh_days"], "profiles.refresh_days")
+    profiles["refresh_per_run"] = int(_number(profiles["refresh_per_run"], "profiles.refresh_per_run"))
 
 
 def _validate_comments_galleries(sections: dict[str, dict[str, Any]]) -> None:

@@ -98,3 +98,23 @@ def test_a_deleted_account_keeps_its_profile_and_is_asked_again_only_when_due(si
     site.clear_requests()
     sync(config, ["profiles"])
     assert profile_paths(site) == []
+
+
+def test_stale_profiles_are_refreshed_a_few_a_night_oldest_first(site, tmp_path):
+    config = mirrored(site, tmp_path, refresh_days=30, refresh_per_run=2)
+    _, db = sync(config, ["profiles"])
+    users = sorted(row[0] for row in db.execute("SELECT id FROM users"))
+    assert len(users) > 4
+    for age, user_id in enumerate(users):  # all stale at once, as on the night refresh_days after the first
+        db.execute("UPDATE users SET mirrored_at = ? WHERE id = ?", [f"2000-01-{age + 1:02d}T00:00:00Z", user_id])
+    db.conn.commit()
+    newcomer = site.dataset.add_user("Second night")
+    image_id = site.dataset.add_images(1)[0]
+    site.dataset.edit_image(image_id, uploader_id=newcomer["id"], uploader=newcomer["name"])
+    sync(config, ["images"])
+    site.clear_requests()
+    report, _ = sync(config, ["profiles"])
+    assert profile_paths(site) == [str(newcomer["id"]), str(users[0]), str(users[1])] and report.requests == 3
+    site.clear_requests()
+    sync(config, ["profiles"])
+    assert profile_paths(site) == [str(users[2]), str(users[3])]

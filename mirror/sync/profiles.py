@@ -2,7 +2,7 @@
 
 The API has no user list or search, so every profile costs one request. Profiles change slowly
 (counts, links, awards), so a user is fetched when never fetched before or when the kept profile
-is older than ``refresh_days``. A 404 (a deleted account) is remembered in ``gone_users`` and
+is older than ``refresh_days`` (at most ``refresh_per_run`` of those a run, oldest first). A 404 (a deleted account) is remembered in ``gone_users`` and
 asked again no sooner, so deleted uploaders do not cost a request every night.
 
 Each profile is committed as it arrives and then counts as fresh, so the database itself is the
@@ -32,15 +32,21 @@ USER_COLUMNS = (("images", "uploader_id"), ("comments", "user_id"), ("posts", "u
                 ("galleries", "creator_id"), ("filters", "user_id"))
 
 
-def due_user_ids(db: Database, cutoff: str) -> list[int]:
-    """Users named by mirrored records whose profile (or 404) is missing or older than ``cutoff``."""
+def due_user_ids(db: Database, cutoff: str, refresh_limit: int | None = None) -> list[int]:
+    """Users named by mirrored records never asked for, then up to ``refresh_limit`` of those whose
+    profile (or 404) is older than ``cutoff``, oldest first."""
     named = " UNION ".join(f'SELECT "{column}" AS id FROM "{table}"' for table, column in USER_COLUMNS)
-    return [row[0] for row in db.execute(f"""
+    new = [row[0] for row in db.execute(f"""
         SELECT id FROM ({named})
-        WHERE id IS NOT NULL
-          AND id NOT IN (SELECT id FROM users WHERE mirrored_at >= ?)
-          AND id NOT IN (SELECT id FROM gone_users WHERE checked_at >= ?)
-        ORDER BY id""", [cutoff, cutoff])]
+        WHERE id IS NOT NULL AND id NOT IN (SELECT id FROM users) AND id NOT IN (SELECT id FROM gone_users)
+        ORDER BY id""")]
+    stale = [row[0] for row in db.execute(f"""
+        SELECT id, max(asked) AS last_asked FROM (
+          SELECT id, mirrored_at AS asked FROM users UNION ALL SELECT id, checked_at FROM gone_users)
+        WHERE id IN ({named})
+        GROUP BY id HAVING last_asked < ?
+        ORDER BY last_asked, id LIMIT ?""", [cutoff, -1 if refresh_limit is None else refresh_limit])]
+    return new + stale
 
 
 def cutoff_for(refresh_days: float) -> str:
@@ -48,12 +54,12 @@ def cutoff_for(refresh_days: float) -> str:
 
 
 async def sync_profiles(client: PhilomenaClient, db: Database, *, refresh_days: float = 30,
-                        progress: Progress | None = None) -> SyncReport:
+                        refresh_per_run: int | None = None, progress: Progress | None = None) -> SyncReport:
     """Fetch the profiles that are due; see the module docstring."""
     gone = 0
     with recorded_run(db, client, STATE_NAME) as report:
         saver = PageSaver(db, RecordWriter(db, USERS, client.base_url), report, progress, STATE_NAME)
-        due = due_user_ids(db, cutoff_for(refresh_days))
+        due = due_user_ids(db, cutoff_for(refresh_days), refresh_per_run)
         report.expected = len(due)
         for user_id in due:
             try:
@@ -79,4 +85,5 @@ def _settle(db: Database, user_id: int, found: bool) -> None:
 async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
                progress: Progress | None = None) -> SyncReport:
     """The runner's entry point: ``options`` is the ``[profiles]`` section of the config."""
-    return await sync_profiles(client, db, refresh_days=options["refresh_days"], progress=progress)
+    return await sync_profiles(client, db, refresh_days=options["refresh_days"],
+                               refresh_per_run=options["refresh_per_run"], progress=progress)
