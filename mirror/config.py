@@ -50,6 +50,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "scope": "mirrored",
         # Seconds of overlap when re-reading comments updated since the last run (clock skew, indexing).
         "refresh_overlap": 900,
+        # Batches of 50 mirrored images checked each run for comments hidden or destroyed since
+        # (one request a batch when nothing changed; 0 turns the audit off).
+        "audit_per_run": 2,
     },
     "posts": {
         "enabled": False,
@@ -266,6 +269,8 @@ def _validate_comments_galleries(sections: dict[str, dict[str, Any]]) -> None:
         if section["scope"] not in ("mirrored", "all"):
             raise ConfigError(f"{name}.scope must be \"mirrored\" or \"all\", got {section['scope']!r}")
         section["refresh_overlap"] = int(_number(section["refresh_overlap"], f"{name}.refresh_overlap"))
+    comments = sections["comments"]
+    comments["audit_per_run"] = int(_number(comments["audit_per_run"], "comments.audit_per_run"))
     galleries = sections["galleries"]
     galleries["rewalk_after_days"] = _number(galleries["rewalk_after_days"], "galleries.rewalk_after_days")
     galleries["rewalk_per_run"] = int(_number(galleries["rewalk_per_run"], "galleries.rewalk_per_run"))

@@ -57,8 +57,9 @@ def test_full_sync_mirrors_the_comments_of_the_mirrored_images(site, tmp_path):
     expected = on_images(site_comments(site), mirrored)
     assert len(expected) > 100
     assert_mirror_matches(db, expected)
-    # One query per 50 mirrored images, each a page or two: never one request per image.
-    assert report.requests == requests <= math.ceil(len(mirrored) / 50) * 2
+    # One query per 50 mirrored images, each a page or two: never one request per image; and
+    # one request for each of the audit's two batches.
+    assert report.requests == requests <= math.ceil(len(mirrored) / 50) * 2 + 2
     assert {r["id"] for r in db["comments"].search("the", limit=1000)} <= {r["id"] for r in expected}
 
 
@@ -74,18 +75,18 @@ def test_scope_all_mirrors_every_comment_and_then_costs_one_request(site, tmp_pa
     assert report.requests == len(settled_requests(site)) == 1 and report.fetched == 0
 
 
-def test_second_sync_with_nothing_changed_costs_one_request(site, tmp_path):
+def test_second_sync_with_nothing_changed_costs_one_request_and_one_per_audited_batch(site, tmp_path):
     config = site_config(site, tmp_path)
     sync(config)
     sync(config, ["comments"])
     site.clear_requests()
     report, db = sync(config, ["comments"])
-    assert report.requests == len(settled_requests(site)) == 1
+    assert report.requests == len(settled_requests(site)) == 1 + 2
     assert report.fetched == 0 and report.new == 0
 
 
 def test_new_edited_and_hidden_comments_cost_requests_proportional_to_the_change(site, tmp_path):
-    config = site_config(site, tmp_path, images={"query": "safe"})
+    config = site_config(site, tmp_path, images={"query": "safe"}, comments={"audit_per_run": 0})
     sync(config)
     _, db = sync(config, ["comments"])
     before = mirrored_comments(db)
@@ -113,7 +114,7 @@ def test_new_edited_and_hidden_comments_cost_requests_proportional_to_the_change
     assert report.new == len(added + new_image_comments) and report.updated >= 2  # the edits
     for comment_id in edited:
         assert rows[comment_id]["body"] == "edited: fixed a typo" and rows[comment_id]["edit_reason"] == "typo"
-    # Search leaves hidden comments out: the kept body stays, and it is not marked (see the module).
+    # Search leaves hidden comments out: the kept body stays; without the audit it is not marked.
     assert rows[hidden]["raw"] == before[hidden]["raw"] and rows[hidden]["body"] == before[hidden]["body"]
     assert_mirror_matches(db, [r for r in on_images(site_comments(site), set(mirrored + new_images))]
                           + [json.loads(before[hidden]["raw"])])
@@ -157,3 +158,33 @@ def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
     sync(whole)
     _, db = sync(whole, ["comments"])
     assert snapshot(open_database(killed.database)) == snapshot(db)
+
+
+def test_the_audit_marks_comments_hidden_or_destroyed_since_they_were_mirrored(site, tmp_path):
+    config = site_config(site, tmp_path, comments={"audit_per_run": 3})
+    sync(config)
+    _, db = sync(config, ["comments"])
+    audited = [r[0] for r in db.execute("SELECT id FROM images ORDER BY id LIMIT 150")]
+    before = mirrored_comments(db)
+    on_first = sorted(c for c, row in before.items() if row["image_id"] in audited[:50])
+    hidden, destroyed = on_first[0], on_first[1]
+    site.dataset.edit_comment(hidden, hidden=True)
+    site.dataset.edit_comment(destroyed, destroyed=True)
+    sync(config, ["comments"])  # audits the second hundred and fifty images: nothing changed there
+    site.clear_requests()
+
+    report, db = sync(config, ["comments"])  # back to the first batches
+
+    paths = [r.path for r in settled_requests(site)]
+    # The changes walk, three counts, a re-read of the batch that differs, two lookups by id.
+    reread = math.ceil((len(on_first) - 2) / 50)
+    assert len(paths) == report.requests == 1 + 3 + reread + 2
+    assert sorted(p for p in paths if "/comments/" in p) == sorted(f"/api/v1/json/comments/{c}"
+                                                                  for c in (hidden, destroyed))
+    rows = mirrored_comments(db)
+    for comment_id in (hidden, destroyed):
+        assert rows[comment_id]["hidden_from_users"] == 1
+        assert rows[comment_id]["body"] == before[comment_id]["body"]
+        assert rows[comment_id]["raw"] == before[comment_id]["raw"]
+    assert json.loads(rows[hidden]["stub"])["body"] is None and rows[destroyed]["stub"] == "null"
+    assert all(row["hidden_from_users"] == 0 for c, row in rows.items() if c not in (hidden, destroyed))

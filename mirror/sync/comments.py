@@ -10,11 +10,16 @@
    covered, 50 images per query (``image_id:1 || image_id:2 || ...``); an image mirrored later
    is covered by a later run. ``scope = "all"``: one walk over every comment, on the first run.
 
-What search cannot tell: it leaves out hidden comments (and comments on hidden images), so a
-comment hidden after it was mirrored is never seen again; its row keeps the body it had. Hiding
-a comment does not change the image's ``comment_count`` on the real site (destroying one does,
-without touching the image's ``updated_at``), so there is no cheap signal for it.
-Destroyed comments come as null elements and are skipped.
+3. **An audit.** Search leaves out hidden comments (and comments on hidden images), and hiding
+   a comment changes no date or count the mirror could see, so a comment hidden after it was
+   mirrored would never be seen again. Each run therefore checks ``audit_per_run`` batches of 50
+   mirrored images, in a rolling order: one request with ``per_page=1`` gives the site's count of
+   visible comments on the batch; only when it differs from the mirror's is the batch read again
+   and each mirrored comment missing from it asked for by id. A hidden one comes back with its
+   body null (a stub: the row keeps its body and is marked); a destroyed one (404) or one on a
+   hidden image (403) is marked hidden, its row kept. Nothing changed costs one request a batch.
+
+Destroyed comments come as null elements in lists and are skipped.
 """
 
 from __future__ import annotations
@@ -23,19 +28,20 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from ..api import PhilomenaClient
+from ..api import Forbidden, NotFound, PhilomenaClient
 from ..store.follow_ups import mirrored_among
 from ..store.specs import COMMENTS
 from ..store.writer import RecordWriter, Saved
-from .follow import FollowRun
+from .follow import BATCH, FollowRun
 from .newest_first import EVERYTHING
+from .paging import PER_PAGE, search_pages
 from .report import Progress, SyncReport, recorded_run
 
 NAME = "comments"
 
 
 async def sync_comments(client: PhilomenaClient, db: Database, *, scope: str = "mirrored", overlap: int = 900,
-                        progress: Progress | None = None) -> SyncReport:
+                        audit_per_run: int = 2, progress: Progress | None = None) -> SyncReport:
     """Mirror the comments ``scope`` names into ``db``; resume or refresh as the cursor says."""
     writer = RecordWriter(db, COMMENTS, client.base_url)
 
@@ -53,12 +59,63 @@ async def sync_comments(client: PhilomenaClient, db: Database, *, scope: str = "
             await run.walk(run.cursor, "everything", EVERYTHING, writer.save)
         else:
             await run.image_batches("image_id", writer.save)
+        for _ in range(audit_per_run):
+            if not await audit_batch(run, writer):
+                break
         run.finish()
     return report
+
+
+async def audit_batch(run: FollowRun, writer: RecordWriter) -> bool:
+    """Check the next batch of mirrored images for comments hidden or destroyed since mirrored.
+
+    Batches go round the mirrored images by id, starting over after the last. Returns False when
+    there are no images to audit.
+    """
+    db, client = run.db, run.client
+    after = run.cursor.get("audit_after", -1)
+    ids = [row[0] for row in db.execute("SELECT id FROM images WHERE id > ? ORDER BY id LIMIT ?", [after, BATCH])]
+    if not ids and after != -1:  # round complete: start the next one
+        ids = [row[0] for row in db.execute("SELECT id FROM images ORDER BY id LIMIT ?", [BATCH])]
+    if not ids:
+        return False
+    query = " || ".join(f"image_id:{i}" for i in ids)
+    marks = ",".join("?" * len(ids))
+    visible_here = f"SELECT id FROM comments WHERE hidden_from_users = 0 AND image_id IN ({marks})"
+    ours = {row[0] for row in db.execute(visible_here, ids)}
+    page = await client.search_comments(query, per_page=1)
+    run.report.pages += 1
+    if page.total != len(ours):
+        seen: set[int] = set()
+        async for _, page in search_pages(lambda n: client.search_comments(query, page=n, per_page=PER_PAGE)):
+            records = [r for r in page.records if isinstance(r, dict)]
+            seen |= {r["id"] for r in records if type(r.get("id")) is int}
+            run.report.count(len(records), writer.save(records))
+        for comment_id in sorted(ours - seen):
+            await _recheck(client, db, writer, comment_id, run.report)
+    with db.atomic():
+        run.cursor["audit_after"] = ids[-1]
+        run.save()
+    return True
+
+
+async def _recheck(client: PhilomenaClient, db: Database, writer: RecordWriter, comment_id: int,
+                   report: SyncReport) -> None:
+    """Ask for one comment that search no longer shows, and mark its row as the site now has it."""
+    try:
+        record = await client.comment(comment_id)
+    except NotFound:  # destroyed: lists render it as null
+        db["comments"].update(comment_id, {"hidden_from_users": 1, "stub": "null"})
+    except Forbidden:  # its image is hidden
+        db["comments"].update(comment_id, {"hidden_from_users": 1})
+    else:
+        report.count(1, writer.save([record]))
+        return
+    report.hidden += 1
 
 
 async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
                progress: Progress | None = None) -> SyncReport:
     """The runner's entry point: ``options`` is the ``[comments]`` section of the config."""
     return await sync_comments(client, db, scope=options["scope"], overlap=options["refresh_overlap"],
-                               progress=progress)
+                               audit_per_run=options["audit_per_run"], progress=progress)
