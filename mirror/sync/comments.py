@@ -59,18 +59,17 @@ async def sync_comments(client: PhilomenaClient, db: Database, *, scope: str = "
             await run.walk(run.cursor, "everything", EVERYTHING, writer.save)
         else:
             await run.image_batches("image_id", writer.save)
-        for _ in range(audit_per_run):
-            if not await audit_batch(run, writer):
-                break
+        images = db.execute("SELECT count(*) FROM images").fetchone()[0]
+        for _ in range(min(audit_per_run, -(-images // BATCH))):  # never the same batch twice a run
+            await audit_batch(run, writer)
         run.finish()
     return report
 
 
-async def audit_batch(run: FollowRun, writer: RecordWriter) -> bool:
+async def audit_batch(run: FollowRun, writer: RecordWriter) -> None:
     """Check the next batch of mirrored images for comments hidden or destroyed since mirrored.
 
-    Batches go round the mirrored images by id, starting over after the last. Returns False when
-    there are no images to audit.
+    Batches go round the mirrored images by id, starting over after the last.
     """
     db, client = run.db, run.client
     after = run.cursor.get("audit_after", -1)
@@ -78,7 +77,7 @@ async def audit_batch(run: FollowRun, writer: RecordWriter) -> bool:
     if not ids and after != -1:  # round complete: start the next one
         ids = [row[0] for row in db.execute("SELECT id FROM images ORDER BY id LIMIT ?", [BATCH])]
     if not ids:
-        return False
+        return
     query = " || ".join(f"image_id:{i}" for i in ids)
     marks = ",".join("?" * len(ids))
     visible_here = f"SELECT id FROM comments WHERE hidden_from_users = 0 AND image_id IN ({marks})"
@@ -96,7 +95,6 @@ async def audit_batch(run: FollowRun, writer: RecordWriter) -> bool:
     with db.atomic():
         run.cursor["audit_after"] = ids[-1]
         run.save()
-    return True
 
 
 async def _recheck(client: PhilomenaClient, db: Database, writer: RecordWriter, comment_id: int,
