@@ -81,6 +81,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "enabled": False,
         # Short names of the forums to mirror (e.g. ["dis", "art"]); empty means every public forum.
         "forums": [],
+        # Old pages of posts read again each run, going round every topic, so posts hidden since
+        # they were mirrored (nothing else reports them) are marked. 0 turns this off.
+        "audit_pages_per_run": 2,
     },
     "filters": {
         "enabled": False,
@@ -280,6 +283,8 @@ def _validate_forums_posts(sections: dict[str, dict[str, Any]]) -> None:
     forums = sections["forums"]["forums"]
     if isinstance(forums, str) or not isinstance(forums, list) or not all(isinstance(f, str) for f in forums):
         raise ConfigError(f"forums.forums must be a list of forum short names, got {forums!r}")
+    sections["forums"]["audit_pages_per_run"] = int(_number(sections["forums"]["audit_pages_per_run"],
+                                                            "forums.audit_pages_per_run"))
     posts = sections["posts"]
     posts["refresh_overlap"] = int(_number(posts["refresh_overlap"], "posts.refresh_overlap"))
 

@@ -21,6 +21,8 @@ from .test_store_images import stored_column
 
 LONG_TOPIC = 2  # the generated topic with 80 posts (two pages), in forum "art"
 NO_CHANGE_REQUESTS = 6  # /forums, then the first topics page of each of the 5 public forums
+# The tests that count requests exactly turn the audit of old pages off; it has its own test.
+NO_AUDIT = {"audit_pages_per_run": 0}
 
 
 @dataclass
@@ -97,7 +99,7 @@ def requested(site, path_end: str) -> list[int]:
 
 
 def test_full_sync_mirrors_forums_topics_and_posts_field_by_field(site, tmp_path):
-    report, db = sync(site_config(site, tmp_path), ["forums"])
+    report, db = sync(site_config(site, tmp_path, forums=NO_AUDIT), ["forums"])
     view = assert_mirror_matches(db, site)
     assert len(view.forums) == 5 and any(p["body"] is None for ps in view.posts.values() for p in ps)
     assert report.requests == 1 + len(view.forums) + view.post_pages()
@@ -107,7 +109,7 @@ def test_full_sync_mirrors_forums_topics_and_posts_field_by_field(site, tmp_path
 
 
 def test_a_sync_with_nothing_changed_reads_the_forums_and_one_topics_page_per_forum(site, tmp_path):
-    config = site_config(site, tmp_path)
+    config = site_config(site, tmp_path, forums=NO_AUDIT)
     sync(config, ["forums"])
     site.clear_requests()
     report, _ = sync(config, ["forums"])
@@ -116,7 +118,7 @@ def test_a_sync_with_nothing_changed_reads_the_forums_and_one_topics_page_per_fo
 
 
 def test_new_posts_cost_requests_proportional_to_them_not_to_the_topic(site, tmp_path):
-    config = site_config(site, tmp_path)
+    config = site_config(site, tmp_path, forums=NO_AUDIT)
     sync(config, ["forums"])
     long_topic = site.dataset.topics[LONG_TOPIC]
     new_ids = site.dataset.add_posts(LONG_TOPIC, 120)  # positions 80..199: pages 2 to 4 of 4
@@ -155,6 +157,34 @@ def test_a_post_hidden_on_the_site_keeps_its_body_in_the_mirror(site, tmp_path):
     assert [r["id"] for r in db["posts"].search(before["body"].split()[0], limit=1000)]
 
 
+def test_the_audit_reads_old_pages_round_every_topic_and_marks_posts_hidden_since(site, tmp_path):
+    config = site_config(site, tmp_path, forums={"audit_pages_per_run": 3})
+    _, db = sync(config, ["forums"])
+    ds = site.dataset
+    first = db.execute("SELECT forum_short_name, slug FROM topic_progress ORDER BY forum_short_name, slug "
+                       "LIMIT 1 OFFSET 3").fetchone()  # the full sync audited the first three pages
+    topic = next(t for t in ds.topics.values() if t["slug"] == first[1])
+    hidden = min(p["id"] for p in ds.posts.values() if p["topic_id"] == topic["id"] and not p["hidden_from_users"]
+                 and not p["destroyed_content"])
+    before = db["posts"].get(hidden)
+    ds.edit_post(hidden, hidden=True)  # moves no counter: the walk itself does not read the topic again
+    site.clear_requests()
+
+    report, db = sync(config, ["forums"])
+
+    assert len(site.requests) == report.requests == NO_CHANGE_REQUESTS + 3
+    assert requested(site, f"/{first[1]}/posts") == [1]
+    row = db["posts"].get(hidden)
+    assert row["hidden_from_users"] == 1 and json.loads(row["stub"])["body"] is None
+    assert row["body"] == before["body"] and row["raw"] == before["raw"]
+    audited = [tuple(json.loads(db["sync_state"].get("forums")["cursor"])["audited"])]
+    pages = db.execute("SELECT count(*) FROM topic_progress").fetchone()[0]
+    for _ in range(pages):  # going round: every page, and back to the start, never stuck
+        sync(config, ["forums"])
+        audited.append(tuple(json.loads(db["sync_state"].get("forums")["cursor"])["audited"]))
+    assert len(set(audited)) > pages / 3 and audited[-1] != audited[-2]
+
+
 def test_list_pages_past_the_end_repeat_the_last_page_and_are_never_asked_for(site, tmp_path):
     minutes = itertools.count()
     site.dataset.clock = lambda: datetime(2030, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=next(minutes))
@@ -166,7 +196,7 @@ def test_list_pages_past_the_end_repeat_the_last_page_and_are_never_asked_for(si
 
         assert topics(3)["topics"] == topics(2)["topics"] != [] and topics(2)["total"] > 50
         assert http.get("/forums", params={"page": 2}).json() == http.get("/forums", params={"page": 1}).json()
-    config = site_config(site, tmp_path)
+    config = site_config(site, tmp_path, forums=NO_AUDIT)
     site.clear_requests()
 
     sync(config, ["forums"])

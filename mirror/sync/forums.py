@@ -15,8 +15,10 @@
    stored with the forum ``short_name`` and topic ``slug`` they were crawled under.
 
 Edits to old posts move neither counter of their topic, so pages before the new posts are not read
-again: the ``posts`` crawler picks edits up site-wide by ``updated_at``. A post hidden later on a
-page that is not re-read stays as last seen (search leaves hidden posts out, so nothing reports it).
+again: the ``posts`` crawler picks edits up site-wide by ``updated_at``. Hiding a post changes no
+counter or date and search leaves hidden posts out, so nothing reports it; instead each run reads
+``audit_pages_per_run`` old pages of posts again, going round every topic mirrored. A post hidden
+since comes back with ``body`` null and marks its row, which keeps the body.
 
 Checkpoints: each topics page is saved with the walk's place in the cursor (forums finished, the
 topics page under way, the newest reply seen); each page of posts is saved with its topic's progress
@@ -50,10 +52,11 @@ Record = dict[str, Any]
 async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
                progress: Progress | None = None) -> SyncReport:
     """The runner's entry point: ``options`` is the ``[forums]`` section of the config."""
-    return await sync_forums(client, db, only=options.get("forums") or (), progress=progress)
+    return await sync_forums(client, db, only=options.get("forums") or (),
+                             audit_pages=options["audit_pages_per_run"], progress=progress)
 
 
-async def sync_forums(client: PhilomenaClient, db: Database, *, only: Sequence[str] = (),
+async def sync_forums(client: PhilomenaClient, db: Database, *, only: Sequence[str] = (), audit_pages: int = 0,
                       progress: Progress | None = None) -> SyncReport:
     """Mirror every public forum (or those whose short names are in ``only``), topics and posts.
 
@@ -68,6 +71,7 @@ async def sync_forums(client: PhilomenaClient, db: Database, *, only: Sequence[s
         for name in listed:
             if (not only or name in only) and name not in crawl.walk["done"]:
                 await crawl.forum(name)
+        await crawl.audit(audit_pages)
         crawl.finish()
     return report
 
@@ -102,6 +106,17 @@ def _walkable(topics: Iterable[Any]) -> list[Record]:
     return [t for t in topics if isinstance(t, dict) and isinstance(t.get("slug"), str)]
 
 
+def next_audit_pages(db: Database, after: Sequence[Any] | None, count: int) -> list[tuple[str, str, int]]:
+    """The ``count`` pages of posts after ``after`` in (forum, topic, page) order, going round;
+    never the same page twice."""
+    pages = [(forum, slug, number)
+             for forum, slug, posts in db.execute(
+                 "SELECT forum_short_name, slug, post_count FROM topic_progress ORDER BY forum_short_name, slug")
+             for number in range(1, max(1, -(-(posts or 0) // PER_PAGE)) + 1)]
+    start = next((i for i, place in enumerate(pages) if after is not None and list(place) > list(after)), 0)
+    return (pages[start:] + pages[:start])[:min(count, len(pages))]
+
+
 class _ForumCrawl:
     """One run over the forums: the writers, the cursor and the report it shares between steps."""
 
@@ -113,6 +128,7 @@ class _ForumCrawl:
         self.cursor = load_cursor(db, STATE_NAME)
         self.marks: dict[str, str] = self.cursor.get("marks") or {}
         self.walk: dict[str, Any] = self.cursor.get("walk") or _fresh_walk()
+        self.audited: list[Any] | None = self.cursor.get("audited")  # [forum, slug, page] read last
 
     async def forum_list(self) -> list[str]:
         """Store every page of /forums; the short names, in the site's order."""
@@ -180,6 +196,21 @@ class _ForumCrawl:
         self.report.count(len(page.records), saved)
         self._page_done()
 
+    async def audit(self, pages: int) -> None:
+        """Read ``pages`` pages of posts again, the next ones round every mirrored topic."""
+        for place in next_audit_pages(self.db, self.audited, pages):
+            forum, slug, number = place
+            try:
+                page = await self.client.topic_posts(forum, slug, page=number, per_page=PER_PAGE)
+            except NotFound:  # the topic went since: its next listing decides
+                page = Page([])
+            with self.db.atomic():
+                saved = self.posts.save(page.records, {"forum_short_name": forum, "topic_slug": slug})
+                self.audited = list(place)
+                self._save_cursor(walk=self.walk)
+            self.report.count(len(page.records), saved)
+            self._page_done()
+
     def finish(self) -> None:
         """The walk is complete: only the marks remain for the next run."""
         with self.db.atomic():
@@ -187,7 +218,7 @@ class _ForumCrawl:
 
     def _save_cursor(self, *, walk: dict[str, Any] | None) -> None:
         self.walk = walk or _fresh_walk()
-        save_cursor(self.db, STATE_NAME, {"marks": self.marks, "walk": walk})
+        save_cursor(self.db, STATE_NAME, {"marks": self.marks, "walk": walk, "audited": self.audited})
 
     def _page_done(self) -> None:
         self.report.pages += 1
