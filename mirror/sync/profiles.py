@@ -68,7 +68,7 @@ async def sync_profiles(client: PhilomenaClient, db: Database, *, refresh_days: 
                 gone += 1
                 record = None
             found = record is not None
-            saver.save([record] if found else [], {"last_id": user_id}, also=lambda _: _settle(db, user_id, found))
+            saver.save([record] if found else [], {"last_id": user_id}, also=lambda _, u=user_id, f=found: _settle(db, u, f))
         if gone:
             report.note(f"{gone} deleted accounts (404) not asked again for {refresh_days:g} days")
     return report
