@@ -57,11 +57,12 @@ def describe(db: Database, representations: Sequence[str] = ()) -> str:
     cursors = all_cursors(db)
     lines += [f"  {name:<12} {json.dumps(cursor, sort_keys=True)}" for name, cursor in cursors.items()] or ["  (none)"]
     lines += ["", "Last runs:"]
-    for run in last_runs(db) or []:
+    runs = last_runs(db)
+    for run in runs:
         outcome = run["status"] + (f" ({run['message']})" if run["message"] else "")
         lines.append(f"  {run['resource']:<12} {run['started_at']} -> {run['finished_at'] or '...'}  {outcome}; "
                      f"{run['fetched'] or 0} fetched, {run['new'] or 0} new, {run['updated'] or 0} updated, "
                      f"{run['requests'] or 0} requests")
-    if not last_runs(db):
+    if not runs:
         lines.append("  (none)")
     return "\n".join(lines)

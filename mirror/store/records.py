@@ -18,17 +18,19 @@ def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _parsed(value: str, parse: Callable[[str], Any]) -> Any:
+    try:
+        return parse(value)
+    except ValueError:
+        return None
+
+
 def _int(value: Any) -> int | None:
     if type(value) is int:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            return None
-    return None
+    return _parsed(value, int) if isinstance(value, str) else None
 
 
 def _float(value: Any) -> float | None:
@@ -36,12 +38,7 @@ def _float(value: Any) -> float | None:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
+    return _parsed(value, float) if isinstance(value, str) else None
 
 
 def _bool(value: Any) -> int | None:

@@ -55,7 +55,6 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
                 saved = writer.save_page(page.records)
                 if saved.keys:
                     walk["after"] = max(walk["after"], max(saved.keys))
-                    walk["seen_max"] = max(walk.get("seen_max") or -1, walk["after"])
                 finished = last_search_page(page, PER_PAGE)
                 cursor = _finish(cursor, walk) if finished else {**cursor, "walk": walk}
                 save_cursor(db, STATE_NAME, cursor)
@@ -85,7 +84,7 @@ def _new_walk(cursor: dict[str, Any], overlap: int) -> dict[str, Any]:
 
 
 def _finish(cursor: dict[str, Any], walk: dict[str, Any]) -> dict[str, Any]:
-    high_water = max(cursor.get("high_water") or -1, walk.get("seen_max") or -1)
+    high_water = max(cursor.get("high_water") or -1, walk["after"])  # the walk goes up by id
     return {**cursor, "high_water": high_water if high_water >= 0 else None, "last_start": walk["started"],
             "walk": None}
 
