@@ -41,6 +41,16 @@ def pending_images(db: Database, resource: str, limit: int) -> list[int]:
     return [row[0] for row in db.execute(sql, [resource, limit])]
 
 
+def mirrored_images_after(db: Database, after: int, limit: int) -> list[int]:
+    """Up to ``limit`` mirrored images with ids above ``after``, by id."""
+    sql = f"SELECT id FROM images WHERE id > ? AND {MIRRORED} ORDER BY id LIMIT ?"
+    return [row[0] for row in db.execute(sql, [after, limit])]
+
+
+def mirrored_count(db: Database) -> int:
+    return db.execute(f"SELECT count(*) FROM images WHERE {MIRRORED}").fetchone()[0]
+
+
 def mark_covered(db: Database, resource: str, image_ids: Iterable[int]) -> None:
     """Record that ``resource`` has covered these images; call it in the page's transaction."""
     now = utc_now()

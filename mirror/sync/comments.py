@@ -29,7 +29,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..api import Forbidden, NotFound, PhilomenaClient
-from ..store.follow_ups import mirrored_among
+from ..store.follow_ups import mirrored_among, mirrored_count, mirrored_images_after
 from ..store.specs import COMMENTS
 from ..store.writer import RecordWriter, Saved
 from .follow import BATCH, FollowRun
@@ -59,8 +59,7 @@ async def sync_comments(client: PhilomenaClient, db: Database, *, scope: str = "
             await run.walk(run.cursor, "everything", EVERYTHING, writer.save)
         else:
             await run.image_batches("image_id", writer.save)
-        images = db.execute("SELECT count(*) FROM images").fetchone()[0]
-        for _ in range(min(audit_per_run, -(-images // BATCH))):  # never the same batch twice a run
+        for _ in range(min(audit_per_run, -(-mirrored_count(db) // BATCH))):  # never the same batch twice a run
             await audit_batch(run, writer)
         run.finish()
     return report
@@ -73,9 +72,9 @@ async def audit_batch(run: FollowRun, writer: RecordWriter) -> None:
     """
     db, client = run.db, run.client
     after = run.cursor.get("audit_after", -1)
-    ids = [row[0] for row in db.execute("SELECT id FROM images WHERE id > ? ORDER BY id LIMIT ?", [after, BATCH])]
+    ids = mirrored_images_after(db, after, BATCH)
     if not ids and after != -1:  # round complete: start the next one
-        ids = [row[0] for row in db.execute("SELECT id FROM images ORDER BY id LIMIT ?", [BATCH])]
+        ids = mirrored_images_after(db, -1, BATCH)
     if not ids:
         return
     query = " || ".join(f"image_id:{i}" for i in ids)
