@@ -58,3 +58,15 @@ def test_every_table_has_every_column_its_spec_declares(db):
     for spec in SPECS.values():
         columns = set(db[spec.table].columns_dict)
         assert set(spec.columns()) | {"raw", "mirrored_at"} <= columns, spec.table
+
+
+def test_numbers_too_large_for_sqlite_are_null_in_their_column_or_rejected_as_keys(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    saved = RecordWriter(db, SPECS["comments"], BASE).save([
+        {"id": 1, "image_id": 5, "body": "a", "user_id": "99999999999999999999"},
+        {"id": 2**63, "body": "b"},
+    ])
+    assert saved.keys == [1] and saved.rejected == 1
+    row = db["comments"].get(1)
+    assert row["user_id"] is None and json.loads(row["raw"])["user_id"] == "99999999999999999999"
+    assert json.loads(next(db["rejects"].rows)["raw"])["id"] == 2**63

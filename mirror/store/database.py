@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
 from sqlite_utils import Database
 
@@ -35,6 +37,22 @@ def open_database(path: str | Path, *, migrate: bool = True) -> Database:
     return db
 
 
-def utc_now() -> str:
-    """The current time as the API writes it: ISO 8601, UTC, seconds, trailing Z."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+# Keys per ``IN (...)`` query, to stay under SQLite's bound-variable limit.
+CHUNK = 400
+
+T = TypeVar("T")
+
+
+def utc_text(when: datetime | None = None) -> str:
+    """``when`` (default now) as the API writes dates: ISO 8601, UTC, seconds, trailing Z."""
+    return (when or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime(DATE_FORMAT)
+
+
+utc_now = utc_text
+
+
+def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[list[T]]:
+    """``items`` in consecutive lists of at most ``size``."""
+    for start in range(0, len(items), size):
+        yield list(items[start:start + size])

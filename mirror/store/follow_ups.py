@@ -19,11 +19,9 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .database import utc_now
+from .database import chunks, utc_now
 from .images import ImageWriter
 from .writer import Saved
-
-CHUNK = 400  # stay under SQLite's bound-variable limit
 
 MIRRORED = """NOT EXISTS (SELECT 1 FROM gallery_only_images AS g
                           WHERE g.image_id = images.id AND g.mirrored_at = images.mirrored_at)"""
@@ -62,8 +60,7 @@ def mirrored_among(db: Database, image_ids: Iterable[int]) -> set[int]:
     """Those of ``image_ids`` that are mirrored."""
     ids = sorted(set(image_ids))
     found: set[int] = set()
-    for start in range(0, len(ids), CHUNK):
-        chunk = ids[start:start + CHUNK]
+    for chunk in chunks(ids):
         sql = f"SELECT id FROM images WHERE id IN ({','.join('?' * len(chunk))}) AND {MIRRORED}"
         found |= {row[0] for row in db.execute(sql, chunk)}
     return found

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 
 from sqlite_utils import Database
 
-from .database import utc_now
+from .database import utc_now, utc_text
 
 
 def mark_due(db: Database, gallery_ids: Iterable[int]) -> None:
@@ -45,7 +45,7 @@ def mark_stale_due(db: Database, days: float, limit: int) -> int:
     """
     if limit <= 0:
         return 0
-    cutoff = (datetime.now(timezone.utc) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cutoff = utc_text(datetime.now(timezone.utc) - timedelta(days=days))
     cursor = db.execute("""UPDATE gallery_walks SET due = 1 WHERE gallery_id IN (
                                SELECT gallery_id FROM gallery_walks WHERE due = 0 AND walked_at <= ?
                                ORDER BY walked_at, gallery_id LIMIT ?)""", [cutoff, limit])

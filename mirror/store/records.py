@@ -25,12 +25,21 @@ def _parsed(value: str, parse: Callable[[str], Any]) -> Any:
         return None
 
 
+# SQLite's INTEGER is 64-bit: a larger number cannot be stored as one.
+SQLITE_INTEGERS = range(-2**63, 2**63)
+
+
+def fits_integer(value: Any) -> bool:
+    """True for an int (not a bool) that an INTEGER column can hold."""
+    return type(value) is int and value in SQLITE_INTEGERS
+
+
 def _int(value: Any) -> int | None:
-    if type(value) is int:
-        return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return _parsed(value, int) if isinstance(value, str) else None
+        value = int(value)
+    elif isinstance(value, str):
+        value = _parsed(value, int)
+    return value if fits_integer(value) else None
 
 
 def _float(value: Any) -> float | None:

@@ -13,8 +13,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .database import utc_now
-from .records import column_converters, shape, to_json
+from .database import chunks, utc_now
+from .records import column_converters, fits_integer, shape, to_json
 from .rejects import reject
 from .specs import TableSpec
 
@@ -30,6 +30,8 @@ class Saved:
     hidden: int = 0
     rejected: int = 0
     keys: list[Key] = field(default_factory=list)
+    # The ``raw`` each key had before the batch (None: a row with no record yet); absent: no row.
+    raw_before: dict[Key, str | None] = field(default_factory=dict, repr=False)
 
     def add(self, other: Saved) -> None:
         self.new += other.new
@@ -37,6 +39,7 @@ class Saved:
         self.hidden += other.hidden
         self.rejected += other.rejected
         self.keys += other.keys
+        self.raw_before.update(other.raw_before)
 
 
 class RecordWriter:
@@ -46,6 +49,7 @@ class RecordWriter:
         self.db = db
         self.spec = spec
         self.converters = column_converters(spec.columns(), base_url)
+        self.pk_kinds = [(column, spec.columns()[column]) for column in spec.pk_columns]
 
     def save(self, records: Iterable[Any], context: Mapping[str, Any] | None = None) -> Saved:
         """Store a batch atomically. ``context`` fills the spec's context columns for every record."""
@@ -66,7 +70,7 @@ class RecordWriter:
         with self.db.atomic():
             for record in bad:
                 reject(self.db, self.spec.table, record, f"a {self.spec.table} record needs {self._pk_text()}")
-            known = self._known([key for key, _ in full + stubs])
+            known = result.raw_before = self._raw_before([key for key, _ in full + stubs])
             if full:
                 self.db[self.spec.table].upsert_all(
                     [self._full_row(record, context, now) for _, record in full], pk=self.spec.pk)
@@ -85,10 +89,9 @@ class RecordWriter:
     def key_of(self, record: Mapping[str, Any], context: Mapping[str, Any]) -> Key | None:
         """The record's primary key, or None when it cannot be stored (missing or mistyped)."""
         values = []
-        for column in self.spec.pk_columns:
+        for column, kind in self.pk_kinds:
             value = context.get(column, record.get(column))
-            kind = self.spec.columns()[column]
-            if (kind == "int" and type(value) is not int) or (kind == "text" and not isinstance(value, str)):
+            if (kind == "int" and not fits_integer(value)) or (kind == "text" and not isinstance(value, str)):
                 return None
             values.append(value)
         return values[0] if len(values) == 1 else tuple(values)
@@ -124,23 +127,21 @@ class RecordWriter:
             row["raw"] = row["stub"]  # never seen in full: the stub is all there is
             table.insert(row, pk=self.spec.pk)
 
-    def _known(self, keys: list[Key]) -> set[Key]:
-        if not keys:
-            return set()
+    def _raw_before(self, keys: list[Key]) -> dict[Key, str | None]:
+        """The rows these keys already have: key -> their ``raw``."""
         columns = self.spec.pk_columns
-        found: set[Key] = set()
-        for start in range(0, len(keys), 400):  # stay under SQLite's bound-variable limit
-            chunk = keys[start:start + 400]
+        names = ", ".join(f'"{c}"' for c in columns)
+        found: dict[Key, str | None] = {}
+        for chunk in chunks(keys):
             if len(columns) == 1:
-                marks = ",".join("?" * len(chunk))
-                sql = f'SELECT "{columns[0]}" FROM "{self.spec.table}" WHERE "{columns[0]}" IN ({marks})'
-                found |= {row[0] for row in self.db.execute(sql, chunk)}
+                sql = f'SELECT {names}, raw FROM "{self.spec.table}" WHERE {names} IN ({",".join("?" * len(chunk))})'
+                found.update((row[0], row[1]) for row in self.db.execute(sql, chunk))
             else:
-                names = ", ".join(f'"{c}"' for c in columns)
                 values = ",".join("(" + ",".join("?" * len(columns)) + ")" for _ in chunk)
-                sql = f'SELECT {names} FROM "{self.spec.table}" WHERE ({names}) IN (VALUES {values})'
-                found |= {tuple(row) for row in self.db.execute(sql, [v for key in chunk for v in key])}
+                sql = f'SELECT {names}, raw FROM "{self.spec.table}" WHERE ({names}) IN (VALUES {values})'
+                found.update((tuple(row[:-1]), row[-1])
+                             for row in self.db.execute(sql, [v for key in chunk for v in key]))
         return found
 
     def _pk_text(self) -> str:
-        return " and ".join(f"{c} ({self.spec.columns()[c]})" for c in self.spec.pk_columns)
+        return " and ".join(f"{column} ({kind})" for column, kind in self.pk_kinds)

@@ -9,17 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+from ..store.database import utc_text
 
-
-def utc_text(when: datetime | None = None) -> str:
-    """``when`` (default now) as the API writes dates: UTC, seconds, trailing Z."""
-    return (when or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime(DATE_FORMAT)
-
-
-def now_stamp() -> str:
-    """The current time as the API writes dates."""
-    return utc_text()
+__all__ = ["earliest", "parse_utc", "since", "utc_text"]
 
 
 def parse_utc(text: str) -> datetime | None:

@@ -18,7 +18,7 @@ from ..api import Page, PhilomenaClient
 from ..store.follow_ups import forget_covered, mark_covered, pending_images
 from ..store.state import load_cursor, save_cursor
 from ..store.writer import Saved
-from .clock import earliest, now_stamp, since
+from .clock import earliest, since, utc_text
 from .newest_first import PER_PAGE, Search, newest_first
 from .report import Progress, SyncReport
 
@@ -49,7 +49,7 @@ class FollowRun:
         self.search: Search = lambda q, page: search(q, page=page, per_page=PER_PAGE)
         self.cursor = cursor = current_cursor(db, name, scope, client.filter_id)
         if not cursor.get("run"):
-            cursor["run"] = {"started": now_stamp(), "since": since(cursor.get("last_start"), overlap)}
+            cursor["run"] = {"started": utc_text(), "since": since(cursor.get("last_start"), overlap)}
         self.state: dict[str, Any] = cursor["run"]
 
     @property

@@ -19,7 +19,7 @@ from sqlite_utils import Database
 from ..api import PhilomenaClient
 from ..store import ImageWriter
 from ..store.state import load_cursor, save_cursor
-from .clock import earliest, now_stamp, since
+from .clock import earliest, since, utc_text
 from .paging import PER_PAGE, last_search_page
 from .report import Progress, SyncReport, recorded_run
 
@@ -79,7 +79,7 @@ def _new_walk(cursor: dict[str, Any], overlap: int) -> dict[str, Any]:
         "high_water": cursor.get("high_water"),
         "since": since(cursor.get("last_start"), overlap),
         "after": -1,  # image ids start at 0
-        "started": now_stamp(),
+        "started": utc_text(),
     }
 
 

@@ -18,14 +18,13 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..api import NotFound, PhilomenaClient
-from ..store.database import utc_now
+from ..store.database import utc_now, utc_text
 from ..store.specs import USERS
 from ..store.writer import RecordWriter
 from .report import Progress, SyncReport, recorded_run
 from .saving import PageSaver
 
 STATE_NAME = "profiles"
-DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 # Where mirrored records name a user: (table, column).
 USER_COLUMNS = (("images", "uploader_id"), ("comments", "user_id"), ("posts", "user_id"), ("topics", "user_id"),
@@ -50,7 +49,7 @@ def due_user_ids(db: Database, cutoff: str, refresh_limit: int | None = None) ->
 
 
 def cutoff_for(refresh_days: float) -> str:
-    return (datetime.now(timezone.utc) - timedelta(days=refresh_days)).strftime(DATE_FORMAT)
+    return utc_text(datetime.now(timezone.utc) - timedelta(days=refresh_days))
 
 
 async def sync_profiles(client: PhilomenaClient, db: Database, *, refresh_days: float = 30,

@@ -16,32 +16,19 @@ from sqlite_utils import Database
 
 from ..store.records import to_json
 from ..store.state import save_cursor
-from ..store.writer import Key, RecordWriter, Saved
+from ..store.writer import RecordWriter, Saved
 from .report import Progress, SyncReport
-
-CHUNK = 400  # stay under SQLite's bound-variable limit
-
 
 def save_changes(writer: RecordWriter, records: Sequence[Any], context: Mapping[str, Any] | None = None) -> Saved:
     """Save ``records`` (every row's ``mirrored_at`` moves on); ``new`` counts records kept for the
     first time (a row with no ``raw`` yet counts as new), ``updated`` those whose ``raw`` changed."""
     context = dict(context or {})
     keyed = [(writer.key_of(r, context), r) for r in records if isinstance(r, dict)]
-    before = _raw_by_key(writer, [key for key, _ in keyed if key is not None])
     saved = writer.save(records, context)
+    before = saved.raw_before
     saved.new = sum(1 for key, _ in keyed if key is not None and before.get(key) is None)
     saved.updated = sum(1 for key, r in keyed if before.get(key) is not None and before[key] != to_json(r))
     return saved
-
-
-def _raw_by_key(writer: RecordWriter, keys: list[Key]) -> dict[Key, str | None]:
-    (column,) = writer.spec.pk_columns  # the resources that need this all have a single key
-    found: dict[Key, str | None] = {}
-    for start in range(0, len(keys), CHUNK):
-        chunk = keys[start:start + CHUNK]
-        sql = f'SELECT "{column}", raw FROM "{writer.spec.table}" WHERE "{column}" IN ({",".join("?" * len(chunk))})'
-        found.update((key, raw) for key, raw in writer.db.execute(sql, chunk))
-    return found
 
 
 @dataclass

@@ -25,13 +25,13 @@ the step's selection. Step 3 keeps its image mark and progress in the cursor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlite_utils import Database
 
 from ..api import Page, PhilomenaClient
-from ..store.database import utc_now
+from ..store.database import chunks, utc_now
 from ..store.specs import TAGS
 from ..store.state import load_cursor, save_cursor
 from ..store.writer import RecordWriter, Saved
@@ -41,7 +41,6 @@ from .saving import PageSaver
 STATE_NAME = "tags"
 PER_PAGE = 50
 FIRST_WINDOW = 256
-CHUNK = 400  # stay under SQLite's bound-variable limit
 
 Cursor = dict[str, Any]
 
@@ -160,11 +159,6 @@ def max_id(current: int | None, records: Sequence[Any]) -> int | None:
     return max([*ids, *([current] if current is not None else [])], default=None)
 
 
-def chunks(items: Sequence[int], size: int) -> Iterator[list[int]]:
-    for start in range(0, len(items), size):
-        yield list(items[start:start + size])
-
-
 # ---------------------------------------------------------------------- what the mirror says needs fetching
 
 
@@ -194,7 +188,7 @@ def oldest_tag_ids(db: Database, limit: int, exclude: set[int]) -> list[int]:
 def mark_asked(db: Database, ids: Sequence[int]) -> None:
     """Ids the site did not return: keep whatever ``raw`` holds, note when they were asked."""
     now = utc_now()
-    for batch in chunks(list(ids), CHUNK):
+    for batch in chunks(list(ids)):
         db.execute(f"UPDATE tags SET mirrored_at = ? WHERE id IN ({','.join('?' * len(batch))})", [now, *batch])
 
 
@@ -221,7 +215,7 @@ def tags_on_changed_images(db: Database, since: Cursor, until: Cursor) -> list[i
         and not (updated_at == until["at"] and image_id not in seen_at_until)
     ]
     tags: set[int] = set()
-    for batch in chunks(images, CHUNK):
+    for batch in chunks(images):
         tags.update(row[0] for row in db.execute(
             f"SELECT DISTINCT tag_id FROM image_tags WHERE image_id IN ({','.join('?' * len(batch))})", batch))
     return sorted(tags)
