@@ -123,10 +123,7 @@ class PhilomenaClient:
 
     async def oembed(self, url: str) -> Record:
         """GET /oembed?url=: the bare (unwrapped) oEmbed object for an image URL."""
-        body = await self._get("/oembed", {"url": url})
-        if not isinstance(body, dict):
-            raise UnexpectedResponse("/oembed did not answer with a JSON object")
-        return body
+        return _json_object((await self._request("/oembed", {"url": url}))[0], "/oembed")
 
     # Tags ---------------------------------------------------------------------------------
 
@@ -205,8 +202,8 @@ class PhilomenaClient:
     # Plumbing -----------------------------------------------------------------------------
 
     async def _page(self, path: str, params: Mapping[str, Any], key: str) -> Page:
-        response = await self._request(path, params)
-        body = _json_object(response, path)
+        body, response = await self._request(path, params)
+        body = _json_object(body, path)
         records = body.get(key)
         if not isinstance(records, list):
             raise UnexpectedResponse(f"{path} answered without a {key!r} list", url=path, status=200)
@@ -215,16 +212,14 @@ class PhilomenaClient:
                     _server_date(response))
 
     async def _one(self, path: str, key: str) -> Record:
-        body = _json_object(await self._request(path, {}), path)
+        body = _json_object((await self._request(path, {}))[0], path)
         record = body.get(key)
         if not isinstance(record, dict):
             raise UnexpectedResponse(f"{path} answered without a {key!r} record", url=path, status=200)
         return record
 
-    async def _get(self, path: str, params: Mapping[str, Any]) -> Any:
-        return (await self._request(path, params)).json()
-
-    async def _request(self, path: str, params: Mapping[str, Any]) -> httpx.Response:
+    async def _request(self, path: str, params: Mapping[str, Any]) -> tuple[Any, httpx.Response]:
+        """The parsed JSON body of a 200 answer, and the answer; raises for anything else."""
         query = {k: v for k, v in params.items() if v is not None}
         if self.filter_id is not None:
             query.setdefault("filter_id", self.filter_id)
@@ -232,20 +227,18 @@ class PhilomenaClient:
         if self._api_key:
             query["key"] = self._api_key
 
-        async def attempt() -> httpx.Response:
+        async def attempt() -> tuple[Any, httpx.Response]:
             try:
                 response = await self._http.get(path, params=query)
             except httpx.TransportError as e:
                 raise RetryableFailure(describe_transport_error(e)) from None
             raise_for_retry(response)
-            if response.status_code == 200:
-                _check_json(response)
-            return response
+            return (_parse_json(response) if response.status_code == 200 else None), response
 
-        response = await self.politeness.call(attempt, shown)
+        body, response = await self.politeness.call(attempt, shown)
         if response.status_code != 200:
             raise _error_for(response, shown)
-        return response
+        return body, response
 
 
 def _segment(value: str) -> str:
@@ -265,16 +258,15 @@ def raise_for_retry(response: httpx.Response) -> None:
                                min_wait=CHALLENGE_BACKOFF)
 
 
-def _check_json(response: httpx.Response) -> None:
+def _parse_json(response: httpx.Response) -> Any:
     """A 200 whose body is not JSON (a proxy's HTML page, a cut body) is worth another try."""
     try:
-        response.json()
+        return response.json()
     except ValueError:
         raise RetryableFailure("the site answered 200 with a body that is not JSON", status=200) from None
 
 
-def _json_object(response: httpx.Response, path: str) -> dict[str, Any]:
-    body = response.json()
+def _json_object(body: Any, path: str) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise UnexpectedResponse(f"{path} did not answer with a JSON object", url=path, status=200)
     return body

@@ -23,7 +23,7 @@ from ..api.client import user_agent
 from ..api.configured import make_client, make_politeness
 from ..config import Config
 from ..progress import Reporter
-from ..store import ImageWriter, is_stub
+from ..store import ImageWriter, is_image_stub
 from ..store import downloads as state
 from .fetch import Fetcher, FileFailed, Job, Recheck
 from .layout import expected_hash, extension, file_path, file_url, wanted
@@ -215,7 +215,7 @@ def _rechecker(client: PhilomenaClient, db: Database) -> Recheck:
             raise FileFailed(f"{job}: the file does not match its record, and the record could not be "
                              f"fetched again: {e}") from None
         writer.save_page([record])
-        if is_stub(record):
+        if is_image_stub(record):
             raise FileFailed(f"{job}: the site hid the image while it was being downloaded")
         return expected_hash(job.representation, record)
 

@@ -1,6 +1,7 @@
 """The SQLite store: schema and migrations, upserts, FTS, sync state. Never imports the client."""
 
 from .database import StoreError, open_database, utc_now
-from .images import ImageWriter, SavedImages, is_stub
+from .images import ImageWriter
+from .specs import is_image_stub
 
-__all__ = ["ImageWriter", "SavedImages", "StoreError", "is_stub", "open_database", "utc_now"]
+__all__ = ["ImageWriter", "StoreError", "is_image_stub", "open_database", "utc_now"]

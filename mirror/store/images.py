@@ -14,9 +14,6 @@ from sqlite_utils import Database
 from .specs import IMAGES, is_image_stub
 from .writer import RecordWriter, Saved
 
-SavedImages = Saved
-is_stub = is_image_stub
-
 
 class ImageWriter:
     """Writes pages of image records to one database, for one site."""

@@ -13,7 +13,6 @@ from sqlite_utils import Database, Migrations
 from .specs import COMMENTS, FILTERS, FORUMS, GALLERIES, IMAGES, POSTS, TAGS, TOPICS, USERS, TableSpec
 
 IMAGE_FIELDS = IMAGES.fields
-IMAGE_STUB_FIELDS = IMAGES.stub_fields
 
 SQL_TYPES = {"int": int, "float": float, "bool": int, "text": str, "json": str, "url": str, "url_map": str}
 

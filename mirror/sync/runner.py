@@ -19,7 +19,7 @@ from ..download import run_downloads
 from ..progress import Reportable, Reporter
 from .featured import record_featured
 
-__all__ = ["ORDER", "NotAvailable", "available", "make_client", "resources_to_sync", "run_sync"]
+__all__ = ["ORDER", "NotAvailable", "available", "resources_to_sync", "run_sync"]
 
 ORDER = ("images", "tags", "comments", "galleries", "forums", "posts", "filters", "profiles")
 
