@@ -121,7 +121,7 @@ def verify(ctx: click.Context, repair: bool) -> None:
     from .download import verify_files
 
     report = _run(ctx, verify_files, repair=repair)
-    if report.damaged and (report.repaired is None or report.repaired.failed):
+    if report.damaged and (report.repaired is None or report.unrepaired):
         sys.exit(EXIT_DAMAGED)
 
 

@@ -324,6 +324,21 @@ def test_verify_finds_missing_and_corrupt_files_and_repair_fixes_them(site, tmp_
     assert_everything_kept_and_verified(config, db, site)
 
 
+def test_repairing_a_file_of_an_image_hidden_since_keeps_its_record_and_says_so(site, tmp_path):
+    config = configure(site, tmp_path, enabled=True)
+    _, db = _sync_and_download(config)
+    lost = next(db["downloads"].rows_where("status = 'done' AND representation = 'thumb'"))
+    (Path(config["store"]["files"]) / lost["path"]).unlink()
+    site.dataset.hide_image(lost["image_id"])
+    sync(config)  # the mirror learns the image is hidden: its files are not offered any more
+    path = write_config(config, tmp_path / "mirror.toml")
+    result = CliRunner().invoke(cli, ["-c", str(path), "verify", "--repair"])
+    assert result.exit_code == EXIT_DAMAGED
+    assert "1 missing" in result.output and "1 not repaired" in result.output
+    row = db["downloads"].get((lost["image_id"], "thumb"))
+    assert row["status"] == "failed" and row["path"] == lost["path"] and row["sha512"] == lost["sha512"]
+
+
 # --- errors -----------------------------------------------------------------------------------------
 
 def test_a_404_marks_that_file_failed_and_the_rest_continues(site, tmp_path):

@@ -8,6 +8,7 @@ from .errors import (
     KeyRequired,
     NotFound,
     RateLimited,
+    RetriesExhausted,
     SiteUnavailable,
     UnexpectedResponse,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "Page",
     "PhilomenaClient",
     "RateLimited",
+    "RetriesExhausted",
     "SiteUnavailable",
     "UnexpectedResponse",
 ]

@@ -32,6 +32,11 @@ class SiteUnavailable(ApiError):
     """The site kept failing (5xx, timeouts, dropped connections) past the retry budget."""
 
 
+class RetriesExhausted(SiteUnavailable):
+    """One request failed on every retry, though the site has not failed ``give_up_after`` times
+    in a row: a caller that can skip that one request (a file download) may go on."""
+
+
 class RateLimited(SiteUnavailable):
     """The site kept answering 429 past the retry budget."""
 

@@ -20,7 +20,7 @@ from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from .errors import RateLimited, SiteUnavailable
+from .errors import RateLimited, RetriesExhausted, SiteUnavailable
 
 T = TypeVar("T")
 
@@ -110,7 +110,7 @@ class Politeness:
                     self.consecutive_failures = 0
                     return result
         except RetryableFailure as failure:
-            raise _exhausted(failure, what, f"after {self.max_retries + 1} attempts") from None
+            raise _exhausted(failure, what, f"after {self.max_retries + 1} attempts", RetriesExhausted) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _count_failure(self, failure: RetryableFailure, what: str) -> None:
@@ -134,8 +134,9 @@ class Politeness:
         return backoff
 
 
-def _exhausted(failure: RetryableFailure, what: str, when: str) -> SiteUnavailable:
-    kind = RateLimited if failure.status == 429 else SiteUnavailable
+def _exhausted(failure: RetryableFailure, what: str, when: str,
+               kind: type[SiteUnavailable] = SiteUnavailable) -> SiteUnavailable:
+    kind = RateLimited if failure.status == 429 else kind
     return kind(
         f"gave up on {what} {when}: {failure.reason}. Everything fetched so far is kept; "
         "check that the site is up and run again later.",

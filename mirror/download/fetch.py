@@ -22,7 +22,7 @@ import aiofiles
 import httpx
 
 from ..api.client import describe_transport_error, raise_for_retry
-from ..api.errors import RateLimited, SiteUnavailable
+from ..api.errors import RetriesExhausted
 from ..api.polite import Politeness, RetryableFailure
 from ..urls import redact
 from .storage import Digest, Storage, hash_stream, storage_failure
@@ -88,11 +88,12 @@ class Fetcher:
 
         try:
             got = await self.politeness.call(attempt, f"GET {redact(job.url)}")
-        except SiteUnavailable as e:
-            # Out of retries for this file alone: note it and go on. A host that keeps failing
-            # (give_up_after in a row) or keeps rate limiting stops the run instead.
-            if isinstance(e, RateLimited) or self.politeness.consecutive_failures >= self.politeness.give_up_after:
-                raise
+        except FileFailed:
+            _discard(part)  # its bytes are known bad, or the file is gone: nothing to resume
+            raise
+        except RetriesExhausted as e:
+            # Out of retries for this file alone (the .part stays, to resume): note it and go on.
+            # A host that keeps failing (give_up_after in a row) or rate limiting stops the run.
             raise FileFailed(f"{job}: {e}") from None
         await asyncio.to_thread(self.storage.publish, part, job.path, *(twin.path for twin in twins))
         return got
@@ -106,10 +107,10 @@ class Fetcher:
         try:
             async with self.http.stream("GET", job.url, headers=headers) as response:
                 raise_for_retry(response)
-                mode = self._write_mode(response, job, part, offset)
+                start, total = _content_range(response)
+                mode = self._write_mode(response, job, part, offset, start)
                 if mode == "wb":
                     offset, digest = 0, hashlib.sha512()
-                total = _total_length(response, offset)
                 try:
                     async with aiofiles.open(part, mode) as f:
                         # As the bytes arrive (no re-chunking): a body cut short keeps what came.
@@ -129,12 +130,12 @@ class Fetcher:
         return Digest(size, digest.hexdigest())
 
     @staticmethod
-    def _write_mode(response: httpx.Response, job: Job, part: Path, offset: int) -> str:
+    def _write_mode(response: httpx.Response, job: Job, part: Path, offset: int, start: int | None) -> str:
         """``ab`` to append a resumed tail, ``wb`` to start over; raise for answers without a body."""
         status = response.status_code
         if status == 200:
             return "wb"
-        if status == 206 and offset and _range_start(response) == offset:
+        if status == 206 and offset and start == offset:
             return "ab"
         if status in (206, 416) and offset:
             _discard(part)  # the .part does not fit the file the site has now
@@ -152,18 +153,16 @@ def _resume_point(part: Path) -> tuple[int, Any]:
         return 0, hashlib.sha512()
 
 
-def _range_start(response: httpx.Response) -> int | None:
-    match = re.fullmatch(r"bytes (\d+)-\d+/(\d+|\*)", response.headers.get("content-range", "").strip())
-    return int(match.group(1)) if match else None
-
-
-def _total_length(response: httpx.Response, offset: int) -> int | None:
-    """The whole file's size, from Content-Range (206) or Content-Length (200), if stated."""
+def _content_range(response: httpx.Response) -> tuple[int | None, int | None]:
+    """Where a 206 body starts, and the whole file's size (from Content-Range on a 206, else
+    Content-Length), each None when not stated."""
     if response.status_code == 206:
-        match = re.fullmatch(r"bytes \d+-\d+/(\d+)", response.headers.get("content-range", "").strip())
-        return int(match.group(1)) if match else None
+        match = re.fullmatch(r"bytes (\d+)-\d+/(\d+|\*)", response.headers.get("content-range", "").strip())
+        if not match:
+            return None, None
+        return int(match.group(1)), int(match.group(2)) if match.group(2).isdigit() else None
     length = response.headers.get("content-length")
-    return int(length) if length and length.isdigit() else None
+    return None, int(length) if length and length.isdigit() else None
 
 
 def _discard(part: Path) -> None:

@@ -31,6 +31,7 @@ class VerifyReport:
     missing: list[str] = field(default_factory=list)
     corrupt: list[str] = field(default_factory=list)
     repaired: DownloadReport | None = None
+    unrepaired: int = 0  # damaged files still not kept after the repair
 
     @property
     def damaged(self) -> int:
@@ -39,7 +40,7 @@ class VerifyReport:
     def summary(self) -> str:
         text = f"verify: {self.fetched} files checked, {len(self.missing)} missing, {len(self.corrupt)} corrupt"
         if self.repaired is not None:
-            text += f"; re-fetched {self.repaired.downloaded + self.repaired.adopted}, {self.repaired.failed} failed"
+            text += f"; re-fetched {self.repaired.downloaded + self.repaired.adopted}, {self.unrepaired} not repaired"
         elif self.damaged:
             text += "; run `mirror verify --repair` to fetch them again"
         return text
@@ -50,14 +51,14 @@ async def verify_files(config: Config, db: Database, reporter: Reporter | None =
     """Check every kept file; with ``repair``, re-queue and re-fetch the missing and corrupt ones."""
     reporter = reporter or Reporter(interactive=False)
     storage = open_storage(config)
-    rows = list(state.kept(db))
-    report = VerifyReport(expected=len(rows))
+    report = VerifyReport(expected=state.counts(db)[state.DONE])
     damaged: list[tuple[int, str]] = []
-    for row in rows:
+    for row in state.kept(db):  # read as it goes: millions of kept files need not sit in memory
         problem = await asyncio.to_thread(_check, storage, row)
         if problem:
-            (report.missing if problem == "missing" else report.corrupt).append(storage.describe(row["path"]))
-            reporter.line(f"{problem}: image {row['image_id']} {row['representation']} at {storage.describe(row['path'])}")
+            where = storage.describe(row["path"])
+            (report.missing if problem == "missing" else report.corrupt).append(where)
+            reporter.line(f"{problem}: image {row['image_id']} {row['representation']} at {where}")
             damaged.append((row["image_id"], row["representation"]))
             if repair and problem == "corrupt":
                 await asyncio.to_thread(storage.remove, row["path"])
@@ -66,6 +67,7 @@ async def verify_files(config: Config, db: Database, reporter: Reporter | None =
     if repair and damaged:
         state.requeue(db, damaged, "verify found it missing or corrupt")
         report.repaired = await run_downloads(config, db, reporter)
+        report.unrepaired = state.not_kept(db, damaged)
     reporter.done(report)
     return report
 

@@ -20,11 +20,14 @@ PENDING, DONE, FAILED = "pending", "done", "failed"
 # The name the SVG upload is kept under; it is not a key of `representations` (see download.layout).
 SVG_ORIGINAL = "svg"
 
+# An image whose files may be downloaded: processed by the site, and not hidden.
+_READY = "i.thumbnails_generated = 1 AND coalesce(i.hidden_from_users, 0) = 0"
+
 # Every (image, representation) pair that may be downloaded now; :names is a JSON list of names.
-_ELIGIBLE = """
+_ELIGIBLE = f"""
     SELECT i.id AS image_id, r.value AS representation
     FROM images i, json_each(:names) r
-    WHERE i.thumbnails_generated = 1 AND coalesce(i.hidden_from_users, 0) = 0
+    WHERE {_READY}
       AND (json_extract(i.representations, '$."' || r.value || '"') IS NOT NULL
            OR (r.value = :svg AND i.format = 'svg' AND json_extract(i.representations, '$.full') IS NOT NULL))
 """
@@ -39,22 +42,26 @@ def plan(db: Database, names: Sequence[str]) -> int:
 
     Adds the pairs that became eligible, drops pending pairs that no longer are (the image was
     hidden, or the representation is no longer wanted), and re-queues a kept ``full`` whose
-    record now states another hash (the site replaced the file).
+    record now states another hash (the site replaced the file). A pending pair that was kept
+    once (re-queued by ``mirror verify --repair``) is not dropped but marked failed, so the
+    mirror keeps its record of the file it had.
     """
     params = _params(names)
+    not_eligible = f"(image_id, representation) NOT IN (SELECT image_id, representation FROM ({_ELIGIBLE}))"
     with db.atomic():
         db.execute(f"""
             INSERT OR IGNORE INTO downloads (image_id, representation, status, attempts, updated_at)
             SELECT image_id, representation, '{PENDING}', 0, :now FROM ({_ELIGIBLE})""", params)
         db.execute(f"""
-            DELETE FROM downloads WHERE status = '{PENDING}'
-              AND (image_id, representation) NOT IN (SELECT image_id, representation FROM ({_ELIGIBLE}))""",
-                   params)
+            UPDATE downloads SET status = '{FAILED}', updated_at = :now,
+                reason = 'the kept copy was lost and the site no longer offers the file (hidden, or not wanted)'
+            WHERE status = '{PENDING}' AND path IS NOT NULL AND {not_eligible}""", params)
+        db.execute(f"DELETE FROM downloads WHERE status = '{PENDING}' AND {not_eligible}", params)
         db.execute(f"""
             UPDATE downloads SET status = '{PENDING}', reason = 'the site replaced the file', updated_at = :now
             WHERE status = '{DONE}' AND representation = 'full' AND EXISTS (
-                SELECT 1 FROM images i WHERE i.id = downloads.image_id AND i.thumbnails_generated = 1
-                  AND coalesce(i.hidden_from_users, 0) = 0 AND lower(i.sha512_hash) != downloads.sha512)""", params)
+                SELECT 1 FROM images i WHERE i.id = downloads.image_id AND {_READY}
+                  AND lower(i.sha512_hash) != downloads.sha512)""", params)
     return db.execute(f"SELECT count(*) FROM downloads WHERE status = '{PENDING}'").fetchone()[0]
 
 
@@ -83,7 +90,7 @@ def pending(db: Database, *, batch: int = 500) -> Iterator[dict[str, Any]]:
             SELECT d.image_id, d.representation, d.attempts, i.format, i.representations, i.sha512_hash,
                    i.orig_sha512_hash
             FROM downloads d JOIN images i ON i.id = d.image_id
-            WHERE d.status = '{PENDING}' AND i.thumbnails_generated = 1 AND coalesce(i.hidden_from_users, 0) = 0
+            WHERE d.status = '{PENDING}' AND {_READY}
               AND (d.image_id, d.representation) > (?, ?)
             ORDER BY d.image_id, d.representation LIMIT ?""", [*after, batch]))
         yield from rows
@@ -139,6 +146,13 @@ def kept(db: Database) -> Iterator[dict[str, Any]]:
     """Every file recorded as kept, for ``mirror verify``."""
     return db.query(f"SELECT image_id, representation, path, bytes, sha512 FROM downloads WHERE status = '{DONE}' "
                     "ORDER BY image_id, representation")
+
+
+def not_kept(db: Database, keys: Sequence[tuple[int, str]]) -> int:
+    """How many of these files are not recorded as kept."""
+    return sum(1 for image_id, representation in keys if db.execute(
+        f"SELECT 1 FROM downloads WHERE image_id = ? AND representation = ? AND status = '{DONE}'",
+        [image_id, representation]).fetchone() is None)
 
 
 def counts(db: Database) -> dict[str, int]:
