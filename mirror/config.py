@@ -30,6 +30,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_retries": 5,
         "give_up_after": 10,
         "timeout": 30.0,
+        # Base of the exponential backoff between retries, in seconds (a Retry-After wins).
+        "backoff": 1.0,
     },
     "store": {
         "database": "data/mirror.db",
@@ -184,8 +186,8 @@ def make_config(values: dict[str, Any], environ: dict[str, str] | None = None) -
         if environ and environ.get(variable):
             sections[section][key] = environ[variable]
     _validate(sections)
-    key = (environ or {}).get("MIRROR_API_KEY") or sections["site"].pop("api_key", None)
-    sections["site"].pop("api_key", None)
+    file_key = sections["site"].pop("api_key", None)
+    key = (environ or {}).get("MIRROR_API_KEY") or file_key
     return Config(sections, Secret(key) if key else None)
 
 
@@ -212,7 +214,7 @@ def _merge(user: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _validate(sections: dict[str, dict[str, Any]]) -> None:
     polite = sections["polite"]
-    for key in ("requests_per_second", "timeout"):
+    for key in ("requests_per_second", "timeout", "backoff"):
         polite[key] = _number(polite[key], f"polite.{key}", positive=True)
     for key in ("max_retries", "give_up_after"):
         polite[key] = int(_number(polite[key], f"polite.{key}", positive=key == "give_up_after"))
@@ -254,9 +256,8 @@ def _validate_download(download: dict[str, Any]) -> None:
 
 
 def _validate_tags_filters_profiles(sections: dict[str, dict[str, Any]]) -> None:
+    _check_scope(sections, "tags")
     tags = sections["tags"]
-    if tags["scope"] not in ("mirrored", "all"):
-        raise ConfigError(f"tags.scope must be \"mirrored\" or \"all\", got {tags['scope']!r}")
     tags["refresh_per_run"] = int(_number(tags["refresh_per_run"], "tags.refresh_per_run"))
     ids = sections["filters"]["ids"]
     if not isinstance(ids, list) or not all(type(i) is int for i in ids):
@@ -266,11 +267,16 @@ def _validate_tags_filters_profiles(sections: dict[str, dict[str, Any]]) -> None
     profiles["refresh_per_run"] = int(_number(profiles["refresh_per_run"], "profiles.refresh_per_run"))
 
 
+def _check_scope(sections: dict[str, dict[str, Any]], name: str) -> None:
+    scope = sections[name]["scope"]
+    if scope not in ("mirrored", "all"):
+        raise ConfigError(f"{name}.scope must be \"mirrored\" or \"all\", got {scope!r}")
+
+
 def _validate_comments_galleries(sections: dict[str, dict[str, Any]]) -> None:
     for name in ("comments", "galleries"):
+        _check_scope(sections, name)
         section = sections[name]
-        if section["scope"] not in ("mirrored", "all"):
-            raise ConfigError(f"{name}.scope must be \"mirrored\" or \"all\", got {section['scope']!r}")
         section["refresh_overlap"] = int(_number(section["refresh_overlap"], f"{name}.refresh_overlap"))
     comments = sections["comments"]
     comments["audit_per_run"] = int(_number(comments["audit_per_run"], "comments.audit_per_run"))

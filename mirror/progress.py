@@ -48,8 +48,7 @@ class Reporter:
         task = self._tasks.get(report.resource)
         if task is None:
             task = self._tasks[report.resource] = self._progress.add_task(report.resource, total=None, detail="")
-        total = report.expected if report.expected is not None else None
-        self._progress.update(task, completed=report.fetched, total=total, detail=report.summary())
+        self._progress.update(task, completed=report.fetched, total=report.expected, detail=report.summary())
 
     def done(self, report: Reportable) -> None:
         """One line per finished resource, on a terminal and under cron alike."""

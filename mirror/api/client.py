@@ -56,6 +56,15 @@ class Page:
         return len(self.records)
 
 
+def http_client(*, timeout: float, contact: str, max_connections: int, **options: Any) -> httpx.AsyncClient:
+    """An httpx client as every part of the mirror uses one: retries left to :class:`Politeness`
+    (so each attempt is paced), a bounded pool, a connect timeout, and our User-Agent."""
+    transport = httpx.AsyncHTTPTransport(retries=0, limits=httpx.Limits(max_connections=max_connections))
+    headers = {"User-Agent": user_agent(contact), **options.pop("headers", {})}
+    return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                             headers=headers, **options)
+
+
 def user_agent(contact: str = "") -> str:
     """The User-Agent: the tool, its version, and the contact the user configured."""
     agent = f"booru-mirror/{__version__} (+https://github.com/booru-mirror/booru-mirror)"
@@ -77,14 +86,9 @@ class PhilomenaClient:
         self.filter_id = filter_id
         self.politeness = politeness or Politeness()
         self._api_key = api_key or None
-        transport = httpx.AsyncHTTPTransport(retries=0, limits=httpx.Limits(max_connections=max_connections))
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url + API_PREFIX,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            headers={"User-Agent": user_agent(contact), "Accept": "application/json"},
-            follow_redirects=False,
-            transport=transport,
-        )
+        self._http = http_client(timeout=timeout, contact=contact, max_connections=max_connections,
+                                 base_url=self.base_url + API_PREFIX, headers={"Accept": "application/json"},
+                                 follow_redirects=False)
 
     @property
     def has_key(self) -> bool:

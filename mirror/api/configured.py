@@ -15,7 +15,7 @@ def make_politeness(config: Config, requests_per_second: float | None = None) ->
     """
     polite = config["polite"]
     return Politeness(requests_per_second or polite["requests_per_second"], max_retries=polite["max_retries"],
-                      give_up_after=polite["give_up_after"], backoff=polite.get("backoff", 1.0))
+                      give_up_after=polite["give_up_after"], backoff=polite["backoff"])
 
 
 def make_client(config: Config) -> PhilomenaClient:

@@ -19,7 +19,7 @@ import httpx
 from sqlite_utils import Database
 
 from ..api import ApiError, PhilomenaClient
-from ..api.client import user_agent
+from ..api.client import http_client
 from ..api.configured import make_client, make_politeness
 from ..config import Config
 from ..progress import Reporter
@@ -73,26 +73,17 @@ def wanted_representations(config: Config) -> list[str]:
                   gif_videos=download["gif_videos"])
 
 
-def plan(config: Config, db: Database) -> int:
-    """Update the pending rows for this config; return how many files are pending."""
-    return state.plan(db, wanted_representations(config))
-
-
 def open_storage(config: Config) -> Storage:
     """The files root the config names (a folder or an fsspec URL)."""
-    endpoint = config["store"].get("endpoint_url")
+    endpoint = config["store"]["endpoint_url"]
     options = {"endpoint_url": endpoint} if endpoint else {}
     return Storage(str(config["store"]["files"]), options=options, staging=config["download"]["partial_dir"])
 
 
 def file_client(config: Config) -> httpx.AsyncClient:
     """The HTTP client for the file host: one connection per worker, retries left to Politeness."""
-    concurrency = config["download"]["concurrency"]
-    timeout = config["polite"]["timeout"]
-    transport = httpx.AsyncHTTPTransport(retries=0, limits=httpx.Limits(max_connections=concurrency))
-    return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-                             headers={"User-Agent": user_agent(config["site"]["user_agent"] or "")},
-                             follow_redirects=True)
+    return http_client(timeout=config["polite"]["timeout"], contact=config["site"]["user_agent"] or "",
+                       max_connections=config["download"]["concurrency"], follow_redirects=True)
 
 
 async def run_downloads(config: Config, db: Database, reporter: Reporter | None = None, *,
@@ -106,7 +97,7 @@ async def run_downloads(config: Config, db: Database, reporter: Reporter | None 
     reporter = reporter or Reporter(interactive=False)
     if retry_failed:
         state.requeue_failed(db)
-    report = DownloadReport(expected=plan(config, db))
+    report = DownloadReport(expected=state.plan(db, wanted_representations(config)))
     storage = open_storage(config)
     politeness = make_politeness(config, config["download"]["requests_per_second"])
     async with AsyncExitStack() as stack:
