@@ -466,6 +466,17 @@ def test_view_url_and_representations_match_a_recorded_image():
     assert representations(image, root) == recorded["representations"]
 
 
+def test_recorded_tags_are_searched_by_the_names_of_their_relations():
+    """The index stores tag names in aliases/implies/alias_of; recorded tags list their relations by slug."""
+    with SiteServer(Dataset.from_fixtures(FIXTURES)) as site:
+        def names(q: str) -> list[str]:
+            body = httpx.get(site.api_url + "/search/tags", params={"q": q, "per_page": 50}).json()
+            return [t["name"] for t in body["tags"]]
+
+        assert names("aliases:plain background") == ["simple background"]
+        assert names("aliases:plain+background") == []
+
+
 def test_my_and_filter_id_query_fields(ds, api):
     user_id = ds.api_keys[KEY]
     faved = {i["image_id"] for i in ds.interactions if i["user_id"] == user_id and i["interaction_type"] == "faved"}

@@ -27,7 +27,7 @@ from .dataset import Dataset
 from .faults import RAW_SEND_KEY, FaultMiddleware, FaultProfile, FaultState
 from .files import file_routes
 from .log import RequestLog, RequestLogMiddleware
-from .query import QueryError
+from .query import COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, POST_FIELDS, TAG_FIELDS, QueryError, parse_query
 from .render import (Urls, render_comment, render_filter, render_forum, render_gallery, render_image,
                      render_oembed, render_post, render_tag, render_topic, render_user)
 
@@ -92,7 +92,7 @@ class Context:
     def from_request(cls, request: Request, ds: Dataset) -> Context:
         params = request.query_params
         user_id = ds.api_keys.get(params.get("key") or "")
-        current = ds.filters.get(ds.default_filter_id) if ds.default_filter_id is not None else None
+        current = ds.filters.get(ds.default_filter_id)
         if "filter_id" in params:
             text = params["filter_id"]
             if not re.fullmatch(r"[-+]?[0-9]+", text):
@@ -122,9 +122,8 @@ class Context:
         wanted = set(image_ids)
         return [dict(i) for i in self.ds.interactions if i["user_id"] == self.user_id and i["image_id"] in wanted]
 
-    def image(self, image: Record, doc: Record | None = None) -> Record:
-        doc = doc or search.image_doc(self.ds, image)
-        spoilered = search.ImageFilter(self.ds, self.filter).spoilers(doc)
+    def image(self, image: Record) -> Record:
+        spoilered = search.ImageFilter(self.ds, self.filter).spoilers(search.image_doc(self.ds, image))
         return render_image(image, self.urls.img, self.ds.tags, spoilered=spoilered)
 
 
@@ -231,7 +230,7 @@ def _search(ctx: Context, name: str, pairs: list[tuple[Record, Record]], spec: A
     q = ctx.query()
     if q is None:
         return {name: [], "total": 0}
-    hits = search.matching(pairs, search.parse(q, spec), keep)
+    hits = search.matching(pairs, parse_query(q, spec), keep)
     hits.sort(key=sort, reverse=reverse)
     return {name: [render(record) for record, _ in search_page(ctx, hits)], "total": len(hits)}
 
@@ -251,7 +250,7 @@ def search_comments(ctx: Context) -> Record:
         image = ds.images.get(comment["image_id"])
         return image is None or not (image["hidden_from_users"] or hidden_tags & set(image["tag_ids"]))
 
-    return _search(ctx, "comments", search.comment_docs(ds), search.COMMENT_FIELDS, keep, _newest,
+    return _search(ctx, "comments", search.comment_docs(ds), COMMENT_FIELDS, keep, _newest,
                    lambda c: render_comment(c, ds.images.get(c["image_id"]), ds.users, ctx.urls), reverse=True)
 
 
@@ -263,25 +262,25 @@ def _post_visible(ds: Dataset, post: Record) -> bool:
 
 def search_posts(ctx: Context) -> Record:
     ds = ctx.ds
-    return _search(ctx, "posts", search.post_docs(ds), search.POST_FIELDS,
+    return _search(ctx, "posts", search.post_docs(ds), POST_FIELDS,
                    lambda post, doc: _post_visible(ds, post), _newest,
                    lambda p: render_post(p, ds.topics[p["topic_id"]], ds.users, ctx.urls), reverse=True)
 
 
 def search_galleries(ctx: Context) -> Record:
     ds = ctx.ds
-    return _search(ctx, "galleries", search.gallery_docs(ds), search.GALLERY_FIELDS,
+    return _search(ctx, "galleries", search.gallery_docs(ds), GALLERY_FIELDS,
                    lambda g, doc: True, _newest, lambda g: render_gallery(g, ds.users), reverse=True)
 
 
 def search_tags(ctx: Context) -> Record:
     ds = ctx.ds
-    return _search(ctx, "tags", search.tag_docs(ds), search.TAG_FIELDS, lambda t, doc: True,
+    return _search(ctx, "tags", search.tag_docs(ds), TAG_FIELDS, lambda t, doc: True,
                    lambda pair: (-pair[1]["images"], pair[0]["id"]), lambda t: _render_tag(ctx, t))
 
 
 def search_filters(ctx: Context) -> Record:
-    return _search(ctx, "filters", search.filter_docs(ctx.ds), search.FILTER_FIELDS,
+    return _search(ctx, "filters", search.filter_docs(ctx.ds), FILTER_FIELDS,
                    lambda f, doc: search.can_view_filter(f, ctx.user_id),
                    lambda pair: (pair[0]["name"], -pair[0]["id"]), render_filter)
 
@@ -291,16 +290,7 @@ def search_filters(ctx: Context) -> Record:
 
 def _render_tag(ctx: Context, tag: Record) -> Record:
     ds = ctx.ds
-
-    def implied_by() -> dict[int, list[int]]:
-        out: dict[int, list[int]] = {}
-        for other in sorted(ds.tags):
-            for implied in ds.tags[other]["implied_tag_ids"]:
-                out.setdefault(implied, []).append(other)
-        return out
-
-    return render_tag(tag, ds.tags, ds.tag_image_counts(), ds.alias_names(), ds.cached("implied_by", implied_by),
-                      ctx.urls)
+    return render_tag(tag, ds.tags, ds.tag_image_counts(), ds.alias_names(), ds.implied_by(), ctx.urls)
 
 
 def show_tag(ctx: Context, slug: str) -> Record:

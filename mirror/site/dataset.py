@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -19,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from . import media
-from .records import (NAMESPACE_CATEGORIES, RATINGS, background_pony, iso, parse_iso, slug, split_namespace,
-                      utc_now)
+from .records import (NAMESPACE_CATEGORIES, RATINGS, background_pony, iso, parse_iso, slug, slug_of_title,
+                      split_namespace, unslug, utc_now)
 
 __all__ = ["Dataset"]
 
@@ -124,6 +123,23 @@ class Dataset:
             return out
 
         return self.cached("alias_names", build)
+
+    def implied_by(self) -> dict[int, list[int]]:
+        """tag id -> ids of the tags that imply it, by id."""
+
+        def build() -> dict[int, list[int]]:
+            out: dict[int, list[int]] = {}
+            for other in sorted(self.tags):
+                for implied in self.tags[other]["implied_tag_ids"]:
+                    out.setdefault(implied, []).append(other)
+            return out
+
+        return self.cached("implied_by", build)
+
+    def tag_name_of_slug(self, value: str) -> str:
+        """The name of the tag with this slug; for a slug of a tag not loaded, the name it spells."""
+        tag = self.tag_by_slug(value)
+        return tag["name"] if tag else unslug(value)
 
     def tag_image_counts(self) -> dict[int, int]:
         """tag id -> number of visible images carrying it (the tag's `images` column)."""
@@ -286,6 +302,7 @@ class Dataset:
         """
         with self.lock:
             image = self._image(image_id)
+            _check_editable(other_fields, ("id", "raw"))  # before anything changes
             if tags is not None:
                 self.set_image_tags(image, self.resolve_tags(tags))
             if score is not None:
@@ -301,10 +318,7 @@ class Dataset:
                 image["thumbnails_generated"] = thumbnails_generated
                 if thumbnails_generated:
                     image["processed"] = True
-            for key, value in other_fields.items():
-                if key in ("id", "raw"):
-                    raise ValueError(f"cannot edit {key}")
-                image[key] = value
+            image.update(other_fields)
             image["updated_at"] = self.now()
             image.pop("raw", None)
             self.invalidate()
@@ -413,10 +427,11 @@ class Dataset:
                   user_id: int | None = None) -> Record:
         """Open a topic in `forum` with `posts` posts (the first is the opening post); bumps the forum's counters."""
         with self.lock:
-            topic_slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60]
+            topic_id = max(self.topics, default=0) + 1
+            topic_slug = slug_of_title(title, topic_id)
             if any(t["forum"] == forum and t["slug"] == topic_slug for t in self.topics.values()):
                 raise ValueError(f"forum {forum!r} already has a topic {topic_slug!r}")
-            now, topic_id = self.now(), max(self.topics, default=0) + 1
+            now = self.now()
             topic = {
                 "id": topic_id, "forum": forum, "slug": topic_slug, "title": title,
                 "user_id": user_id, "anonymous": user_id is None,
@@ -496,9 +511,7 @@ class Dataset:
             return self._set_fields(self.filters[filter_id], fields)
 
     def _set_fields(self, record: Record, fields: dict[str, Any], fixed: tuple[str, ...] = ("id",)) -> Record:
-        for key in fields:
-            if key in fixed:
-                raise ValueError(f"cannot edit {key}")
+        _check_editable(fields, fixed)
         record.update(fields)
         self.invalidate()
         return record
@@ -536,6 +549,7 @@ class Dataset:
         """
         with self.lock:
             gallery = self.galleries[gallery_id]
+            _check_editable(fields, ("id", "image_ids"))  # before anything changes
             added, removed = [i for i in add if self._image(i)], set(remove)
             members = [i for i in gallery["image_ids"] if i not in removed]
             members += [i for i in added if i not in members]
@@ -543,10 +557,7 @@ class Dataset:
                 if sorted(order) != sorted(members):
                     raise ValueError("order must list exactly the gallery's images")
                 members = list(order)
-            for key, value in fields.items():
-                if key in ("id", "image_ids"):
-                    raise ValueError(f"cannot edit {key}")
-                gallery[key] = value
+            gallery.update(fields)
             gallery["image_ids"] = members
             if added or removed or fields:
                 gallery["updated_at"] = self.now()
@@ -558,3 +569,10 @@ class Dataset:
     @staticmethod
     def date(value: str) -> datetime:
         return parse_iso(value)
+
+
+def _check_editable(fields: dict[str, Any], fixed: tuple[str, ...]) -> None:
+    """Refuse an edit of a field that cannot change, before anything is changed."""
+    for key in fields:
+        if key in fixed:
+            raise ValueError(f"cannot edit {key}")

@@ -20,8 +20,7 @@ from starlette.routing import BaseRoute, Route
 
 from .dataset import Dataset
 from .media import MIME_TYPES
-from .records import parse_iso
-from .render import THUMB_SIZES, thumb_ext
+from .render import THUMB_SIZES, date_path, thumb_ext
 
 __all__ = ["file_routes", "resolve_file"]
 
@@ -40,8 +39,7 @@ def resolve_file(ds: Dataset, path: str) -> tuple[bytes, str] | None:
     image = ds.images.get(int(image_id))
     if image is None or image.get("file_key") is None or image["hidden_from_users"]:
         return None
-    created = parse_iso(image["created_at"])
-    if (y, m, d) != (str(created.year), str(created.month), str(created.day)):
+    if f"{y}/{m}/{d}" != date_path(image):  # month and day are not zero-padded
         return None
     if kind == "download":
         return (ds.image_file(image, "orig", ext), ext) if ext == image["format"] else None

@@ -32,8 +32,6 @@ def _records(path: Path) -> tuple[list[tuple[str, Record]], int | None]:
     for key in WRAPPERS:
         value = data.get(key)
         kind = key if key.endswith("s") else key + "s"
-        if kind == "users" or key == "user":
-            kind = "users"
         if isinstance(value, list):
             out += [(kind, r) for r in value if isinstance(r, dict)]
         elif isinstance(value, dict):

@@ -8,11 +8,10 @@ ranges (2012..2025), never from the wall clock; only later mutations use "now".
 from __future__ import annotations
 
 import random
-import re
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from .records import RATINGS, background_pony, iso, parse_iso, slug
+from .records import RATINGS, background_pony, iso, parse_iso, slug, slug_of_title
 
 if TYPE_CHECKING:  # the dataset imports this module lazily; avoid the cycle at runtime
     from .dataset import Dataset
@@ -408,7 +407,7 @@ def _forums(ds: Dataset, rng: random.Random, n_topics: int) -> None:
         title = _sentence(rng, rng.randint(2, 7)).rstrip(".")
         if topic_id % 7 == 3:
             title += " " + rng.choice(UNICODE_SNIPPETS)
-        topic_slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or f"topic-{topic_id}"
+        topic_slug = slug_of_title(title, topic_id)
         while (forum["short_name"], topic_slug) in used_slugs:
             topic_slug += "-"
         used_slugs.add((forum["short_name"], topic_slug))

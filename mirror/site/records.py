@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import urllib.parse
 from datetime import datetime, timezone
 
@@ -47,6 +48,15 @@ def slug(name: str) -> str:
     return urllib.parse.quote(name, safe="-._~ ").replace(" ", "+")
 
 
+def unslug(value: str) -> str:
+    """The tag name a slug was made from (the reverse of :func:`slug`)."""
+    name = urllib.parse.unquote_plus(value)
+    for char, word in (("/", "-fwslash-"), ("\\", "-bwslash-"), (":", "-colon-"), (".", "-dot-"),
+                       ("+", "-plus-"), ("-", "-dash-")):
+        name = name.replace(word, char)
+    return name
+
+
 def split_namespace(name: str) -> tuple[str | None, str]:
     """`artist:foo` -> ("artist", "foo"); names without a known namespace have none."""
     prefix, sep, rest = name.partition(":")
@@ -86,3 +96,8 @@ def anonymous_avatar(name: str) -> str:
         f'<rect width="125" height="125" fill="#{colour}"/></svg>'
     )
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+
+def slug_of_title(title: str, topic_id: int) -> str:
+    """A topic's slug: its title in lowercase ASCII words joined by ``-`` (``topic-N`` if none)."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or f"topic-{topic_id}"

@@ -24,8 +24,6 @@ THUMB_SIZES = {
     "large": (1280, 1024),
     "tall": (1024, 4096),
 }
-STUB_KEYS = ("id", "created_at", "updated_at", "first_seen_at", "duplicate_of", "deletion_reason",
-             "hidden_from_users")
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,7 @@ class Urls:
         return self.origin + "/tag-img"
 
 
-def _date_path(image: Record) -> str:
+def date_path(image: Record) -> str:
     created = parse_iso(image["created_at"])
     return f"{created.year}/{created.month}/{created.day}"
 
@@ -63,26 +61,29 @@ def thumb_ext(fmt: str) -> str:
 
 def representations(image: Record, root: str) -> dict[str, str]:
     """The `representations` map: a sized file only when the image exceeds that size's box."""
-    base = f"{root}/{_date_path(image)}/{image['id']}"
+    day = date_path(image)
+    base = f"{root}/{day}/{image['id']}"
     ext = thumb_ext(image["format"])
     urls = {
         name: f"{base}/{name if image['width'] > w or image['height'] > h else 'full'}.{ext}"
         for name, (w, h) in THUMB_SIZES.items()
     }
-    urls["full"] = f"{root}/view/{_date_path(image)}/{image['id']}.{ext}"
+    urls["full"] = f"{root}/view/{day}/{image['id']}.{ext}"
     if image["mime_type"] == "image/gif":
         urls["webm"] = f"{base}/full.webm"
         urls["mp4"] = f"{base}/full.mp4"
     return urls
 
 
+def display_ordered(image: Record, tags: Mapping[int, Record]) -> list[Record]:
+    """The image's tags in display order: by category (error, rating, origin, ...), then name."""
+    return sorted((tags[i] for i in image["tag_ids"] if i in tags), key=lambda t: display_key(t["category"], t["name"]))
+
+
 def view_url(image: Record, root: str, tags: Mapping[int, Record]) -> str:
     """`{root}/view/Y/M/D/{id}__{slugs}.{ext}` with tag slugs in display order, cut to 151 chars."""
-    ordered = sorted(
-        (tags[i] for i in image["tag_ids"] if i in tags), key=lambda t: display_key(t["category"], t["name"])
-    )
-    slugs = re.sub(r"[^a-z0-9_\-+]", "", "_".join(t["slug"] for t in ordered))[:151]
-    return f"{root}/view/{_date_path(image)}/{image['id']}__{slugs}.{thumb_ext(image['format'])}"
+    slugs = re.sub(r"[^a-z0-9_\-+]", "", "_".join(t["slug"] for t in display_ordered(image, tags)))[:151]
+    return f"{root}/view/{date_path(image)}/{image['id']}__{slugs}.{thumb_ext(image['format'])}"
 
 
 def image_stub(image: Record) -> Record:
@@ -301,9 +302,8 @@ def render_user(user: Record, urls: Urls) -> Record:
 def render_oembed(image: Record, tags: Mapping[int, Record], urls: Urls) -> Record:
     """The bare (unwrapped) oEmbed object for a visible image."""
     record = render_image(image, urls.img, tags)
-    ordered = sorted((tags[i] for i in image["tag_ids"] if i in tags),
-                     key=lambda t: display_key(t["category"], t["name"]))
-    names = [t["name"] for t in ordered] if ordered else []
+    ordered = display_ordered(image, tags)
+    names = [t["name"] for t in ordered]
     width, height = record["width"], record["height"]
     if width > 1280 or height > 1024:
         ratio = record["aspect_ratio"]

@@ -8,19 +8,19 @@ search endpoint (sections 5 and 11). Documents are cached on the dataset until i
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
 from .dataset import Dataset
-from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS,
-                    FieldSpec, MatchAll, MatchNone, Node, QueryError, parse_query)
+from .query import IMAGE_FIELDS, MatchAll, MatchNone, Node, QueryError, parse_query
+from .records import parse_iso, wilson_score
 
 # Image search also knows the user-dependent fields `my:` and `filter_id:` (reference section 6).
 IMAGE_SEARCH_FIELDS = replace(IMAGE_FIELDS, custom=IMAGE_FIELDS.custom | {"my", "filter_id"})
 MY_INTERACTIONS = {"faves": ("faved", ""), "upvotes": ("voted", "up"), "downvotes": ("voted", "down"),
                    "hidden": ("hidden", "")}
-from .records import parse_iso, wilson_score
 
 Record = dict[str, Any]
 
@@ -166,10 +166,8 @@ def tag_docs(ds: Dataset) -> list[tuple[Record, Record]]:
     def build() -> list[tuple[Record, Record]]:
         counts = ds.tag_image_counts()
         aliases = ds.alias_names()
-        implied_by: dict[int, list[str]] = {}
-        for tag in ds.tags.values():
-            for implied in tag["implied_tag_ids"]:
-                implied_by.setdefault(implied, []).append(tag["name"])
+        implied_by = ds.implied_by()
+        names = ds.tag_name_of_slug  # recorded tags list their relations by slug; the index holds names
         out = []
         for tag in ds.tags.values():
             raw = tag.get("raw") or {}
@@ -183,11 +181,13 @@ def tag_docs(ds: Dataset) -> list[tuple[Record, Record]]:
                 "name_in_namespace": tag["name_in_namespace"],
                 "namespace": tag["namespace"],
                 "category": tag["category"],
-                "implied_tags": raw.get("implied_tags") or [ds.tags[i]["name"] for i in tag["implied_tag_ids"]
-                                                            if i in ds.tags],
-                "implied_by_tags": raw.get("implied_by_tags") or implied_by.get(tag["id"], []),
-                "aliased_tag": raw.get("aliased_tag") or (aliased["name"] if aliased else None),
-                "aliases": raw.get("aliases") or aliases.get(tag["id"], []),
+                "implied_tags": [names(s) for s in raw.get("implied_tags") or []]
+                                or [ds.tags[i]["name"] for i in tag["implied_tag_ids"] if i in ds.tags],
+                "implied_by_tags": [names(s) for s in raw.get("implied_by_tags") or []]
+                                   or [ds.tags[i]["name"] for i in implied_by.get(tag["id"], [])],
+                "aliased_tag": names(raw["aliased_tag"]) if raw.get("aliased_tag") else (
+                    aliased["name"] if aliased else None),
+                "aliases": [names(s) for s in raw.get("aliases") or []] or aliases.get(tag["id"], []),
                 "aliased": bool(raw.get("aliased_tag") or aliased),
                 "description": tag["description"] or "",
                 "short_description": tag["short_description"] or "",
@@ -213,11 +213,6 @@ def filter_docs(ds: Dataset) -> list[tuple[Record, Record]]:
         }) for f in ds.filters.values()]
 
     return ds.cached("filter_docs", build)
-
-
-def parse(q: str, spec: FieldSpec) -> Node:
-    """Parse a search query; raises QueryError (answered as 400)."""
-    return parse_query(q, spec)
 
 
 def can_view_filter(flt: Record, user_id: int | None) -> bool:
@@ -351,23 +346,10 @@ def _sortable(value: Any) -> Any:
     return float("-inf") if value is None else value
 
 
-def _leading_int(text: str) -> str | None:
-    """Elixir Integer.parse: an optional sign and digits at the start of the string."""
-    sign = text[:1] if text[:1] in "+-" else ""
-    digits = ""
-    for char in text[len(sign):]:
-        if not char.isdigit() or not char.isascii():
-            break
-        digits += char
-    return sign + digits if digits else None
-
-
 def integer_parse(text: str | None) -> int | None:
     """Elixir `Integer.parse/1` semantics: `10abc` -> 10, `abc` or `` -> None."""
-    if text is None:
-        return None
-    value = _leading_int(text)
-    return int(value) if value is not None else None
+    match = re.match(r"[-+]?[0-9]+", text or "")
+    return int(match.group()) if match else None
 
 
 def matching(pairs: Iterable[tuple[Record, Record]], node: Node,
