@@ -207,3 +207,24 @@ def test_fixture_search_works():
         assert any(im["format"] == "webm" for im in webm["images"])
         posts = api.get("/forums/art/topics/artists-group-chat/posts").json()
         assert posts["total"] == 14913 and len(posts["posts"]) == 25
+
+
+def test_a_refused_edit_changes_nothing():
+    ds = Dataset.generate(seed=1, images=20)
+    image_id = next(i for i, im in ds.images.items() if not im["hidden_from_users"])
+    before = json.dumps(ds.images[image_id], sort_keys=True)
+    with pytest.raises(ValueError, match="cannot edit raw"):
+        ds.edit_image(image_id, score=12345, raw=None)
+    assert json.dumps(ds.images[image_id], sort_keys=True) == before
+    gallery_id = min(ds.galleries)
+    title = ds.galleries[gallery_id]["title"]
+    with pytest.raises(ValueError, match="cannot edit id"):
+        ds.edit_gallery(gallery_id, title="changed", id=999)
+    assert ds.galleries[gallery_id]["title"] == title
+
+
+def test_a_topic_titled_without_ascii_words_still_gets_a_slug():
+    ds = Dataset.generate(seed=1, images=20)
+    forum = next(iter(ds.forums))
+    topic = ds.add_topic(forum, "🦄✨🌈")
+    assert topic["slug"] == f"topic-{topic['id']}"
