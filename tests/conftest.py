@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import httpx
@@ -64,25 +63,20 @@ def sync(config: Config, names=("images",)):
     return asyncio.run(run_sync(config, db, list(names)))[0], db
 
 
-def settled_requests(site: SiteServer) -> list:
-    """The site's request log once the last response is in it (a request is logged after its
-    response is sent, so just after a sync returns the log may still lack the last one)."""
-    seen = -1
-    while len(site.requests) != seen:
-        seen = len(site.requests)
-        time.sleep(0.05)
-    return site.requests
-
-
-def site_images(site: SiteServer, query: str = "*", **extra) -> list[dict]:
-    """Every image the site returns for ``query`` (hidden ones as stubs), walked by page number."""
+def site_pages(site: SiteServer, path: str, key: str, **params) -> list:
+    """Every record a list endpoint of the site serves, walked by page number (Everything filter),
+    independently of the crawlers' own walks."""
     records, page = [], 1
     with httpx.Client(base_url=site.api_url) as http:
         while True:
-            params = {"q": query, "del": "1", "sf": "id", "sd": "asc", "per_page": 50, "page": page,
-                      "filter_id": site.dataset.everything_filter_id, **extra}
-            body = http.get("/search/images", params=params).json()
-            records += body["images"]
-            if len(body["images"]) < 50:
+            query = {"per_page": 50, "page": page, "filter_id": site.dataset.everything_filter_id, **params}
+            body = http.get(path, params=query).json()
+            records += body[key]
+            if len(body[key]) < 50 or page * 50 >= body.get("total", page * 50 + 1):
                 return records
             page += 1
+
+
+def site_images(site: SiteServer, query: str = "*", **extra) -> list[dict]:
+    """Every image the site returns for ``query`` (hidden ones as stubs)."""
+    return site_pages(site, "/search/images", "images", q=query, sf="id", sd="asc", **{"del": "1"}, **extra)

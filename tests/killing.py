@@ -31,10 +31,16 @@ def kill_when(command: list[str], database: Path, ready: Callable[[Database], bo
     while time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.02)
         try:
-            if ready(open_database(database, migrate=False)):
-                break
+            db = open_database(database, migrate=False)
         except (sqlite3.Error, StoreError):  # not created yet
             continue
+        try:
+            if ready(db):
+                break
+        except sqlite3.Error:  # its tables not created yet
+            continue
+        finally:
+            db.close()
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL, "the sync ended before it could be killed"

@@ -11,7 +11,6 @@ from mirror.api import PhilomenaClient
 from mirror.store import open_database
 from mirror.sync.featured import record_featured, utc_day
 
-from .mirrored import requests_seen
 
 
 def test_the_featured_image_is_recorded_at_most_once_a_day(site, tmp_path):
@@ -27,7 +26,7 @@ def test_the_featured_image_is_recorded_at_most_once_a_day(site, tmp_path):
     site.dataset.feature_image(image_id)
     site.clear_requests()
     assert asyncio.run(twice()) == (True, False)
-    assert [r.path for r in requests_seen(site)] == ["/api/v1/json/images/featured"]
+    assert [r.path for r in site.requests] == ["/api/v1/json/images/featured"]
     assert list(db.query("SELECT day, image_id FROM featured_images")) == [{"day": utc_day(), "image_id": image_id}]
     served = httpx.get(f"{site.api_url}/images/featured").json()["image"]
     assert json.loads(db["images"].get(image_id)["raw"]) == served
@@ -59,7 +58,7 @@ def test_a_site_featuring_nothing_is_not_asked_twice_a_day(site, tmp_path):
 
     site.clear_requests()
     assert asyncio.run(twice()) == (False, False)
-    assert len(requests_seen(site)) == 1 and db["featured_images"].count == 0
+    assert len(site.requests) == 1 and db["featured_images"].count == 0
 
 
 def test_oembed_through_the_client(site):

@@ -8,14 +8,14 @@ from click.testing import CliRunner
 
 from mirror.cli import EXIT_UNAVAILABLE, cli
 
-from .conftest import settled_requests, site_config, site_images, sync, write_config
+from .conftest import site_config, site_images, sync, write_config
 from .test_sync_images import assert_mirror_matches
 
 API_KEY = "s3cret-key-do-not-leak"
 
 
 def api_requests(site):
-    return [r for r in settled_requests(site) if r.path.startswith("/api/")]
+    return [r for r in site.requests if r.path.startswith("/api/")]
 
 
 def test_under_the_proxy_rate_limit_the_sync_completes_paced_and_honouring_retry_after(site, tmp_path):
@@ -66,7 +66,7 @@ def test_with_the_site_down_the_sync_gives_up_clearly_and_keeps_everything(site,
     assert "gave up" in result.stderr and "3 failures in a row" in result.stderr
     assert "Traceback" not in result.output + result.stderr
     assert API_KEY not in result.output + result.stderr
-    assert len(settled_requests(site)) == 3
+    assert len(site.requests) == 3
     assert db.execute("SELECT count(*) FROM images").fetchone()[0] == kept
     assert db.execute("SELECT status FROM sync_runs ORDER BY id DESC").fetchone()[0] == "failed"
     assert API_KEY.encode() not in config.database.read_bytes()

@@ -5,26 +5,17 @@ from __future__ import annotations
 import json
 import math
 
-import httpx
 
 from mirror.store import open_database
 from mirror.store.state import load_cursor
 
-from .conftest import settled_requests, site_config, site_images, sync
+from .conftest import site_config, site_images, site_pages, sync
 from .killing import kill_when, rerun, sync_command
 
 
 def site_comments(site, query: str = "id.gte:0") -> list[dict]:
     """Every comment the site's search returns for ``query`` (it leaves hidden ones out)."""
-    records, page = [], 1
-    with httpx.Client(base_url=site.api_url) as http:
-        while True:
-            params = {"q": query, "per_page": 50, "page": page, "filter_id": site.dataset.everything_filter_id}
-            body = http.get("/search/comments", params=params).json()
-            records += [r for r in body["comments"] if r is not None]
-            if len(body["comments"]) < 50:
-                return records
-            page += 1
+    return [r for r in site_pages(site, "/search/comments", "comments", q=query) if r is not None]
 
 
 def mirrored_comments(db) -> dict[int, dict]:
@@ -52,7 +43,7 @@ def test_full_sync_mirrors_the_comments_of_the_mirrored_images(site, tmp_path):
     sync(config)
     site.clear_requests()
     report, db = sync(config, ["comments"])
-    requests = len(settled_requests(site))
+    requests = len(site.requests)
     mirrored = {r["id"] for r in site_images(site, "safe") if "tags" in r}
     expected = on_images(site_comments(site), mirrored)
     assert len(expected) > 100
@@ -72,7 +63,7 @@ def test_scope_all_mirrors_every_comment_and_then_costs_one_request(site, tmp_pa
     assert report.requests <= math.ceil(len(expected) / 45)
     site.clear_requests()
     report, db = sync(config, ["comments"])
-    assert report.requests == len(settled_requests(site)) == 1 and report.fetched == 0
+    assert report.requests == len(site.requests) == 1 and report.fetched == 0
 
 
 def test_second_sync_with_nothing_changed_costs_one_request_and_one_per_audited_batch(site, tmp_path):
@@ -81,7 +72,7 @@ def test_second_sync_with_nothing_changed_costs_one_request_and_one_per_audited_
     sync(config, ["comments"])
     site.clear_requests()
     report, db = sync(config, ["comments"])
-    assert report.requests == len(settled_requests(site)) == 1 + 2
+    assert report.requests == len(site.requests) == 1 + 2
     assert report.fetched == 0 and report.new == 0
 
 
@@ -108,7 +99,7 @@ def test_new_edited_and_hidden_comments_cost_requests_proportional_to_the_change
     report, db = sync(config, ["comments"])
 
     # One page of changes since the last run, one batch for the three new images.
-    assert report.requests == len(settled_requests(site)) == 2
+    assert report.requests == len(site.requests) == 2
     rows = mirrored_comments(db)
     assert set(added + new_image_comments) <= set(rows) and not set(elsewhere) & set(rows)
     assert report.new == len(added + new_image_comments) and report.updated >= 2  # the edits
@@ -175,7 +166,7 @@ def test_the_audit_marks_comments_hidden_or_destroyed_since_they_were_mirrored(s
 
     report, db = sync(config, ["comments"])  # back to the first batches
 
-    paths = [r.path for r in settled_requests(site)]
+    paths = [r.path for r in site.requests]
     # The changes walk, three counts, a re-read of the batch that differs, two lookups by id.
     reread = math.ceil((len(on_first) - 2) / 50)
     assert len(paths) == report.requests == 1 + 3 + reread + 2

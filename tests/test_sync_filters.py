@@ -7,7 +7,7 @@ import httpx
 from mirror.store.specs import FILTERS
 
 from .conftest import site_config, sync
-from .mirrored import assert_rows_match, requests_seen
+from .mirrored import assert_rows_match
 
 
 def key_of(site) -> str:
@@ -30,7 +30,7 @@ def public_filter(site) -> int:
 
 
 def paths(site) -> list[str]:
-    return [r.path.removeprefix("/api/v1/json") for r in requests_seen(site)]
+    return [r.path.removeprefix("/api/v1/json") for r in site.requests]
 
 
 def test_without_a_key_system_and_configured_filters_are_kept_and_the_skip_is_reported(site, tmp_path):
@@ -62,14 +62,14 @@ def test_with_a_key_the_owners_filters_come_too_and_a_rename_is_picked_up(site, 
 
     site.clear_requests()
     report, _ = sync(config, ["filters"])
-    assert len(requests_seen(site)) == report.requests == 2  # nothing changed: the same two requests
+    assert len(site.requests) == report.requests == 2  # nothing changed: the same two requests
     assert report.new == report.updated == 0
 
     site.dataset.edit_filter(own[0]["id"], name="Renamed filter")
     site.dataset.add_filter(site.dataset.api_keys[key], "A new one")
     site.clear_requests()
     report, db = sync(config, ["filters"])
-    assert len(requests_seen(site)) == 2 and report.updated == 1 and report.new == 1
+    assert len(site.requests) == 2 and report.updated == 1 and report.new == 1
     assert db["filters"].get(own[0]["id"])["name"] == "Renamed filter"
     assert key not in "".join(str(tuple(r)) for r in db.execute("SELECT * FROM sync_runs"))
 

@@ -12,12 +12,11 @@ from urllib.parse import parse_qs
 import httpx
 
 from mirror.store import open_database
-from mirror.store.specs import FORUMS, POSTS, TOPICS, TableSpec
+from mirror.store.specs import FORUMS, POSTS, TOPICS
 
 from .conftest import site_config, sync
 from .killing import kill_when, rerun, sync_command
-from .mirrored import expected
-from .test_store_images import stored_column
+from .mirrored import assert_columns
 
 LONG_TOPIC = 2  # the generated topic with 80 posts (two pages), in forum "art"
 NO_CHANGE_REQUESTS = 6  # /forums, then the first topics page of each of the 5 public forums
@@ -57,11 +56,6 @@ def site_forums(site) -> SiteForums:
             for topic in view.topics[name]:
                 view.posts[name, topic["slug"]] = pages(f"/forums/{name}/topics/{topic['slug']}/posts", "posts")
     return view
-
-
-def assert_columns(row: dict, record: dict, spec: TableSpec, base: str) -> None:
-    for name, kind in spec.fields.items():
-        assert stored_column(kind, row[name]) == expected(kind, record.get(name), base), (spec.table, name)
 
 
 def assert_mirror_matches(db, site) -> SiteForums:

@@ -4,33 +4,20 @@ from __future__ import annotations
 
 import json
 
-import httpx
 
 from mirror.store import open_database
 
-from .conftest import settled_requests, site_config, site_images, sync
+from .conftest import site_config, site_images, site_pages, sync
 from .killing import kill_when, rerun, sync_command
 
 
-def _walk(site, path: str, key: str, **params) -> list[dict]:
-    records, page = [], 1
-    with httpx.Client(base_url=site.api_url) as http:
-        while True:
-            query = {"per_page": 50, "page": page, "filter_id": site.dataset.everything_filter_id, **params}
-            body = http.get(path, params=query).json()
-            records += body[key]
-            if len(body[key]) < 50:
-                return records
-            page += 1
-
-
 def site_galleries(site, query: str = "id.gte:0") -> dict[int, dict]:
-    return {g["id"]: g for g in _walk(site, "/search/galleries", "galleries", q=query)}
+    return {g["id"]: g for g in site_pages(site, "/search/galleries", "galleries", q=query)}
 
 
 def site_gallery_order(site, gallery_id: int) -> list[int]:
     """The gallery's images as the site lists them with sf=gallery_id:N&sd=asc."""
-    return [r["id"] for r in _walk(site, "/search/images", "images", q=f"gallery_id:{gallery_id}",
+    return [r["id"] for r in site_pages(site, "/search/images", "images", q=f"gallery_id:{gallery_id}",
                                    sf=f"gallery_id:{gallery_id}", sd="asc")]
 
 
@@ -89,7 +76,7 @@ def test_scope_mirrored_follows_the_mirrored_images_only(site, tmp_path):
     assert others > 0
     site.clear_requests()
     report, db = sync(config, ["galleries"])
-    assert report.requests == len(settled_requests(site)) == 1
+    assert report.requests == len(site.requests) == 1
     assert sorted(r["id"] for r in db["galleries"].rows) == sorted(expected)
 
 
@@ -99,7 +86,7 @@ def test_second_sync_with_nothing_changed_costs_one_request(site, tmp_path):
     sync(config, ["galleries"])
     site.clear_requests()
     report, db = sync(config, ["galleries"])
-    assert report.requests == len(settled_requests(site)) == 1
+    assert report.requests == len(site.requests) == 1
     assert report.fetched == 0
 
 
@@ -125,7 +112,7 @@ def test_edited_and_new_galleries_cost_requests_proportional_to_the_change(site,
 
     # One page of changed galleries; one membership test for the two not held, which says one
     # of them holds a mirrored image, then one each to tell which; one walk per gallery changed.
-    assert report.requests == len(settled_requests(site)) == 1 + 3 + 4
+    assert report.requests == len(site.requests) == 1 + 3 + 4
     for gallery_id in (grown, shrunk, retitled, fresh):
         assert mirrored_order(db, gallery_id) == site_gallery_order(site, gallery_id)
     assert db["galleries"].get(retitled)["title"] == "Retitled gallery"

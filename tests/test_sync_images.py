@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 
 from mirror.store import open_database
+from mirror.store.state import load_cursor
 
 from .conftest import site_config, site_images, sync, write_config
+from .killing import kill_when, rerun, sync_command
 
 STATE_COLUMNS = "id, raw, stub, hidden_from_users, duplicate_of, deletion_reason, score, tags, updated_at"
 
@@ -115,27 +115,13 @@ def snapshot(db) -> dict:
 def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
     site.dataset.add_images(250)  # about ten pages
     killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 8})
-    config_file = write_config(killed, tmp_path / "killed.toml")
-    command = [sys.executable, "-m", "mirror.cli", "-c", str(config_file), "sync", "images"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        time.sleep(0.05)
-        try:
-            cursor = open_database(killed.database, migrate=False).execute(
-                "SELECT cursor FROM sync_state WHERE name = 'images'").fetchone()
-        except sqlite3.Error:  # not created yet
-            continue
-        if cursor and (json.loads(cursor[0]).get("walk") or {}).get("after", -1) > 100:
-            break
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    assert process.returncode == -signal.SIGKILL
+    command = sync_command(killed, tmp_path / "killed.toml", "images")
+    kill_when(command, killed.database,
+              lambda db: (load_cursor(db, "images").get("walk") or {}).get("after", -1) > 100)
     partial = open_database(killed.database).execute("SELECT count(*) FROM images").fetchone()[0]
     assert 0 < partial < len(site_images(site))
 
-    resumed = subprocess.run(command, capture_output=True, text=True, timeout=60)
-    assert resumed.returncode == 0, resumed.stderr
+    rerun(command)
     _, whole = sync(site_config(site, tmp_path / "whole"))
     assert snapshot(open_database(killed.database)) == snapshot(whole)
     assert_mirror_matches(open_database(killed.database), site)

@@ -5,28 +5,21 @@ from __future__ import annotations
 import json
 import math
 
-import httpx
 
 from mirror.store import open_database
 from mirror.store.specs import POSTS
 
-from .conftest import site_config, sync
+from .conftest import site_config, site_pages, sync
 from .killing import kill_when, rerun, sync_command
-from .test_sync_forums import LONG_TOPIC, assert_columns
+from .mirrored import assert_columns
+from .test_sync_forums import LONG_TOPIC
 
 NO_CHANGE_REQUESTS = 1  # one page of posts updated since the last run (less the overlap): none
 
 
 def site_posts(site) -> list[dict]:
     """Every post /search/posts returns (hidden posts are left out by the site)."""
-    records, number = [], 1
-    with httpx.Client(base_url=site.api_url) as http:
-        while True:
-            body = http.get("/search/posts", params={"q": "id.gte:0", "page": number, "per_page": 50}).json()
-            records += body["posts"]
-            if number * 50 >= body["total"]:
-                return records
-            number += 1
+    return site_pages(site, "/search/posts", "posts", q="id.gte:0")
 
 
 def assert_mirror_has(db, site, records: list[dict]) -> None:

@@ -7,7 +7,7 @@ import httpx
 from mirror.store.specs import USERS
 
 from .conftest import site_config, sync
-from .mirrored import assert_rows_match, requests_seen
+from .mirrored import assert_rows_match
 
 
 def named_users(db) -> set[int]:
@@ -31,7 +31,7 @@ def served_profiles(site, ids) -> tuple[dict[int, dict], set[int]]:
 
 
 def profile_paths(site) -> list[str]:
-    return [r.path.rsplit("/", 1)[1] for r in requests_seen(site) if "/profiles/" in r.path]
+    return [r.path.rsplit("/", 1)[1] for r in site.requests if "/profiles/" in r.path]
 
 
 def mirrored(site, tmp_path, **profiles):
@@ -60,7 +60,7 @@ def test_full_sync_fetches_each_named_user_once_and_remembers_deleted_accounts(s
 
     site.clear_requests()
     report, _ = sync(config, ["profiles"])
-    assert len(requests_seen(site)) == report.requests == 0  # deleted accounts included: not asked again
+    assert len(site.requests) == report.requests == 0  # deleted accounts included: not asked again
 
 
 def test_new_users_and_stale_profiles_cost_one_request_each(site, tmp_path):

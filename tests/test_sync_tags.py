@@ -15,7 +15,7 @@ from mirror.store.specs import TAGS
 
 from .conftest import site_config, sync
 from .killing import kill_when, rerun, sync_command
-from .mirrored import assert_rows_match, requests_seen
+from .mirrored import assert_rows_match
 
 
 def site_tags(site, ids=None) -> dict[int, dict]:
@@ -31,7 +31,7 @@ def site_tags(site, ids=None) -> dict[int, dict]:
 
 def tag_requests(site) -> list[str]:
     """The ``q`` of every tag search the site saw, in order."""
-    return [parse_qs(r.query)["q"][0] for r in requests_seen(site) if r.path.endswith("/search/tags")]
+    return [parse_qs(r.query)["q"][0] for r in site.requests if r.path.endswith("/search/tags")]
 
 
 def asked_ids(site) -> list[int]:
@@ -54,7 +54,7 @@ def test_full_sync_fetches_every_named_tag_in_batches_of_fifty(site, tmp_path):
     named = mirrored_tag_ids(db)
     site.clear_requests()
     report, db = sync(config, ["tags"])
-    assert len(requests_seen(site)) == report.requests == math.ceil(len(named) / 50)
+    assert len(site.requests) == report.requests == math.ceil(len(named) / 50)
     assert asked_ids(site) == sorted(named)
     assert_tags_match(db, site, site_tags(site, named))
     assert report.new == len(named) and report.updated == 0
@@ -77,9 +77,9 @@ def test_sync_with_nothing_changed_costs_only_the_rolling_refresh(site, tmp_path
     sync(site_config(site, tmp_path), ["tags"])
     site.clear_requests()
     report, _ = sync(site_config(site, tmp_path, tags={"refresh_per_run": 0}), ["tags"])
-    assert len(requests_seen(site)) == 0 and report.fetched == 0
+    assert len(site.requests) == 0 and report.fetched == 0
     report, _ = sync(site_config(site, tmp_path, tags={"refresh_per_run": 50}), ["tags"])
-    assert len(requests_seen(site)) == 1 and report.fetched == 50 and report.new == report.updated == 0
+    assert len(site.requests) == 1 and report.fetched == 50 and report.new == report.updated == 0
 
 
 def test_changed_images_refresh_exactly_their_tags(site, tmp_path):
@@ -98,13 +98,13 @@ def test_changed_images_refresh_exactly_their_tags(site, tmp_path):
     # The tags the retagged images lost changed their `images` count too, but the image sync has
     # unlinked them already: their counts arrive with the rolling refresh.
     assert set(asked_ids(site)) == on_changed
-    assert len(requests_seen(site)) == math.ceil(len(on_changed) / 50) == report.requests
+    assert len(site.requests) == math.ceil(len(on_changed) / 50) == report.requests
     assert report.new == 4  # "fresh paint" and the three brand new tags
     served = site_tags(site, on_changed)
     assert_rows_match(db, TAGS, served, site.url, where=f"id IN ({','.join(map(str, served))})")
     site.clear_requests()
     sync(config, ["tags"])
-    assert len(requests_seen(site)) == 0
+    assert len(site.requests) == 0
 
 
 def test_tag_edits_arrive_with_the_rolling_refresh_at_a_constant_cost(site, tmp_path):
@@ -118,7 +118,7 @@ def test_tag_edits_arrive_with_the_rolling_refresh_at_a_constant_cost(site, tmp_
     for _ in range(runs):
         site.clear_requests()
         sync(config, ["tags"])
-        assert len(requests_seen(site)) == 1
+        assert len(site.requests) == 1
     pony = db["tags"].get(site.dataset.tag_by_name("pony")["id"])
     assert pony["description"] == "A small horse. Edited." and "ponies" in json.loads(pony["aliases"])
     assert ("ponies" in {r["alias_slug"] for r in db.query("SELECT alias_slug FROM tag_aliases WHERE tag_id = ?",
@@ -135,7 +135,7 @@ def test_a_tag_the_site_lacks_is_not_asked_again_every_night(site, tmp_path):
     assert ghost["raw"] is None and ghost["mirrored_at"] is not None
     site.clear_requests()
     sync(config, ["tags"])
-    assert len(requests_seen(site)) == 0
+    assert len(site.requests) == 0
 
 
 def test_scope_all_walks_id_windows_then_only_what_is_new(site, tmp_path):
@@ -144,15 +144,15 @@ def test_scope_all_walks_id_windows_then_only_what_is_new(site, tmp_path):
     queries = tag_requests(site)
     assert all(q.startswith("id.gte:") for q in queries) and len(queries) == report.requests
     assert report.requests <= math.ceil(len(site.dataset.tags) / 25) + 4
-    assert not any("page=2" in r.query for r in requests_seen(site))  # windows, never deep pages
+    assert not any("page=2" in r.query for r in site.requests)  # windows, never deep pages
     assert_tags_match(db, site, site_tags(site))
     site.clear_requests()
     report, _ = sync(config, ["tags"])
-    assert len(requests_seen(site)) == 1 and report.fetched == 0  # one probe past the highest id
+    assert len(site.requests) == 1 and report.fetched == 0  # one probe past the highest id
     site.dataset.ensure_tag("brand new tag")
     site.clear_requests()
     report, db = sync(config, ["tags"])
-    assert len(requests_seen(site)) == 1 and report.new == 1
+    assert len(site.requests) == 1 and report.new == 1
     assert_tags_match(db, site, site_tags(site))
 
 
