@@ -36,7 +36,16 @@ def _fail(message: str, code: int) -> None:
 
 
 def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+    """Hand SIGTERM to whatever handles SIGINT now.
+
+    Inside ``asyncio.run`` that handler cancels the main task, so the work stops at an ``await``
+    and every ``finally`` runs; raising KeyboardInterrupt here instead could land between two
+    statements of httpx's connection pool and leave its lock held, hanging the shutdown.
+    """
+    handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler):
+        raise KeyboardInterrupt
+    handler(signal.SIGINT, frame)
 
 
 def _stop_cleanly_on_sigterm() -> None:
