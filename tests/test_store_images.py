@@ -155,3 +155,24 @@ def test_schema_is_versioned_and_reopening_migrates_nothing(tmp_path):
     db = open_database(tmp_path / "m.db")
     assert [r["name"] for r in db["_sqlite_migrations"].rows] == applied
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_page_writes_only_the_links_that_changed(db):
+    writer = ImageWriter(db, BASE)
+    (_, edited), (_, unchanged) = [(p, json.loads(json.dumps(r))) for p, r in image_records()[:2]]
+    writer.save_page([edited, unchanged])
+    db.execute("CREATE TEMP TABLE link_writes (kind TEXT, image_id INTEGER, tag_id INTEGER)")
+    db.execute("CREATE TEMP TRIGGER count_inserts AFTER INSERT ON main.image_tags BEGIN "
+               "INSERT INTO link_writes VALUES ('insert', new.image_id, new.tag_id); END")
+    db.execute("CREATE TEMP TRIGGER count_deletes AFTER DELETE ON main.image_tags BEGIN "
+               "INSERT INTO link_writes VALUES ('delete', old.image_id, old.tag_id); END")
+    dropped = edited["tag_ids"][0]
+    edited.update(tag_ids=[*edited["tag_ids"][1:], 987654], tags=[*edited["tags"][1:], "new tag"],
+                  score=unchanged["score"] + 1)
+    unchanged["score"] += 1  # a new vote: the record changes, its tags do not
+    writer.save_page([edited, unchanged])
+    writes = sorted(db.execute("SELECT kind, image_id, tag_id FROM link_writes").fetchall())
+    assert writes == [("delete", edited["id"], dropped), ("insert", edited["id"], 987654)]
+    for record in (edited, unchanged):
+        links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [record["id"]])}
+        assert links == set(record["tag_ids"])

@@ -42,9 +42,19 @@ class ImageWriter:
                     tags[tag_id] = name
                     links.append((record["id"], tag_id))
         self._save_tag_names(tags)
-        ids = [r["id"] for r in records]
-        self.db.execute(f"DELETE FROM image_tags WHERE image_id IN ({','.join('?' * len(ids))})", ids)
-        self.db.conn.executemany("INSERT OR IGNORE INTO image_tags (image_id, tag_id) VALUES (?, ?)", links)
+        self._save_links({r["id"] for r in records}, set(links))
+
+    def _save_links(self, image_ids: set[int], links: set[tuple[int, int]]) -> None:
+        """Make these images' links exactly ``links``, writing only the ones that differ.
+
+        A nightly sync re-reads many images whose tags did not change (a new vote changes
+        ``updated_at``): leaving their links alone spares rewriting scattered index pages.
+        """
+        marks = ",".join("?" * len(image_ids))
+        kept = set(self.db.execute(f"SELECT image_id, tag_id FROM image_tags WHERE image_id IN ({marks})",
+                                   list(image_ids)).fetchall())
+        self.db.conn.executemany("DELETE FROM image_tags WHERE image_id = ? AND tag_id = ?", kept - links)
+        self.db.conn.executemany("INSERT INTO image_tags (image_id, tag_id) VALUES (?, ?)", links - kept)
 
     def _save_tag_names(self, tags: dict[int, str]) -> None:
         """Add tags first seen on these images; rename the few whose name changed.
