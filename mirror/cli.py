@@ -4,7 +4,8 @@ Exit codes (also in the README): 0 done; 1 unexpected error; 2 bad usage or conf
 3 the site is unavailable or kept rate-limiting (everything fetched is kept; run again later);
 4 the site rejected a request (bad query, key required, not found); 5 the database or the files
 cannot be written (disk full, permissions, locked, a missing bucket); 6 `mirror verify` found
-missing or corrupt files (`mirror verify --repair` fetches them again).
+missing or corrupt files (`mirror verify --repair` fetches them again); 7 another run is writing
+to the same mirror (this one did nothing).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from .api import ApiError, SiteUnavailable
 from .config import RESOURCES, ConfigError, load_config
 from .download import StorageFailure
 from .progress import Reporter
-from .store import StoreError, open_database
+from .store import MirrorBusy, StoreError, open_database, run_lock
 from .sync.runner import NotAvailable, run_sync
 
-EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE, EXIT_DAMAGED = 1, 2, 3, 4, 5, 6
+EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE, EXIT_DAMAGED, EXIT_BUSY = 1, 2, 3, 4, 5, 6, 7
 
 
 def _fail(message: str, code: int) -> None:
@@ -64,6 +65,8 @@ def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
         except (ConfigError, NotAvailable) as e:
             _fail(str(e), EXIT_USAGE)
+        except MirrorBusy as e:
+            _fail(str(e), EXIT_BUSY)
         except SiteUnavailable as e:
             _fail(str(e), EXIT_UNAVAILABLE)
         except ApiError as e:
@@ -94,11 +97,12 @@ def _config(ctx: click.Context):
 
 
 def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run ``work(config, db, *args, reporter, **kwargs)`` with the progress display: the async commands' shape."""
+    """Run ``work(config, db, *args, reporter, **kwargs)`` with the progress display, holding the mirror's lock."""
     config = _config(ctx)
-    db = open_database(config.database)
-    with Reporter() as reporter:
-        return asyncio.run(work(config, db, *args, reporter, **kwargs))
+    with run_lock(config.database):
+        db = open_database(config.database)
+        with Reporter() as reporter:
+            return asyncio.run(work(config, db, *args, reporter, **kwargs))
 
 
 @cli.command()

@@ -12,7 +12,7 @@ from .progress import Reporter
 from .site.dataset import Dataset
 from .site.server import SiteServer
 from .status import counts
-from .store import open_database
+from .store import open_database, run_lock
 from .sync.runner import available, run_sync
 
 
@@ -32,9 +32,10 @@ def run_demo(*, image_count: int = 1000, data_dir: str = "data", echo: Callable[
             "download": {"enabled": True, "requests_per_second": 400, "concurrency": 4},
             **{name: {"enabled": True} for name in available()},
         })
-        db = open_database(database)
-        with Reporter() as reporter:
-            asyncio.run(run_sync(config, db, reporter=reporter))
+        with run_lock(database):
+            db = open_database(database)
+            with Reporter() as reporter:
+                asyncio.run(run_sync(config, db, reporter=reporter))
     echo("")
     for label, value in counts(db).items():
         echo(f"  {label:<34} {value:>8,}")

@@ -144,3 +144,26 @@ def test_sigterm_stops_with_a_clear_message_and_the_next_run_resumes(site, tmp_p
     assert db.execute("SELECT status, message FROM sync_runs").fetchone() == ("failed", "interrupted")
     assert subprocess.run(command, capture_output=True, timeout=60).returncode == 0
     assert_mirror_matches(open_database(config.database), site)
+
+
+def test_a_second_run_on_a_busy_mirror_does_nothing_and_says_why(site, tmp_path):
+    site.dataset.add_images(250)
+    config = site_config(site, tmp_path, polite={"requests_per_second": 8})
+    command = sync_command(config, tmp_path / "m.toml", "images")
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(site.requests) < 2:
+        time.sleep(0.02)
+    # The same database, with a query of its own so that any request it sent would show.
+    marked = site_config(site, tmp_path, polite={"requests_per_second": 8}, images={"query": "id.gte:0"})
+    second = subprocess.run(sync_command(marked, tmp_path / "second.toml", "images"),
+                            capture_output=True, text=True, timeout=60)
+    assert first.poll() is None, "the first run should still be walking"
+    assert second.returncode == 7
+    assert f"is being written by mirror (pid {first.pid})" in second.stderr
+    assert "this run did nothing" in second.stderr and "Traceback" not in second.stderr
+    assert not [r for r in site.requests if "id.gte" in r.query]
+    assert first.wait(timeout=60) == 0
+    # The lock goes with the process: the next run starts normally.
+    assert subprocess.run(command, capture_output=True, timeout=60).returncode == 0
+    assert_mirror_matches(open_database(config.database), site)
