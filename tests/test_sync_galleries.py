@@ -16,9 +16,9 @@ def site_galleries(site, query: str = "id.gte:0") -> dict[int, dict]:
 
 
 def site_gallery_order(site, gallery_id: int) -> list[int]:
-    """The gallery's images as the site lists them with sf=gallery_id:N&sd=asc."""
+    """The gallery's images as the site lists them with sf=gallery_id:N&sd=asc, hidden ones included."""
     return [r["id"] for r in site_pages(site, "/search/images", "images", q=f"gallery_id:{gallery_id}",
-                                   sf=f"gallery_id:{gallery_id}", sd="asc")]
+                                   sf=f"gallery_id:{gallery_id}", sd="asc", **{"del": "1"})]
 
 
 def mirrored_order(db, gallery_id: int) -> list[int]:
@@ -123,6 +123,35 @@ def test_edited_and_new_galleries_cost_requests_proportional_to_the_change(site,
                          galleries={"rewalk_after_days": 0, "rewalk_per_run": len(held) + 1})
     sync(rewalk, ["galleries"])
     assert_mirror_matches(db, site, holding(site, set(explicit)))
+
+
+def test_a_deleted_gallery_and_a_hidden_member_are_kept_as_last_seen(site, tmp_path):
+    config = site_config(site, tmp_path, galleries={"scope": "all"})
+    _, db = sync(config, ["galleries"])
+    ds = site.dataset
+    deleted, holder, *others = sorted(g for g in ds.galleries if len(ds.galleries[g]["image_ids"]) >= 2)
+    kept_order = mirrored_order(db, deleted)
+    kept_row = db["galleries"].get(deleted)
+    hidden = ds.galleries[holder]["image_ids"][1]
+    ds.delete_gallery(deleted)
+    ds.hide_image(hidden)
+    # Every gallery is due a rewalk: one lookup by id (one page of 50) tells which are gone.
+    rewalk = site_config(site, tmp_path, galleries={"scope": "all", "rewalk_after_days": 0, "rewalk_per_run": 50})
+    site.clear_requests()
+
+    report, db = sync(rewalk, ["galleries"])
+
+    rechecked = min(50, len(ds.galleries) + 1)
+    assert report.requests == len(site.requests) == 1 + 1 + (rechecked - 1)  # changes, lookup, walks
+    assert db.execute("SELECT id FROM gone_galleries").fetchall() == [(deleted,)]
+    assert mirrored_order(db, deleted) == kept_order and db["galleries"].get(deleted) == kept_row
+    assert hidden in mirrored_order(db, holder)
+    assert mirrored_order(db, holder) == site_gallery_order(site, holder)
+    assert db["images"].get(hidden)["hidden_from_users"] == 1
+    present = site_galleries(site)
+    assert {r["id"] for r in db["galleries"].rows} == set(present) | {deleted}
+    for gallery_id in present:
+        assert mirrored_order(db, gallery_id) == site_gallery_order(site, gallery_id)
 
 
 def snapshot(db) -> dict:

@@ -564,6 +564,12 @@ class Dataset:
             self.invalidate()
             return gallery
 
+    def delete_gallery(self, gallery_id: int) -> None:
+        """Delete a gallery: search no longer finds it, nor its images by ``gallery_id:``."""
+        with self.lock:
+            del self.galleries[gallery_id]
+            self.invalidate()
+
     # ------------------------------------------------------------------ derived dates
 
     @staticmethod

@@ -2,9 +2,11 @@
 
 A gallery's membership is replaced whole, in one transaction, once its images have all been read,
 so ``gallery_images`` never holds half of an old order and half of a new one. ``gallery_walks``
-is the work list: a gallery found new or changed is marked due in the transaction that stores
-it, and the walk that replaces its images clears the mark, so a killed run resumes with exactly
-the galleries still to do.
+is the work list: a gallery found new or changed is marked due (``CHANGED``) in the transaction
+that stores it, and the walk that replaces its images clears the mark, so a killed run resumes
+with exactly the galleries still to do. A gallery due only because its last walk is old
+(``RECHECK``) may have been deleted since: the crawler asks whether it still exists before
+walking it, since a deleted gallery's walk would find no images and wipe the order kept.
 """
 
 from __future__ import annotations
@@ -17,9 +19,15 @@ from sqlite_utils import Database
 from .database import utc_now, utc_text
 
 
+CHANGED, RECHECK = 1, 2  # gallery_walks.due: found new or changed this run; walked long ago
+
+
 def mark_due(db: Database, gallery_ids: Iterable[int]) -> None:
-    db.conn.executemany("""INSERT INTO gallery_walks (gallery_id, due) VALUES (?, 1)
-                           ON CONFLICT (gallery_id) DO UPDATE SET due = 1""", [(i,) for i in gallery_ids])
+    """Galleries just stored: due a walk of their images, and (if they were gone) back."""
+    ids = [(i,) for i in gallery_ids]
+    db.conn.executemany(f"""INSERT INTO gallery_walks (gallery_id, due) VALUES (?, {CHANGED})
+                            ON CONFLICT (gallery_id) DO UPDATE SET due = {CHANGED}""", ids)
+    db.conn.executemany("DELETE FROM gone_galleries WHERE id = ?", ids)
 
 
 def unwalked(db: Database, gallery_ids: Iterable[int]) -> list[int]:
@@ -33,8 +41,18 @@ def unwalked(db: Database, gallery_ids: Iterable[int]) -> list[int]:
     return [i for i in ids if i not in walked]
 
 
-def due_galleries(db: Database) -> list[int]:
-    return [row[0] for row in db.execute("SELECT gallery_id FROM gallery_walks WHERE due = 1 ORDER BY gallery_id")]
+def due_galleries(db: Database, due: int = CHANGED) -> list[int]:
+    return [row[0] for row in db.execute("SELECT gallery_id FROM gallery_walks WHERE due = ? ORDER BY gallery_id",
+                                         [due])]
+
+
+def mark_gone(db: Database, gallery_ids: Iterable[int]) -> None:
+    """The site no longer has these galleries: keep their rows and order, note when, walk them no more."""
+    now = utc_now()
+    for gallery_id in gallery_ids:
+        db.execute("INSERT INTO gone_galleries (id, found_gone_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+                   [gallery_id, now])
+        db.execute("UPDATE gallery_walks SET due = 0, walked_at = ? WHERE gallery_id = ?", [now, gallery_id])
 
 
 def mark_stale_due(db: Database, days: float, limit: int) -> int:
@@ -46,7 +64,7 @@ def mark_stale_due(db: Database, days: float, limit: int) -> int:
     if limit <= 0:
         return 0
     cutoff = utc_text(datetime.now(timezone.utc) - timedelta(days=days))
-    cursor = db.execute("""UPDATE gallery_walks SET due = 1 WHERE gallery_id IN (
+    cursor = db.execute(f"""UPDATE gallery_walks SET due = {RECHECK} WHERE gallery_id IN (
                                SELECT gallery_id FROM gallery_walks WHERE due = 0 AND walked_at <= ?
                                ORDER BY walked_at, gallery_id LIMIT ?)""", [cutoff, limit])
     return cursor.rowcount

@@ -221,3 +221,14 @@ def _image_follow_ups(db: Database) -> None:
     db["gallery_walks"].create({"gallery_id": int, "due": int, "walked_at": str, "images": int}, pk="gallery_id",
                                not_null={"due"}, strict=True)
     db["gallery_walks"].create_index(["due", "gallery_id"])
+
+
+@migrations(name="0008_gone_galleries")
+def _gone_galleries(db: Database) -> None:
+    """Galleries the site no longer has (deleted), and when a sync found them gone.
+
+    Their ``galleries`` row and ``gallery_images`` order stay as last seen; a gallery that comes
+    back loses its row here when it is next stored.
+    """
+    db["gone_galleries"].create({"id": int, "found_gone_at": str}, pk="id", not_null={"found_gone_at"},
+                                foreign_keys=[("id", "galleries", "id")], strict=True)

@@ -14,21 +14,25 @@ the keyset of :mod:`newest_first`. A run:
    walked more than ``rewalk_after_days`` ago: a reorder leaves ``updated_at`` alone on the real
    site): ``gallery_id:N`` sorted ``sf=gallery_id:N&sd=asc``, so ``position`` 0 is the image
    added first. The site itself shows a gallery newest first unless its owner chose otherwise, a
-   setting the API does not expose. Each gallery's membership is replaced in one transaction
-   after its last page; its images are stored in ``images`` too so joins work.
+   setting the API does not expose. Hidden and merged images are asked for too (``del=1``), so
+   they keep their place. Each gallery's membership is replaced in one transaction after its
+   last page; its images are stored in ``images`` too so joins work.
 
-Deleted galleries vanish from search and are kept as they were last seen.
+A deleted gallery vanishes from search, so its changes stop; the galleries due a rewalk are
+first looked up by id (one search per 50), and those the site no longer has go to
+``gone_galleries``, kept as they were last seen, order included.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlite_utils import Database
 
 from ..api import PhilomenaClient
 from ..store.follow_ups import save_member_images
-from ..store.galleries import due_galleries, mark_due, mark_stale_due, replace_members, unwalked
+from ..store.galleries import RECHECK, due_galleries, mark_due, mark_gone, mark_stale_due, replace_members, unwalked
 from ..store.images import ImageWriter
 from ..store.specs import GALLERIES
 from ..store.state import load_cursor
@@ -86,11 +90,26 @@ async def sync_galleries(client: PhilomenaClient, db: Database, *, scope: str = 
                 mark_stale_due(db, rewalk_after_days, rewalk_per_run)
                 run.state["rewalks_marked"] = True
                 run.save()
+        await _recheck(client, db, save_all, report)
         images = ImageWriter(db, client.base_url)
         for gallery_id in due_galleries(db):
             await _walk_gallery(client, db, images, gallery_id, report, progress)
         run.finish()
     return report
+
+
+async def _recheck(client: PhilomenaClient, db: Database, save: Callable[[list[Any]], Saved],
+                   report: SyncReport) -> None:
+    """Look up the galleries due a rewalk: those still there are stored and walked, the rest are gone."""
+    ids = due_galleries(db, RECHECK)
+    for start in range(0, len(ids), PER_PAGE):
+        batch = ids[start:start + PER_PAGE]
+        page = await client.search_galleries(" || ".join(f"id:{i}" for i in batch), per_page=PER_PAGE)
+        report.pages += 1
+        with db.atomic():
+            saved = save(page.records)
+            mark_gone(db, sorted(set(batch) - set(saved.keys)))
+        report.count(len(page.records), saved)
 
 
 async def _walk_gallery(client: PhilomenaClient, db: Database, images: ImageWriter, gallery_id: int,
@@ -104,7 +123,7 @@ async def _walk_gallery(client: PhilomenaClient, db: Database, images: ImageWrit
 
     async def fetch(page: int) -> Any:
         return await client.search_images(f"gallery_id:{gallery_id}", page=page, per_page=PER_PAGE,
-                                          sf=f"gallery_id:{gallery_id}", sd="asc")
+                                          sf=f"gallery_id:{gallery_id}", sd="asc", include_hidden=True)
 
     async for _, page in search_pages(fetch):
         save_member_images(db, images, page.records)
