@@ -13,6 +13,7 @@ import httpx
 
 from mirror.store import open_database
 from mirror.store.specs import FORUMS, POSTS, TOPICS
+from mirror.sync.forums import next_audit_pages
 
 from .conftest import site_config, sync
 from .killing import kill_when, rerun, sync_command
@@ -241,3 +242,16 @@ def test_a_sync_killed_mid_topic_resumes_to_the_same_mirror(site, tmp_path):
     _, whole = sync(site_config(site, tmp_path / "whole"), ["forums"])
     assert snapshot(open_database(killed.database)) == snapshot(whole)
     assert_mirror_matches(whole, site)
+
+
+def test_audit_pages_go_round_every_topic_in_order_never_twice(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    for forum, slug, posts in [("art", "a", 60), ("art", "b", 0), ("dis", "c", 130)]:
+        db["topic_progress"].insert({"forum_short_name": forum, "slug": slug, "post_count": posts,
+                                     "updated_at": "2026-01-01T00:00:00Z"})
+    everything = [("art", "a", 1), ("art", "a", 2), ("art", "b", 1), ("dis", "c", 1), ("dis", "c", 2), ("dis", "c", 3)]
+    assert next_audit_pages(db, None, 4) == everything[:4]
+    assert next_audit_pages(db, ["art", "b", 1], 4) == everything[3:] + everything[:1]
+    assert next_audit_pages(db, ["art", "a", 2], 100) == everything[2:] + everything[:2]
+    assert next_audit_pages(db, ["zzz", "gone", 9], 2) == everything[:2]
+    assert next_audit_pages(db, ["dis", "c", 1], 0) == []

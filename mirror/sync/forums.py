@@ -28,8 +28,9 @@ topics page under way, the newest reply seen); each page of posts is saved with 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
+from itertools import chain, islice, takewhile
 from typing import Any
 
 from sqlite_utils import Database
@@ -108,13 +109,23 @@ def _walkable(topics: Iterable[Any]) -> list[Record]:
 
 def next_audit_pages(db: Database, after: Sequence[Any] | None, count: int) -> list[tuple[str, str, int]]:
     """The ``count`` pages of posts after ``after`` in (forum, topic, page) order, going round;
-    never the same page twice."""
-    pages = [(forum, slug, number)
-             for forum, slug, posts in db.execute(
-                 "SELECT forum_short_name, slug, post_count FROM topic_progress ORDER BY forum_short_name, slug")
-             for number in range(1, max(1, -(-(posts or 0) // PER_PAGE)) + 1)]
-    start = next((i for i, place in enumerate(pages) if after is not None and list(place) > list(after)), 0)
-    return (pages[start:] + pages[:start])[:min(count, len(pages))]
+    never the same page twice. Reads topics from ``after`` on, not every topic of the board."""
+    if count <= 0:
+        return []
+    sql = "SELECT forum_short_name, slug, post_count FROM topic_progress {} ORDER BY forum_short_name, slug"
+    if after is None:
+        return list(islice(_pages(db.execute(sql.format(""))), count))
+    forum, slug, _ = after
+    rest = (p for p in _pages(db.execute(sql.format("WHERE (forum_short_name, slug) >= (?, ?)"), [forum, slug]))
+            if list(p) > list(after))
+    wrapped = takewhile(lambda p: list(p) <= list(after), _pages(db.execute(sql.format(""))))
+    return list(islice(chain(rest, wrapped), count))
+
+
+def _pages(topics: Iterable[tuple[str, str, int | None]]) -> Iterator[tuple[str, str, int]]:
+    for forum, slug, posts in topics:
+        for number in range(1, max(1, -(-(posts or 0) // PER_PAGE)) + 1):
+            yield forum, slug, number
 
 
 class _ForumCrawl:
