@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from mirror.cli import EXIT_DAMAGED, EXIT_STORE, cli
 from mirror.download import StorageFailure, run_downloads, verify_files
+from mirror.download.run import open_storage
 from mirror.site.dataset import Dataset
 from mirror.site.server import SiteServer
 from mirror.store import open_database
@@ -94,9 +95,9 @@ def files_url(request, tmp_path):
     return {"files": f"s3://{bucket}/mirror", "endpoint_url": endpoint}
 
 
-def configure(site, tmp_path, store=None, **download):
-    config = site_config(site, tmp_path, download={**FAST_FILES, "partial_dir": str(tmp_path / "partial"),
-                                                   **download})
+def configure(site, tmp_path, store=None, polite=None, **download):
+    download = {**FAST_FILES, "partial_dir": str(tmp_path / "partial"), **download}
+    config = site_config(site, tmp_path, polite=polite, download=download)
     config["store"].update(store or {"files": str(tmp_path / "files")})
     return config
 
@@ -259,6 +260,103 @@ def test_truncated_bodies_and_dropped_connections_resume_with_range(site, tmp_pa
     assert report.failed == 0
     assert_everything_kept_and_verified(config, db, site)
     assert not list((tmp_path / "partial").rglob("*.part")) and not list((tmp_path / "files").rglob("*.part"))
+    assert not list((tmp_path / "files").rglob("*.validator"))
+
+
+# --- a resume names the file its .part began with (If-Range) -------------------------------------
+
+def cut_thumbnails(site, tmp_path, files_url) -> tuple:
+    """Thumbnails cut short mid-body and not retried: (config, db, {part: (image id, URL path)}).
+
+    Every 4th file request is a truncated body (``drops:2`` alternates a dropped connection and
+    a truncated body), and with no retries each leaves its ``.part`` (and its validator) behind.
+    """
+    config = configure(site, tmp_path, files_url, polite={"max_retries": 0}, representations=["thumb"])
+    sync(config)
+    db = open_database(config.database)
+    site.set_faults("drops:2")
+    asyncio.run(run_downloads(config, db))
+    site.set_faults("")
+    wanted = {record["id"]: path for record, path in ready_files(site, ["thumb"]).values()}
+    parts = {}
+    for part in open_storage(config).staging.rglob("*.part"):
+        if part.stat().st_size:  # only parts with bytes to resume
+            image_id = int(part.name.split(".")[0])
+            parts[part] = (image_id, wanted[image_id])
+    assert len(parts) >= 3 and counts(db)["failed"] >= len(parts)
+    return config, db, parts
+
+
+def staged_files(config) -> list[Path]:
+    return [path for path in open_storage(config).staging.rglob("*") if path.is_file()]
+
+
+def record_file_exchanges(monkeypatch) -> dict:
+    """URL path -> (request headers, response) of every file request sent from now on."""
+    exchanges = {}
+    real_send = httpx.AsyncClient.send
+
+    async def send(self, request, **kwargs):
+        response = await real_send(self, request, **kwargs)
+        if request.url.path.startswith("/img/"):
+            exchanges[request.url.path] = (request.headers, response)
+        return response
+
+    monkeypatch.setattr(httpx.AsyncClient, "send", send)
+    return exchanges
+
+
+def test_a_thumbnail_regenerated_after_a_cut_is_fetched_whole_not_mixed(site, tmp_path, files_url, monkeypatch):
+    config, db, parts = cut_thumbnails(site, tmp_path, files_url)
+    part, (image_id, path) = next(iter(parts.items()))
+    head, old = part.read_bytes(), httpx.get(site.url + path)
+    assert old.content.startswith(head) and len(head) < len(old.content)
+    assert Path(f"{part}.validator").read_text() == old.headers["etag"]
+    with site.dataset.lock:  # the site regenerates the thumbnail: new bytes at the same URL
+        site.dataset.finish_image_file(site.dataset.edit_image(image_id, file_key="regenerated"))
+    new = httpx.get(site.url + path).content
+    assert new != old.content and head + new[len(head):] != new  # a mix would be caught
+    exchanges = record_file_exchanges(monkeypatch)
+    report = asyncio.run(run_downloads(config, db, retry_failed=True))
+    assert report.failed == 0
+    assert kept_bytes(config, db, image_id, "thumb") == new
+    assert db["downloads"].get((image_id, "thumb"))["sha512"] == hashlib.sha512(new).hexdigest()
+    sent, response = exchanges[path]
+    assert sent["range"] == f"bytes={len(head)}-" and sent.get("if-range") == old.headers["etag"]
+    assert response.status_code == 200  # the site saw the validator was stale and sent the new file whole
+    assert not staged_files(config)  # no .part, no validator left
+
+
+def test_an_unchanged_file_resumes_with_only_its_tail(site, tmp_path, files_url, monkeypatch):
+    config, db, parts = cut_thumbnails(site, tmp_path, files_url)
+    heads = {path: part.read_bytes() for part, (_, path) in parts.items()}
+    blind = next(iter(parts))  # without a validator (the server sent none) a part resumes with Range alone
+    Path(f"{blind}.validator").unlink()
+    exchanges = record_file_exchanges(monkeypatch)
+    report = asyncio.run(run_downloads(config, db, retry_failed=True))
+    assert report.failed == 0
+    for part, (image_id, path) in parts.items():
+        sent, response = exchanges[path]
+        whole = httpx.get(site.url + path)
+        assert sent["range"] == f"bytes={len(heads[path])}-"
+        assert sent.get("if-range") == (None if part == blind else whole.headers["etag"])
+        assert response.status_code == 206
+        size = len(whole.content)
+        assert response.headers["content-range"] == f"bytes {len(heads[path])}-{size - 1}/{size}"  # the tail only
+        assert kept_bytes(config, db, image_id, "thumb") == whole.content
+    assert_everything_kept_and_verified(config, db, site, ["thumb"])
+    assert not staged_files(config)
+    fs, root = fsspec.core.url_to_fs(config["store"]["files"], **_options(config))
+    assert not [name for name in fs.find(root) if name.endswith((".part", ".validator"))]
+
+
+def test_a_part_that_cannot_be_resumed_is_dropped_with_its_validator(site, tmp_path):
+    config, db, parts = cut_thumbnails(site, tmp_path, None)
+    image_id, _ = next(iter(parts.values()))
+    site.dataset.hide_image(image_id)  # its file now answers 404: nothing left to resume
+    report = asyncio.run(run_downloads(config, db, retry_failed=True))
+    assert report.failed == 1 and db["downloads"].get((image_id, "thumb"))["status"] == "failed"
+    assert not staged_files(config)
 
 
 # --- a SIGKILL mid-way, then a rerun ------------------------------------------------------------------

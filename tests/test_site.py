@@ -451,6 +451,37 @@ def test_range_requests_and_missing_files(ds, site):
     assert httpx.get(urls["full"]).status_code == 200
 
 
+def test_if_range_gives_the_tail_only_while_the_file_is_unchanged(ds, site):
+    image = httpx.get(f"{site.api_url}/images/{visible_ids(ds)[4]}").json()["image"]
+    url = image["representations"]["thumb"]
+    whole = httpx.get(url)
+    etag, modified = whole.headers["etag"], whole.headers["last-modified"]
+    assert etag.startswith('"') and modified.endswith(" GMT") and httpx.get(url).headers["etag"] == etag
+    assert httpx.get(image["representations"]["full"]).headers["etag"] != etag  # a hash of the bytes served
+    for current in (etag, modified):
+        tail = httpx.get(url, headers={"Range": "bytes=20-", "If-Range": current})
+        assert tail.status_code == 206 and tail.content == whole.content[20:]
+        assert tail.headers["etag"] == etag
+    for stale in ('"0123abcd"', f"W/{etag}", "Sat, 01 Jan 2000 00:00:00 GMT", "not a date"):
+        again = httpx.get(url, headers={"Range": "bytes=20-", "If-Range": stale})
+        assert again.status_code == 200 and again.content == whole.content
+        assert "content-range" not in again.headers
+
+
+def test_a_regenerated_file_has_a_new_etag_and_a_stale_if_range_gets_it_whole():
+    dataset = Dataset.generate(seed=5, images=5)
+    image_id = next(i for i, im in sorted(dataset.images.items())
+                    if not im["hidden_from_users"] and im["thumbnails_generated"])
+    with SiteServer(dataset) as server:
+        url = httpx.get(f"{server.api_url}/images/{image_id}").json()["image"]["representations"]["thumb"]
+        old = httpx.get(url)
+        with dataset.lock:
+            dataset.finish_image_file(dataset.edit_image(image_id, file_key="regenerated"))
+        new = httpx.get(url, headers={"Range": "bytes=20-", "If-Range": old.headers["etag"]})
+        assert new.status_code == 200 and new.content != old.content
+        assert new.headers["etag"] != old.headers["etag"]
+
+
 def test_view_url_and_representations_match_a_recorded_image():
     from mirror.site.render import representations, view_url
     from mirror.site.records import slug

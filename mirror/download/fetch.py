@@ -3,8 +3,15 @@
 Every attempt is paced and retried by the file host's :class:`~mirror.api.polite.Politeness`,
 exactly like API requests. An attempt that was cut short leaves its ``.part`` in place and the
 next one asks only for the rest (``Range: bytes=N-``); a server that ignores the range answers
-200 and the file starts over. A ``full`` whose sha512 does not match the record is not called
-corrupt at once: the record is fetched again first, since the site may have replaced the file.
+200 and the file starts over. The site may regenerate a file in between (thumbnails are, and
+only ``full`` is checked against a hash), so the resume also sends ``If-Range`` with the
+validator of the response the ``.part`` began with (its strong ETag, else its Last-Modified,
+kept beside it in ``<part>.validator``): a site that still has that file answers 206 with the
+tail, one whose file changed answers 200 with the new file, never a mix of the two. A server
+that sent no validator cannot evaluate If-Range, so its parts resume with Range alone.
+
+A ``full`` whose sha512 does not match the record is not called corrupt at once: the record is
+fetched again first, since the site may have replaced the file.
 """
 
 from __future__ import annotations
@@ -96,6 +103,7 @@ class Fetcher:
             # A host that keeps failing (give_up_after in a row) or rate limiting stops the run.
             raise FileFailed(f"{job}: {e}") from None
         await asyncio.to_thread(self.storage.publish, part, job.path, *(twin.path for twin in twins))
+        await asyncio.to_thread(_validator_file(part).unlink, missing_ok=True)
         return got
 
     async def _transfer(self, job: Job, part: Path) -> Digest:
@@ -103,7 +111,7 @@ class Fetcher:
         offset, digest = await asyncio.to_thread(_resume_point, part)
         headers = {"Accept-Encoding": "identity"}
         if offset:
-            headers["Range"] = f"bytes={offset}-"
+            headers.update(await asyncio.to_thread(_resume_headers, part, offset))
         try:
             async with self.http.stream("GET", job.url, headers=headers) as response:
                 raise_for_retry(response)
@@ -113,6 +121,8 @@ class Fetcher:
                     offset, digest = 0, hashlib.sha512()
                 try:
                     async with aiofiles.open(part, mode) as f:
+                        if mode == "wb":  # saved once the old bytes are gone: it never names a stale head
+                            await asyncio.to_thread(_save_validator, part, response.headers)
                         # As the bytes arrive (no re-chunking): a body cut short keeps what came.
                         async for block in response.aiter_raw():
                             digest.update(block)
@@ -153,6 +163,37 @@ def _resume_point(part: Path) -> tuple[int, Any]:
         return 0, hashlib.sha512()
 
 
+def _validator_file(part: Path) -> Path:
+    """Where the validator of the file ``part`` began from is kept: beside it, in the staging area."""
+    return part.with_name(f"{part.name}.validator")
+
+
+def _resume_headers(part: Path, offset: int) -> dict[str, str]:
+    """Range for the missing tail, and If-Range with the saved validator so that a file changed
+    since gives a whole new body instead of a tail glued to the old head. Without a saved
+    validator (the server sent none) Range goes alone, as a server without validators cannot
+    evaluate If-Range anyway."""
+    headers = {"Range": f"bytes={offset}-"}
+    try:
+        validator = _validator_file(part).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        validator = ""
+    if validator:
+        headers["If-Range"] = validator
+    return headers
+
+
+def _save_validator(part: Path, response_headers: httpx.Headers) -> None:
+    """Keep what identifies the file ``part`` starts from, for a resume's If-Range: a strong ETag
+    (a weak one may not be sent in If-Range), else Last-Modified; with neither, forget any older one."""
+    etag = response_headers.get("etag", "")
+    validator = etag if etag and not etag.startswith("W/") else response_headers.get("last-modified")
+    if validator:
+        _validator_file(part).write_text(validator, encoding="utf-8")
+    else:
+        _validator_file(part).unlink(missing_ok=True)
+
+
 def _content_range(response: httpx.Response) -> tuple[int | None, int | None]:
     """Where a 206 body starts, and the whole file's size (from Content-Range on a 206, else
     Content-Length), each None when not stated."""
@@ -166,4 +207,6 @@ def _content_range(response: httpx.Response) -> tuple[int | None, int | None]:
 
 
 def _discard(part: Path) -> None:
+    """Drop a ``.part`` that cannot be resumed, with its validator."""
     part.unlink(missing_ok=True)
+    _validator_file(part).unlink(missing_ok=True)

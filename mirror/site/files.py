@@ -7,19 +7,25 @@ URL forms served (reference section 3):
     /img/Y/M/D/{id}/{size}.{ext}             thumbnails, full.{ext}, and full.webm / full.mp4 of GIFs
 
 Files of hidden images, and thumbnails of images still processing, are 404. `Range` requests
-get 206 (one range) or 416.
+get 206 (one range) or 416. Like nginx on the file host, every file carries a strong `ETag` (a
+hash of its bytes) and a `Last-Modified` (the image's `updated_at`, standing in for the file's
+mtime), and `If-Range` is honoured: a Range whose If-Range no longer matches gets the whole file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+from datetime import datetime
+from email.utils import format_datetime, parsedate_to_datetime
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .dataset import Dataset
+from .dataset import Dataset, Record
 from .media import MIME_TYPES
+from .records import parse_iso
 from .render import THUMB_SIZES, date_path, thumb_ext
 
 __all__ = ["file_routes", "resolve_file"]
@@ -28,8 +34,17 @@ _VIEW = re.compile(r"(view|download)/(\d+)/(\d+)/(\d+)/(\d+)(?:__[^/]*)?\.([a-z0
 _THUMB = re.compile(r"(\d+)/(\d+)/(\d+)/(\d+)/([a-z_]+)\.([a-z0-9]+)")
 
 
-def resolve_file(ds: Dataset, path: str) -> tuple[bytes, str] | None:
-    """(bytes, extension) for a path below /img/, or None when there is no such file."""
+def resolve_file(ds: Dataset, path: str) -> tuple[bytes, str, datetime] | None:
+    """(bytes, extension, last modified) for a path below /img/, or None when there is no such file."""
+    found = _file_of(ds, path)
+    if found is None:
+        return None
+    image, data, ext = found
+    return data, ext, parse_iso(image["updated_at"]).replace(microsecond=0)  # HTTP dates are whole seconds
+
+
+def _file_of(ds: Dataset, path: str) -> tuple[Record, bytes, str] | None:
+    """The image a path below /img/ belongs to, with the file's bytes and extension."""
     if match := _VIEW.fullmatch(path):
         kind, y, m, d, image_id, ext = match.groups()
     elif match := _THUMB.fullmatch(path):
@@ -42,16 +57,16 @@ def resolve_file(ds: Dataset, path: str) -> tuple[bytes, str] | None:
     if f"{y}/{m}/{d}" != date_path(image):  # month and day are not zero-padded
         return None
     if kind == "download":
-        return (ds.image_file(image, "orig", ext), ext) if ext == image["format"] else None
+        return (image, ds.image_file(image, "orig", ext), ext) if ext == image["format"] else None
     if ext != thumb_ext(image["format"]) and not (image["format"] == "gif" and kind == "full"
                                                   and ext in ("webm", "mp4")):
         return None
     if kind == "view":
-        return ds.image_file(image, "full", ext), ext
+        return image, ds.image_file(image, "full", ext), ext
     if not image["thumbnails_generated"] or (kind != "full" and kind not in THUMB_SIZES):
         return None
     variant = "full" if kind == "full" and ext == thumb_ext(image["format"]) else f"{kind}.{ext}"
-    return ds.image_file(image, variant, ext), ext
+    return image, ds.image_file(image, variant, ext), ext
 
 
 def _byte_range(header: str, length: int) -> tuple[int, int] | None | str:
@@ -74,16 +89,35 @@ def _byte_range(header: str, length: int) -> tuple[int, int] | None | str:
     return start, end
 
 
+def _range_applies(if_range: str | None, etag: str, modified: datetime) -> bool:
+    """Whether to honour Range (RFC 9110 section 13.1.5): always without If-Range; with it, only
+    when it names the file served now (strong ETag comparison, or the exact Last-Modified date),
+    so that a client resuming an older file gets the whole new one instead of a mixed tail."""
+    if if_range is None:
+        return True
+    if_range = if_range.strip()
+    if if_range.startswith(('"', "W/")):
+        return if_range == etag  # a weak tag never matches (strong comparison)
+    try:
+        return parsedate_to_datetime(if_range) == modified
+    except (TypeError, ValueError):
+        return False
+
+
 async def serve_file(request: Request) -> Response:
     ds: Dataset = request.app.state.dataset
     with ds.lock:
         found = resolve_file(ds, request.path_params["path"])
     if found is None:
         return Response(b"Not Found", status_code=404, media_type="text/plain")
-    data, ext = found
-    headers = {"accept-ranges": "bytes", "cache-control": "public, max-age=2147483647"}
+    data, ext, modified = found
+    etag = f'"{hashlib.sha256(data).hexdigest()[:32]}"'
+    headers = {"accept-ranges": "bytes", "cache-control": "public, max-age=2147483647",
+               "etag": etag, "last-modified": format_datetime(modified, usegmt=True)}
     media_type = MIME_TYPES[ext]
-    wanted = _byte_range(request.headers.get("range", ""), len(data))
+    wanted = None
+    if _range_applies(request.headers.get("if-range"), etag, modified):
+        wanted = _byte_range(request.headers.get("range", ""), len(data))
     if wanted == "bad":
         headers["content-range"] = f"bytes */{len(data)}"
         return Response(b"", status_code=416, headers=headers, media_type=media_type)
