@@ -18,6 +18,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import fsspec
@@ -25,8 +26,10 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from mirror.api.polite import RetryableFailure
 from mirror.cli import EXIT_DAMAGED, EXIT_STORE, cli
 from mirror.download import StorageFailure, run_downloads, verify_files
+from mirror.download.fetch import Fetcher
 from mirror.download.run import open_storage
 from mirror.site.dataset import Dataset
 from mirror.site.server import SiteServer
@@ -527,3 +530,21 @@ def _sync_and_download(config):
 
 def _aws_env():
     return {k: os.environ[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") if k in os.environ}
+
+
+def test_a_tail_of_another_file_is_never_appended(tmp_path):
+    """A server that ignores If-Range answers 206 with the tail of the file it has now: its ETag
+    gives it away, and the .part starts over rather than gluing that tail to the old head."""
+    part = tmp_path / "1.png.part"
+    part.write_bytes(b"old head")
+    request = httpx.Request("GET", "https://files.example/1.png")
+
+    def tail(etag: str) -> httpx.Response:
+        return httpx.Response(206, headers={"ETag": etag, "Content-Range": "bytes 8-9/10"}, request=request)
+
+    job = SimpleNamespace()
+    assert Fetcher._write_mode(tail('"same"'), job, part, 8, 8, '"same"') == "ab"
+    assert part.exists()
+    with pytest.raises(RetryableFailure, match="starting over"):
+        Fetcher._write_mode(tail('"regenerated"'), job, part, 8, 8, '"same"')
+    assert not part.exists()

@@ -116,7 +116,7 @@ class Fetcher:
             async with self.http.stream("GET", job.url, headers=headers) as response:
                 raise_for_retry(response)
                 start, total = _content_range(response)
-                mode = self._write_mode(response, job, part, offset, start)
+                mode = self._write_mode(response, job, part, offset, start, headers.get("If-Range"))
                 if mode == "wb":
                     offset, digest = 0, hashlib.sha512()
                 try:
@@ -140,18 +140,26 @@ class Fetcher:
         return Digest(size, digest.hexdigest())
 
     @staticmethod
-    def _write_mode(response: httpx.Response, job: Job, part: Path, offset: int, start: int | None) -> str:
+    def _write_mode(response: httpx.Response, job: Job, part: Path, offset: int, start: int | None,
+                    if_range: str | None = None) -> str:
         """``ab`` to append a resumed tail, ``wb`` to start over; raise for answers without a body."""
         status = response.status_code
         if status == 200:
             return "wb"
-        if status == 206 and offset and start == offset:
+        if status == 206 and offset and start == offset and not _other_file(if_range, response):
             return "ab"
         if status in (206, 416) and offset:
             _discard(part)  # the .part does not fit the file the site has now
             raise RetryableFailure(f"the site answered {status} to a resumed request; starting over")
         raise FileFailed(f"{job}: the site answered {status} {response.reason_phrase}".rstrip()
                          + ("; the site has no such file" if status in (404, 410) else ""))
+
+
+def _other_file(if_range: str | None, response: httpx.Response) -> bool:
+    """True when a 206 names, by its strong ETag, another file than the one the ``.part`` began
+    with: a server that ignores If-Range would otherwise have the tail glued to the old head."""
+    etag = response.headers.get("etag", "")
+    return bool(if_range and if_range.startswith('"') and etag.startswith('"') and etag != if_range)
 
 
 def _resume_point(part: Path) -> tuple[int, Any]:
