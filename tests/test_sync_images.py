@@ -127,15 +127,20 @@ def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
     assert_mirror_matches(open_database(killed.database), site)
 
 
+def wait_for_requests(site, count: int, timeout: float = 30) -> None:
+    """Until the site has seen ``count`` requests: a sync in a subprocess is under way."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and len(site.requests) < count:
+        time.sleep(0.02)
+
+
 def test_sigterm_stops_with_a_clear_message_and_the_next_run_resumes(site, tmp_path):
     site.dataset.add_images(250)
     config = site_config(site, tmp_path, polite={"requests_per_second": 8})
     command = [sys.executable, "-m", "mirror.cli", "-c", str(write_config(config, tmp_path / "m.toml")),
                "sync", "images"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(site.requests) < 3:
-        time.sleep(0.02)
+    wait_for_requests(site, 3)
     process.send_signal(signal.SIGTERM)  # what systemd and `timeout` send
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 1
@@ -151,9 +156,7 @@ def test_a_second_run_on_a_busy_mirror_does_nothing_and_says_why(site, tmp_path)
     config = site_config(site, tmp_path, polite={"requests_per_second": 8})
     command = sync_command(config, tmp_path / "m.toml", "images")
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(site.requests) < 2:
-        time.sleep(0.02)
+    wait_for_requests(site, 2)
     # The same database, with a query of its own so that any request it sent would show.
     marked = site_config(site, tmp_path, polite={"requests_per_second": 8}, images={"query": "id.gte:0"})
     second = subprocess.run(sync_command(marked, tmp_path / "second.toml", "images"),

@@ -49,10 +49,11 @@ def due_galleries(db: Database, due: int = CHANGED) -> list[int]:
 def mark_gone(db: Database, gallery_ids: Iterable[int]) -> None:
     """The site no longer has these galleries: keep their rows and order, note when, walk them no more."""
     now = utc_now()
-    for gallery_id in gallery_ids:
-        db.execute("INSERT INTO gone_galleries (id, found_gone_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
-                   [gallery_id, now])
-        db.execute("UPDATE gallery_walks SET due = 0, walked_at = ? WHERE gallery_id = ?", [now, gallery_id])
+    rows = [(gallery_id, now) for gallery_id in gallery_ids]
+    db.conn.executemany("INSERT INTO gone_galleries (id, found_gone_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+                        rows)
+    db.conn.executemany("UPDATE gallery_walks SET due = 0, walked_at = ? WHERE gallery_id = ?",
+                        [(at, gallery_id) for gallery_id, at in rows])
 
 
 def mark_stale_due(db: Database, days: float, limit: int) -> int:

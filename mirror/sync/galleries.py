@@ -31,6 +31,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..api import PhilomenaClient
+from ..store.database import chunks
 from ..store.follow_ups import save_member_images
 from ..store.galleries import RECHECK, due_galleries, mark_due, mark_gone, mark_stale_due, replace_members, unwalked
 from ..store.images import ImageWriter
@@ -101,9 +102,7 @@ async def sync_galleries(client: PhilomenaClient, db: Database, *, scope: str = 
 async def _recheck(client: PhilomenaClient, db: Database, save: Callable[[list[Any]], Saved],
                    report: SyncReport) -> None:
     """Look up the galleries due a rewalk: those still there are stored and walked, the rest are gone."""
-    ids = due_galleries(db, RECHECK)
-    for start in range(0, len(ids), PER_PAGE):
-        batch = ids[start:start + PER_PAGE]
+    for batch in chunks(due_galleries(db, RECHECK), PER_PAGE):
         page = await client.search_galleries(" || ".join(f"id:{i}" for i in batch), per_page=PER_PAGE)
         report.pages += 1
         with db.atomic():
