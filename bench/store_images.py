@@ -23,7 +23,7 @@ from mirror.store import ImageWriter, open_database
 from mirror.store.records import column_converters, shape, to_json
 from mirror.store.schema import IMAGE_FIELDS
 
-FIXTURE = Path(__file__).resolve().parents[1].parent / "shared/fixtures/real/derpibooru-2024/images.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "tests/fixtures/real/derpibooru-2024/images.json"
 PAGE = 50
 WORDS = ("pony twilight sparkle rainbow dash fluttershy rarity applejack pinkie pie cute smiling "
          "happy sky cloud forest night moon sun castle book magic wings horn tail mane eyes").split()

@@ -15,7 +15,7 @@ from mirror.api.polite import Politeness
 from mirror.site.dataset import Dataset
 from mirror.site.server import SiteServer
 
-from .fixtures import REAL, fixture_files, records_in
+from .real_fixtures import REAL, fixture_files, records_in
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import httpx
 import pytest
@@ -11,7 +10,9 @@ import pytest
 from mirror.site.dataset import Dataset
 from mirror.site.server import SiteServer
 
-FIXTURES = Path("/work/shared/fixtures/real")
+from .real_fixtures import REAL
+
+FIXTURES = REAL
 KEY = "testkey-3"
 
 

@@ -15,7 +15,9 @@ from mirror.site.dataset import Dataset
 from mirror.site.records import RATINGS
 from mirror.site.server import SiteServer
 
-FIXTURES = Path("/work/shared/fixtures/real")
+from .real_fixtures import REAL
+
+FIXTURES = REAL
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 

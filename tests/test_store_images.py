@@ -10,7 +10,7 @@ from mirror.store import ImageWriter, open_database
 from mirror.store.schema import IMAGE_FIELDS
 from mirror.urls import https_url
 
-from .fixtures import image_records
+from .real_fixtures import image_records
 
 BASE = "https://derpibooru.org"
 

@@ -10,7 +10,7 @@ from mirror.store import ImageWriter, open_database
 from mirror.store.specs import SPECS
 from mirror.store.writer import RecordWriter
 
-from .fixtures import fixture_files, records_in
+from .real_fixtures import fixture_files, records_in
 from .test_store_images import BASE, expected_column, stored_column
 
 # Recorded topics and posts carry no forum or topic: the crawler supplies them.

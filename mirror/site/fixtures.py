@@ -1,4 +1,4 @@
-"""Load recorded real responses (shared/fixtures/real/**) into a `Dataset`.
+"""Load recorded real responses (a folder such as tests/fixtures/real) into a `Dataset`.
 
 Every record keeps its recorded body in `raw`, which the renderer serves unchanged; the other
 internal fields are filled from it only so that search, sorting and lookups work. Images keep

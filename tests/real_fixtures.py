@@ -1,11 +1,11 @@
-"""The real recorded responses in ../shared/fixtures/real, found and unwrapped for tests."""
+"""The real recorded responses in tests/fixtures/real, found and unwrapped for tests."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real"
+REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 
 # Wrapper key -> resource name, for whole response bodies.
 WRAPPERS = {"images": "images", "image": "images", "tags": "tags", "comments": "comments", "posts": "posts",
