@@ -36,9 +36,11 @@ def counts(db: Database) -> dict[str, int]:
 def download_counts(db: Database, representations: Sequence[str]) -> dict[str, int]:
     """Files pending (what the next download would fetch), kept, failed, and images still processing."""
     by_status = downloads.counts(db)
+    originals = downloads.kept_originals(db)
     return {
         "files to download": downloads.outstanding(db, representations),
-        "files kept": by_status[downloads.DONE],
+        "originals kept (checked by sha512)": originals,
+        "thumbnails and renderings kept": by_status[downloads.DONE] - originals,
         "files failed": by_status[downloads.FAILED],
         "images waiting for thumbnails": downloads.waiting_for_thumbnails(db),
     }

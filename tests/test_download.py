@@ -115,14 +115,26 @@ def file_requests(site) -> list:
 
 
 def ready_files(site, representations=("thumb", "full")) -> dict[tuple[int, str], tuple[dict, str]]:
-    """(image id, representation) of every file that should be kept -> (record, URL path)."""
+    """(image id, representation) of every file that should be kept -> (record, URL path).
+
+    Keeping ``full`` keeps each image's original: for an SVG image (whose ``full`` is a PNG
+    rendering) that is also the SVG, kept as ``svg`` from the view URL ending in ``.svg``.
+    """
     wanted = {}
     for record in site_images(site):
         if record.get("hidden_from_users") or not record["thumbnails_generated"]:
             continue
         for name in representations:
             wanted[(record["id"], name)] = (record, urlsplit(record["representations"][name]).path)
+        if "full" in representations and record["format"] == "svg":
+            full = urlsplit(record["representations"]["full"]).path
+            wanted[(record["id"], "svg")] = (record, full.removesuffix(".png") + ".svg")
     return wanted
+
+
+def original_of(record: dict) -> str:
+    """The representation ``sha512_hash`` describes."""
+    return "svg" if record["format"] == "svg" else "full"
 
 
 def urls(files: dict) -> set[str]:
@@ -147,7 +159,8 @@ def assert_everything_kept_and_verified(config, db, site, representations=("thum
     for (image_id, name), (record, path) in wanted.items():
         body = kept_bytes(config, db, image_id, name)
         assert hashlib.sha512(body).hexdigest() == done[(image_id, name)]["sha512"]
-        if name == "full":
+        assert done[(image_id, name)]["original"] == (name == original_of(record))
+        if name == original_of(record):
             assert hashlib.sha512(body).hexdigest() == record["sha512_hash"]
         else:
             assert body == httpx.get(site.url + path).content
@@ -248,6 +261,46 @@ def test_corrupt_bodies_are_caught_rechecked_and_retried(site, tmp_path, files_u
     assert rechecks and set(rechecks.values()) == {1}
     site.set_faults("")
     assert_everything_kept_and_verified(config, db, site, ["full"])
+
+
+def test_html_pages_and_halved_bodies_are_never_kept_as_thumbnails(site, tmp_path):
+    """A thumbnail has no hash in its record: an HTML page with status 200, or half a file with a
+    Content-Length to match, is caught by its format and fetched again."""
+    config = configure(site, tmp_path, representations=["thumb"])
+    sync(config)
+    db = open_database(config.database)
+    site.clear_requests()
+    site.set_faults("badfiles:3")
+    report = asyncio.run(run_downloads(config, db))
+    site.set_faults("")
+    wanted = ready_files(site, ["thumb"])
+    assert report.failed == 0 and report.downloaded == len({path for _, path in wanted.values()})
+    assert len(file_requests(site)) >= report.downloaded * 4 // 3  # every 3rd answer was a lie, then retried
+    assert_everything_kept_and_verified(config, db, site, ["thumb"])
+
+
+def test_svg_images_keep_the_svg_as_original_and_png_renderings(site, tmp_path):
+    """An SVG image's `full` and sizes are PNG renderings; its original is the SVG at the view
+    URL ending in .svg, checked against sha512_hash. None fails, none costs a retry."""
+    config = configure(site, tmp_path, representations=["thumb", "full"])
+    svgs = [r for r in site_images(site) if not r.get("hidden_from_users") and r["format"] == "svg"
+            and r["thumbnails_generated"]]
+    assert svgs
+    sync(config)
+    db = open_database(config.database)
+    site.clear_requests()
+    report = asyncio.run(run_downloads(config, db))
+    assert report.failed == 0 and "originals" in report.summary()
+    for record in svgs:
+        svg, full = db["downloads"].get((record["id"], "svg")), db["downloads"].get((record["id"], "full"))
+        assert svg["status"] == full["status"] == "done" and svg["original"] == 1 and full["original"] == 0
+        assert svg["sha512"] == record["sha512_hash"] and svg["path"].endswith(".svg")
+        assert kept_bytes(config, db, record["id"], "svg").lstrip().startswith(b"<?xml")
+        assert kept_bytes(config, db, record["id"], "full").startswith(b"\x89PNG")
+        asked = Counter(r.path for r in file_requests(site) if image_of(r.path) == record["id"])
+        assert set(asked.values()) == {1}  # no retry, no recheck
+    assert not [r for r in site.requests if r.path.startswith("/api/")]
+    assert_everything_kept_and_verified(config, db, site)
 
 
 def test_truncated_bodies_and_dropped_connections_resume_with_range(site, tmp_path):
@@ -425,6 +478,25 @@ def test_verify_finds_missing_and_corrupt_files_and_repair_fixes_them(site, tmp_
     assert_everything_kept_and_verified(config, db, site)
 
 
+def test_a_thumbnail_kept_from_an_html_page_is_found_by_verify(site, tmp_path):
+    """A file kept by an older version from an error page: its recorded sha512 is that of the page,
+    so only the format check can tell; repair fetches the real file."""
+    config = configure(site, tmp_path, enabled=True)
+    _, db = _sync_and_download(config)
+    fake = next(db["downloads"].rows_where("status = 'done' AND original = 0 AND path LIKE '%.png'"))
+    page = b"<!DOCTYPE html><html><body>Service Unavailable</body></html>"
+    (Path(config["store"]["files"]) / fake["path"]).write_bytes(page)
+    db["downloads"].update((fake["image_id"], fake["representation"]),
+                           {"sha512": hashlib.sha512(page).hexdigest(), "bytes": len(page)})
+    path = write_config(config, tmp_path / "mirror.toml")
+    result = CliRunner().invoke(cli, ["-c", str(path), "verify"])
+    assert result.exit_code == EXIT_DAMAGED and "0 missing, 1 corrupt" in result.output
+    assert fake["path"] in result.output
+    result = CliRunner().invoke(cli, ["-c", str(path), "verify", "--repair"])
+    assert result.exit_code == 0, result.output
+    assert_everything_kept_and_verified(config, db, site)
+
+
 def test_repairing_a_file_of_an_image_hidden_since_keeps_its_record_and_says_so(site, tmp_path):
     config = configure(site, tmp_path, enabled=True)
     _, db = _sync_and_download(config)
@@ -513,7 +585,11 @@ def test_status_shows_download_counts(site, tmp_path):
     assert _counted(before, "images waiting for thumbnails") >= 1
     CliRunner().invoke(cli, ["-c", str(path), "download"])
     after = CliRunner().invoke(cli, ["-c", str(path), "status"]).output
-    assert _counted(after, "files to download") == 0 and _counted(after, "files kept") == ready
+    originals = sum(name == original_of(record) for (_, name), (record, _) in ready_files(site).items())
+    assert 0 < originals < ready
+    assert _counted(after, "files to download") == 0
+    assert _counted(after, "originals kept (checked by sha512)") == originals
+    assert _counted(after, "thumbnails and renderings kept") == ready - originals
 
 
 def _counted(output: str, label: str) -> int:

@@ -399,14 +399,17 @@ def test_representation_files_match_hashes(ds, site):
         images = httpx.get(site.api_url + "/search/images",
                            params=everything(ds, q="thumbnails_generated:true", per_page=50)).json()["images"]
         for image in images:
-            full = http.get(image["representations"]["full"])
+            original = image["representations"]["full"]
+            if image["format"] == "svg":  # the record names PNG renderings; the SVG is the original
+                original = original.removesuffix(".png") + ".svg"
+            full = http.get(original)
             assert full.status_code == 200
             assert hashlib.sha512(full.content).hexdigest() == image["sha512_hash"]
             assert int(full.headers["content-length"]) == image["size"] == len(full.content)
             thumb = http.get(image["representations"]["thumb_small"])
             assert thumb.status_code == 200 and thumb.headers["content-type"].startswith(
                 "image/" if image["format"] != "webm" else "video/")
-            assert http.get(image["view_url"]).content == full.content
+            assert http.get(image["view_url"]).content == http.get(image["representations"]["full"]).content
             formats_seen.add(image["format"])
         assert {"png", "jpg"} <= formats_seen
         gif = next(im for im in images if im["format"] == "gif")
@@ -414,18 +417,26 @@ def test_representation_files_match_hashes(ds, site):
         assert http.get(gif["representations"]["mp4"]).headers["content-type"] == "video/mp4"
 
 
-def test_svg_full_is_png_and_download_is_svg(ds, site):
+def test_svg_renderings_are_png_and_the_svg_is_at_its_svg_url(ds, site):
+    """As the real file host: every URL the record names is a PNG rendering; the same view (or
+    download) URL ending in .svg is the SVG, which sha512_hash describes."""
     import hashlib
 
     svg = next(im for im in ds.images.values() if im["format"] == "svg" and not im["hidden_from_users"]
                and im["thumbnails_generated"])
     record = httpx.get(f"{site.api_url}/images/{svg['id']}").json()["image"]
-    assert record["representations"]["full"].endswith(".png") and record["mime_type"] == "image/svg+xml"
-    full = httpx.get(record["representations"]["full"])
-    assert full.content.startswith(b"\x89PNG") and hashlib.sha512(full.content).hexdigest() == record["sha512_hash"]
-    download = httpx.get(record["representations"]["full"].replace("/view/", "/download/").replace(".png", ".svg"))
-    assert download.headers["content-type"] == "image/svg+xml"
-    assert hashlib.sha512(download.content).hexdigest() == record["orig_sha512_hash"]
+    assert record["mime_type"] == "image/svg+xml"
+    for name, url in record["representations"].items():
+        assert url.endswith(".png"), name
+        rendering = httpx.get(url)
+        assert rendering.headers["content-type"] == "image/png" and rendering.content.startswith(b"\x89PNG"), name
+    assert hashlib.sha512(httpx.get(record["representations"]["full"]).content).hexdigest() != record["sha512_hash"]
+    for url in (record["representations"]["full"], record["view_url"],
+                record["representations"]["full"].replace("/view/", "/download/")):
+        original = httpx.get(url.removesuffix(".png") + ".svg")
+        assert original.headers["content-type"] == "image/svg+xml", url
+        assert hashlib.sha512(original.content).hexdigest() == record["sha512_hash"] == record["orig_sha512_hash"]
+        assert len(original.content) == record["size"]
 
 
 def test_range_requests_and_missing_files(ds, site):

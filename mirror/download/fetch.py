@@ -10,8 +10,10 @@ kept beside it in ``<part>.validator``): a site that still has that file answers
 tail, one whose file changed answers 200 with the new file, never a mix of the two. A server
 that sent no validator cannot evaluate If-Range, so its parts resume with Range alone.
 
-A ``full`` whose sha512 does not match the record is not called corrupt at once: the record is
-fetched again first, since the site may have replaced the file.
+An original whose sha512 does not match the record is not called corrupt at once: the record is
+fetched again first, since the site may have replaced the file. A file whose record states no
+hash (thumbnails, renderings) must be a whole file of the format its name says
+(:mod:`~mirror.download.kinds`), so an HTML error page or a body cut short is never kept.
 """
 
 from __future__ import annotations
@@ -32,19 +34,28 @@ from ..api.client import describe_transport_error, raise_for_retry
 from ..api.errors import RetriesExhausted
 from ..api.polite import Politeness, RetryableFailure
 from ..urls import redact
+from .kinds import file_problem
 from .storage import Digest, Storage, hash_stream, storage_failure
 
 
 @dataclass
 class Job:
-    """One file to fetch: from ``url`` to the kept ``path``, verified against ``expected`` if set."""
+    """One file to fetch: from ``url`` to the kept ``path``, verified against ``expected`` if set.
+
+    ``original`` marks the image's original (the file ``sha512_hash`` describes).
+    """
 
     image_id: int
     representation: str
     url: str
     path: str
     expected: str | None = None
+    original: bool = False
     attempts: int = 0
+
+    @property
+    def extension(self) -> str:
+        return self.path.rpartition(".")[2]
 
     def __str__(self) -> str:
         return f"image {self.image_id} {self.representation} ({redact(self.url)})"
@@ -91,6 +102,9 @@ class Fetcher:
             if job.expected and got.sha512 != job.expected:
                 _discard(part)
                 raise RetryableFailure("the body does not match the record's sha512 (corrupted in transit?)")
+            if not job.expected and (wrong := await asyncio.to_thread(file_problem, part, job.extension)):
+                _discard(part)
+                raise RetryableFailure(f"the body is {wrong}")
             return got
 
         try:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..store.downloads import SVG_ORIGINAL
+from ..store.originals import SVG_ORIGINAL, original_representation
 
 # The sized representations Philomena names (reference section 3), smallest first, then `full`.
 SIZES = ("thumb_tiny", "thumb_small", "thumb", "small", "medium", "large", "tall")
@@ -27,11 +27,15 @@ PER_DIRECTORY = 1000
 
 
 def wanted(representations: Iterable[str], *, svg_originals: bool = False, gif_videos: bool = False) -> list[str]:
-    """The representation names to keep: the configured ones plus the optional extras."""
+    """The representation names to keep: the configured ones plus the optional extras.
+
+    Keeping ``full`` means keeping each image's original, which for an SVG image is the SVG (its
+    ``full`` is a PNG rendering), so ``full`` brings the SVG originals along.
+    """
     names = list(dict.fromkeys(representations))
     if gif_videos:
         names += [n for n in GIF_VIDEOS if n not in names]
-    if svg_originals and SVG_ORIGINAL not in names:
+    if (svg_originals or "full" in names) and SVG_ORIGINAL not in names:
         names.append(SVG_ORIGINAL)
     return names
 
@@ -61,8 +65,9 @@ def file_path(image_id: int, representation: str, ext: str) -> str:
 def file_url(representations: Mapping[str, Any] | str | None, representation: str) -> str | None:
     """Where the site serves ``representation``, from the record's ``representations`` map.
 
-    The SVG original is not in the map: it is the ``full`` URL's download twin
-    (``/img/download/Y/M/D/{id}.svg`` for ``/img/view/Y/M/D/{id}.png``).
+    The SVG original is not in the map: it is the ``full`` (view) URL with the extension
+    ``.svg`` (``/img/view/Y/M/D/{id}.svg`` for ``/img/view/Y/M/D/{id}.png``), which the file
+    host maps to the kept SVG, as the most used downloader fetches it.
     """
     if isinstance(representations, str):
         representations = json.loads(representations)
@@ -72,14 +77,18 @@ def file_url(representations: Mapping[str, Any] | str | None, representation: st
         full = representations.get("full")
         if not isinstance(full, str) or "/view/" not in full or not full.endswith(".png"):
             return None
-        head, _, tail = full.rpartition("/view/")
-        return f"{head}/download/{tail[:-len('.png')]}.svg"
+        return full.removesuffix(".png") + ".svg"
     url = representations.get(representation)
     return url if isinstance(url, str) else None
 
 
 def expected_hash(representation: str, record: Mapping[str, Any]) -> str | None:
-    """The sha512 a file must have, where the record states one: ``full`` and the SVG original."""
-    key = {"full": "sha512_hash", SVG_ORIGINAL: "orig_sha512_hash"}.get(representation)
-    value = record.get(key) if key else None
+    """The sha512 a file must have, where the record states one: the original's ``sha512_hash``.
+
+    Nothing states the hash of a thumbnail or of an SVG's PNG renderings (its ``full`` among
+    them); those are checked by :mod:`~mirror.download.kinds` instead.
+    """
+    if representation != original_representation(record.get("format")):
+        return None
+    value = record.get("sha512_hash")
     return value.lower() if isinstance(value, str) and value else None

@@ -27,7 +27,7 @@ from ..store import ImageWriter, is_image_stub
 from ..store import downloads as state
 from .fetch import Fetcher, FileFailed, Job, Recheck
 from .layout import expected_hash, extension, file_path, file_url, wanted
-from .storage import Storage
+from .storage import Digest, Storage
 
 
 @dataclass
@@ -38,6 +38,7 @@ class DownloadReport:
     fetched: int = 0  # files done this run: downloaded or found already kept
     expected: int | None = None
     downloaded: int = 0
+    originals: int = 0  # of the files kept this run, the originals (checked against sha512_hash)
     adopted: int = 0
     failed: int = 0
     bytes: int = 0
@@ -49,6 +50,9 @@ class DownloadReport:
         elapsed = max(time.monotonic() - self.started, 1e-6)
         parts = [f"{self.downloaded} files", human_bytes(self.bytes),
                  f"{self.downloaded / elapsed:.1f} files/s", f"{human_bytes(self.bytes / elapsed)}/s"]
+        if self.fetched:
+            parts.append(f"kept {self.originals} originals (sha512 checked) and "
+                         f"{self.fetched - self.originals} thumbnails and renderings (format checked)")
         if self.adopted:
             parts.append(f"{self.adopted} already kept")
         if self.failed:
@@ -150,12 +154,13 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
             _failed(db, row["image_id"], row["representation"], job, report, reporter)
             continue
         kept = await asyncio.to_thread(fetcher.storage.digest, job.path)
-        if kept is not None and (job.expected is None or kept.sha512 == job.expected):
+        if kept is not None and await _adoptable(fetcher.storage, job, kept):
             # Published by an earlier run that was stopped before it could record it.
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=kept.size,
                             sha512=kept.sha512)
             report.adopted += 1
             report.fetched += 1
+            report.originals += job.original
         else:
             by_url.setdefault(job.url, []).append(job)
     for jobs in by_url.values():
@@ -171,7 +176,16 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
                             sha512=got.sha512, attempts=job.attempts)
         report.downloaded += 1
         report.fetched += len(jobs)
+        report.originals += sum(job.original for job in jobs)
         report.bytes += got.size
+
+
+async def _adoptable(storage: Storage, job: Job, kept: Digest) -> bool:
+    """Whether a file found under its final name is the one ``job`` wants: the stated hash, or
+    (with none stated) a whole file of its format."""
+    if job.expected is not None:
+        return kept.sha512 == job.expected
+    return await asyncio.to_thread(storage.problem, job.path) is None
 
 
 def _failed(db: Database, image_id: int, representation: str, reason: str, report: DownloadReport,
@@ -192,7 +206,7 @@ def make_job(row: dict[str, Any]) -> Job | str:
     if url is None:
         return f"image {image_id} {representation}: the record has no URL for it"
     return Job(image_id, representation, url, file_path(image_id, representation, ext),
-               expected_hash(representation, row))
+               expected_hash(representation, row), original=bool(row["original"]))
 
 
 def _rechecker(client: PhilomenaClient, db: Database) -> Recheck:

@@ -21,6 +21,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ..urls import redact
+from .kinds import problem
 
 CHUNK = 1 << 20
 # Inside a local files root: the .part files, on the same file system as their final names.
@@ -118,6 +119,17 @@ class Storage:
             except FileNotFoundError:
                 return None
             return Digest(size, digest.hexdigest())
+
+        return self._guard(read, self.describe(path))
+
+    def problem(self, path: str) -> str | None:
+        """Why the kept file ``path`` is not a whole file of the format its extension names
+        (:mod:`~mirror.download.kinds`), or None."""
+        final = f"{self.root}/{path}"
+
+        def read() -> str | None:
+            with self.fs.open(final, "rb") as f:
+                return problem(f, path.rpartition(".")[2])
 
         return self._guard(read, self.describe(path))
 

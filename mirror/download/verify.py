@@ -1,9 +1,12 @@
 """``mirror verify``: re-hash every kept file against the sha512 recorded when it was written.
 
 Disks rot, people delete things, buckets get lifecycle rules. A file that is missing or whose
-bytes changed is reported; with ``repair`` the damaged copy is removed (a thumbnail has no hash
-in its record, so a damaged one must not be adopted again), the file is re-queued, and a
-download run fetches it afresh.
+bytes changed is reported. A thumbnail or rendering, whose record states no hash (so the one
+recorded is only what was received), must also be a whole file of its format: a copy kept by an
+older version from an HTML error page is found that way. An original was checked against the
+record's ``sha512_hash`` when it was kept, so its recorded sha512 is that hash. With
+``repair`` the damaged copy is removed (so that it is not adopted again), the file is
+re-queued, and a download run fetches it afresh.
 """
 
 from __future__ import annotations
@@ -78,5 +81,7 @@ def _check(storage: Storage, row: dict[str, Any]) -> str | None:
     if digest is None:
         return "missing"
     if digest.sha512 != row["sha512"] or digest.size != row["bytes"]:
+        return "corrupt"
+    if not row["original"] and storage.problem(row["path"]):
         return "corrupt"
     return None

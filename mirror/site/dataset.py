@@ -180,19 +180,18 @@ class Dataset:
         return self.cached("topic_posts", build).get(topic_id, [])
 
     def image_file(self, image: Record, variant: str, ext: str) -> bytes:
-        """Bytes of one representation. `variant` is `full`, `orig` or a thumbnail name.
+        """Bytes of one representation. `variant` is `full`, `orig`, `rendered` or a thumbnail name.
 
-        `full` is what the record's `sha512_hash` describes (for SVG, its PNG rendering, because
-        non-download URLs of an SVG end in .png); `orig` is the upload, hashed by
-        `orig_sha512_hash`. Thumbnails are small distinct files of the same type.
+        `full` is the kept original, what the record's `sha512_hash` describes (an SVG image's is
+        the SVG); `orig` is the upload, hashed by `orig_sha512_hash`; `rendered` is an SVG's PNG
+        rendering, which every non-download URL of an SVG points at (`full.png`, sized `*.png`).
+        Thumbnails are small distinct files of the same type.
         """
         key = image["file_key"]
         if variant == "full" and image.get("full_padding"):
             # A large file for memory tests: the stand-in followed by `full_padding` zero bytes.
             return self.image_file({**image, "full_padding": 0}, variant, ext) + bytes(image["full_padding"])
         if variant in ("full", "orig"):
-            if image["format"] == "svg":
-                return media.make_file(key, "png" if variant == "full" else "svg")
             return media.make_file(key, image["format"], animated=image["animated"])
         return media.make_file(f"{key}/{variant}", ext, animated=image["animated"])
 

@@ -11,6 +11,9 @@ A profile is written as a comma list, each item optionally with parameters:
                                 (Content-Length larger than what is sent)
     corrupt[:EVERY]             every EVERY-th file request (default 5) gets a body of the right
                                 length with one byte changed (`/img` only; API answers are served as is)
+    badfiles[:EVERY]            every EVERY-th file request (default 5) answers 200 with what is not
+                                the file: alternately an HTML page, and the file's first half with a
+                                Content-Length to match (`/img` only)
     slow[:SECONDS]              every response is delayed (default 0.2 s), files included
     down[:STATUS]               every request answers STATUS (default 503) with an HTML page
 
@@ -45,6 +48,7 @@ DOWNTIME_HTML = b"""<!DOCTYPE html>
 """
 
 FAULTED_PREFIXES = ("/api/", "/img/")
+FILE_FAULTS = ("corrupt", "html", "halved")  # faults that only file requests meet
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class FaultProfile:
     flaky: tuple[int, int] | None = None
     drops: int | None = None
     corrupt: int | None = None
+    badfiles: int | None = None
     slow: float | None = None
     down: int | None = None
 
@@ -82,6 +87,8 @@ class FaultProfile:
             parts.append(f"drops:{self.drops}")
         if self.corrupt:
             parts.append(f"corrupt:{self.corrupt}")
+        if self.badfiles:
+            parts.append(f"badfiles:{self.badfiles}")
         if self.slow is not None:
             parts.append(f"slow:{self.slow:g}")
         if self.down:
@@ -101,6 +108,7 @@ _PARSERS = {
     "flaky": lambda arg: _pair(arg, (7, 2), int, int),
     "drops": lambda arg: int(arg) if arg else 5,
     "corrupt": lambda arg: int(arg) if arg else 5,
+    "badfiles": lambda arg: int(arg) if arg else 5,
     "slow": lambda arg: float(arg) if arg else 0.2,
     "down": lambda arg: int(arg) if arg else 503,
 }
@@ -108,7 +116,7 @@ _PARSERS = {
 
 @dataclass(frozen=True)
 class Fault:
-    """What to do with one request: `kind` is respond, drop or truncate."""
+    """What to do with one request: `kind` is respond, drop, truncate, or a file fault (FILE_FAULTS)."""
 
     kind: str
     status: int = 0
@@ -157,6 +165,8 @@ class FaultState:
                 return Fault("drop" if (n // profile.drops) % 2 else "truncate")
             if profile.corrupt and n % profile.corrupt == 0:
                 return Fault("corrupt")
+            if profile.badfiles and n % profile.badfiles == 0:
+                return Fault("html" if (n // profile.badfiles) % 2 else "halved")
             return None
 
     def _rate_limited(self, client: str, limit: int, window: float) -> int | None:
@@ -186,7 +196,7 @@ class FaultMiddleware:
         delay = self.state.profile.slow
         if delay and not (fault and fault.status == 429):
             await asyncio.sleep(delay)
-        if fault is None or (fault.kind == "corrupt" and not scope["path"].startswith("/img/")):
+        if fault is None or (fault.kind in FILE_FAULTS and not scope["path"].startswith("/img/")):
             await self.app(scope, receive, send)
         elif fault.kind == "respond":
             await _html_error(send, fault.status, fault.retry_after)
@@ -194,6 +204,10 @@ class FaultMiddleware:
             await _abort(scope, receive)
         elif fault.kind == "corrupt":
             await self._corrupted(scope, receive, send)
+        elif fault.kind == "html":
+            await _html_error(send, 200, None)
+        elif fault.kind == "halved":
+            await self._halved(scope, receive, send)
         else:
             await self._truncated(scope, receive, send)
 
@@ -219,6 +233,15 @@ class FaultMiddleware:
             body[len(body) // 2] ^= 0xFF
         await send(start)
         await send({"type": "http.response.body", "body": bytes(body)})
+
+    async def _halved(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the first half of the real body as if it were all of it (Content-Length agrees)."""
+        start, body = await self._captured(scope, receive)
+        half = bytes(body[: len(body) // 2])
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() not in (b"content-length", b"etag")]
+        headers.append((b"content-length", str(len(half)).encode()))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": half})
 
     async def _truncated(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve the real response's headers and half its body, then cut the connection."""

@@ -6,6 +6,10 @@ URL forms served (reference section 3):
     /img/download/Y/M/D/{id}.{ext}           the upload as is (orig_sha512_hash); also {id}__{slugs}.{ext}
     /img/Y/M/D/{id}/{size}.{ext}             thumbnails, full.{ext}, and full.webm / full.mp4 of GIFs
 
+An SVG image is kept as `full.svg` beside its PNG renderings (`full.png` and every size), as the
+real file host keeps it: `.png` URLs, which the record names, give renderings; the same view or
+download URL ending in `.svg` gives the SVG itself (what `sha512_hash` describes).
+
 Files of hidden images, and thumbnails of images still processing, are 404. `Range` requests
 get 206 (one range) or 416. Like nginx on the file host, every file carries a strong `ETag` (a
 hash of its bytes) and a `Last-Modified` (the image's `updated_at`, standing in for the file's
@@ -56,16 +60,20 @@ def _file_of(ds: Dataset, path: str) -> tuple[Record, bytes, str] | None:
         return None
     if f"{y}/{m}/{d}" != date_path(image):  # month and day are not zero-padded
         return None
+    fmt = image["format"]
     if kind == "download":
-        return (image, ds.image_file(image, "orig", ext), ext) if ext == image["format"] else None
-    if ext != thumb_ext(image["format"]) and not (image["format"] == "gif" and kind == "full"
-                                                  and ext in ("webm", "mp4")):
+        return (image, ds.image_file(image, "orig", ext), ext) if ext == fmt else None
+    if kind in ("view", "full") and ext == fmt:
+        if kind == "full" and not image["thumbnails_generated"]:
+            return None
+        return image, ds.image_file(image, "full", ext), ext
+    if ext != thumb_ext(fmt) and not (fmt == "gif" and kind == "full" and ext in ("webm", "mp4")):
         return None
     if kind == "view":
-        return image, ds.image_file(image, "full", ext), ext
+        return image, ds.image_file(image, "rendered", ext), ext
     if not image["thumbnails_generated"] or (kind != "full" and kind not in THUMB_SIZES):
         return None
-    variant = "full" if kind == "full" and ext == thumb_ext(image["format"]) else f"{kind}.{ext}"
+    variant = "rendered" if kind == "full" and fmt == "svg" else f"{kind}.{ext}"
     return image, ds.image_file(image, variant, ext), ext
 
 

@@ -15,17 +15,16 @@ from typing import Any
 from sqlite_utils import Database
 
 from .database import utc_now
+from .originals import ORIGINAL_REPRESENTATION, SVG_ORIGINAL
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
-# The name the SVG upload is kept under; it is not a key of `representations` (see download.layout).
-SVG_ORIGINAL = "svg"
 
 # An image whose files may be downloaded: processed by the site, and not hidden.
 _READY = "i.thumbnails_generated = 1 AND coalesce(i.hidden_from_users, 0) = 0"
 
 # Every (image, representation) pair that may be downloaded now; :names is a JSON list of names.
 _ELIGIBLE = f"""
-    SELECT i.id AS image_id, r.value AS representation
+    SELECT i.id AS image_id, r.value AS representation, {ORIGINAL_REPRESENTATION.format(name="r.value")} AS original
     FROM images i, json_each(:names) r
     WHERE {_READY}
       AND (json_extract(i.representations, '$."' || r.value || '"') IS NOT NULL
@@ -41,7 +40,7 @@ def plan(db: Database, names: Sequence[str]) -> int:
     """Bring the pending rows in line with the images table; return how many are pending.
 
     Adds the pairs that became eligible, drops pending pairs that no longer are (the image was
-    hidden, or the representation is no longer wanted), and re-queues a kept ``full`` whose
+    hidden, or the representation is no longer wanted), and re-queues a kept original whose
     record now states another hash (the site replaced the file). A pending pair that was kept
     once (re-queued by ``mirror verify --repair``) is not dropped but marked failed, so the
     mirror keeps its record of the file it had.
@@ -50,8 +49,8 @@ def plan(db: Database, names: Sequence[str]) -> int:
     not_eligible = f"(image_id, representation) NOT IN (SELECT image_id, representation FROM ({_ELIGIBLE}))"
     with db.atomic():
         db.execute(f"""
-            INSERT OR IGNORE INTO downloads (image_id, representation, status, attempts, updated_at)
-            SELECT image_id, representation, '{PENDING}', 0, :now FROM ({_ELIGIBLE})""", params)
+            INSERT OR IGNORE INTO downloads (image_id, representation, original, status, attempts, updated_at)
+            SELECT image_id, representation, original, '{PENDING}', 0, :now FROM ({_ELIGIBLE})""", params)
         db.execute(f"""
             UPDATE downloads SET status = '{FAILED}', updated_at = :now,
                 reason = 'the kept copy was lost and the site no longer offers the file (hidden, or not wanted)'
@@ -59,7 +58,7 @@ def plan(db: Database, names: Sequence[str]) -> int:
         db.execute(f"DELETE FROM downloads WHERE status = '{PENDING}' AND {not_eligible}", params)
         db.execute(f"""
             UPDATE downloads SET status = '{PENDING}', reason = 'the site replaced the file', updated_at = :now
-            WHERE status = '{DONE}' AND representation = 'full' AND EXISTS (
+            WHERE status = '{DONE}' AND original = 1 AND EXISTS (
                 SELECT 1 FROM images i WHERE i.id = downloads.image_id AND {_READY}
                   AND lower(i.sha512_hash) != downloads.sha512)""", params)
     return db.execute(f"SELECT count(*) FROM downloads WHERE status = '{PENDING}'").fetchone()[0]
@@ -87,8 +86,8 @@ def pending(db: Database, *, batch: int = 500) -> Iterator[dict[str, Any]]:
     after: tuple[int, str] = (-1, "")
     while True:
         rows = list(db.query(f"""
-            SELECT d.image_id, d.representation, d.attempts, i.format, i.representations, i.sha512_hash,
-                   i.orig_sha512_hash
+            SELECT d.image_id, d.representation, d.original, d.attempts, i.format, i.representations,
+                   i.sha512_hash
             FROM downloads d JOIN images i ON i.id = d.image_id
             WHERE d.status = '{PENDING}' AND {_READY}
               AND (d.image_id, d.representation) > (?, ?)
@@ -144,8 +143,8 @@ def requeue_failed(db: Database) -> int:
 
 def kept(db: Database) -> Iterator[dict[str, Any]]:
     """Every file recorded as kept, for ``mirror verify``."""
-    return db.query(f"SELECT image_id, representation, path, bytes, sha512 FROM downloads WHERE status = '{DONE}' "
-                    "ORDER BY image_id, representation")
+    return db.query(f"SELECT image_id, representation, original, path, bytes, sha512 FROM downloads "
+                    f"WHERE status = '{DONE}' ORDER BY image_id, representation")
 
 
 def not_kept(db: Database, keys: Sequence[tuple[int, str]]) -> int:
@@ -159,3 +158,8 @@ def counts(db: Database) -> dict[str, int]:
     """Rows by status: pending, done and failed (zero when absent)."""
     found = dict(db.execute("SELECT status, count(*) FROM downloads GROUP BY status").fetchall())
     return {status: found.get(status, 0) for status in (PENDING, DONE, FAILED)}
+
+
+def kept_originals(db: Database) -> int:
+    """How many of the kept files are originals (the rest are thumbnails and renderings)."""
+    return db.execute(f"SELECT count(*) FROM downloads WHERE status = '{DONE}' AND original = 1").fetchone()[0]

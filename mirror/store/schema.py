@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
+from .originals import ORIGINAL_REPRESENTATION
 from .specs import COMMENTS, FILTERS, FORUMS, GALLERIES, IMAGES, POSTS, TAGS, TOPICS, USERS, TableSpec
 
 IMAGE_FIELDS = IMAGES.fields
@@ -239,3 +240,13 @@ def _tags_by_age(db: Database) -> None:
     """The tags crawler's rolling refresh reads tags oldest first and stops after a few: an index
     in that order lets it stop early instead of sorting every tag of the board each run."""
     db["tags"].create_index(["mirrored_at", "id"], index_name="tags_by_age")
+
+
+@migrations(name="0010_downloads_original")
+def _downloads_original(db: Database) -> None:
+    """Which kept file is the image's original (``original = 1``, checked against the record's
+    ``sha512_hash``): ``full`` for most images, the ``svg`` file for an SVG image, whose ``full``
+    and sized files are PNG renderings (checked as well-formed files of their format)."""
+    db["downloads"].add_column("original", int, not_null_default=0)
+    db.execute(f"UPDATE downloads SET original = 1 WHERE EXISTS (SELECT 1 FROM images i "
+               f"WHERE i.id = downloads.image_id AND {ORIGINAL_REPRESENTATION.format(name='downloads.representation')})")
