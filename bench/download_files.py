@@ -64,8 +64,10 @@ def mirror_rate(site: SiteServer, work: Path, concurrency: int, files: int) -> f
     started = time.perf_counter()
     report = asyncio.run(run_downloads(config, db))
     elapsed = time.perf_counter() - started
-    assert report.downloaded == files and report.failed == 0, report.summary()
-    return files / elapsed
+    svgs = sum(image["format"] == "svg" for image in site.dataset.images.values())
+    # Keeping `full` keeps an SVG image's PNG rendering and its SVG original: one more file each.
+    assert report.downloaded == files + svgs and report.failed == 0, report.summary()
+    return report.downloaded / elapsed
 
 
 def gallery_dl_rate(site: SiteServer, work: Path, files: int, latency: float) -> tuple[float, float] | str:
@@ -85,7 +87,7 @@ def gallery_dl_rate(site: SiteServer, work: Path, files: int, latency: float) ->
             # A custom instance of its Philomena extractor: the local site.
             "local": {"root": site.url, "pattern": host.replace(".", r"\."),
                       "filter_id": str(site.dataset.everything_filter_id)},
-            "svg": False,  # fetch `full` as listed, as `mirror download` does
+            "svg": False,  # fetch `full` as listed (the mirror also fetches SVG originals: counted apart)
         },
     }}
     config_path = work / "gallery-dl.json"
