@@ -117,7 +117,14 @@ class RecordWriter:
 
     def _save_stub(self, key: Key, record: Mapping[str, Any], context: Mapping[str, Any], now: str,
                    known: bool) -> None:
-        row = self._typed(record, [f for f in self.spec.stub_fields if f in self.spec.fields])
+        """Mark a kept row with the stub's hidden state, keeping everything else it has; a row
+        first seen as a stub takes every field the stub carries (a hidden post keeps its author,
+        avatar and dates), since there is nothing fuller to keep."""
+        if known:
+            fields = [f for f in self.spec.stub_fields if f in self.spec.fields]
+        else:
+            fields = [f for f in self.spec.fields if f in record or self._aliased(f, record)]
+        row = self._typed(record, fields)
         row.update({c: context[c] for c in self.spec.context if c in context})
         row.update(stub=to_json(record), mirrored_at=now, hidden_from_users=1)
         table = self.db[self.spec.table]
@@ -126,6 +133,9 @@ class RecordWriter:
         else:
             row["raw"] = row["stub"]  # never seen in full: the stub is all there is
             table.insert(row, pk=self.spec.pk)
+
+    def _aliased(self, field: str, record: Mapping[str, Any]) -> bool:
+        return field in self.spec.aliases and self.spec.aliases[field] in record
 
     def _raw_before(self, keys: list[Key]) -> dict[Key, str | None]:
         """The rows these keys already have: key -> their ``raw``."""
