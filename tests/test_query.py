@@ -3,7 +3,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mirror.site.query import (
+from mirror.search.query import (
     COMMENT_FIELDS,
     FILTER_FIELDS,
     GALLERY_FIELDS,

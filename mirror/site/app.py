@@ -27,7 +27,7 @@ from .dataset import Dataset
 from .faults import RAW_SEND_KEY, FaultMiddleware, FaultProfile, FaultState
 from .files import file_routes
 from .log import RequestLog, RequestLogMiddleware
-from .query import COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, POST_FIELDS, TAG_FIELDS, QueryError, parse_query
+from ..search.query import COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, POST_FIELDS, TAG_FIELDS, QueryError, parse_query
 from .render import (Urls, render_comment, render_filter, render_forum, render_gallery, render_image,
                      render_oembed, render_post, render_tag, render_topic, render_user)
 

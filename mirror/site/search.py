@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from .dataset import Dataset
-from .query import IMAGE_FIELDS, MatchAll, MatchNone, Node, QueryError, parse_query
+from ..search.query import IMAGE_FIELDS, MatchAll, MatchNone, Node, QueryError, parse_query
 from .records import parse_iso, wilson_score
 
 # Image search also knows the user-dependent fields `my:` and `filter_id:` (reference section 6).

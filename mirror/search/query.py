@@ -114,10 +114,11 @@ class Term(Node):
 
     kind / value:
       - "term":     value is a str (exact; doc strings downcased first when ``fold``)
-      - "wildcard": value is a regex source matched in full
+      - "wildcard": value is a wildcard pattern (``*``, ``?``; escaped ones as stand-ins, see
+                    :func:`wildcard_regex`) matched in full
       - "fuzzy":    value is (str, max edit distance)
       - "phrase":   value is a downcased str, matched as a substring of the downcased doc text
-      - "phrase_wildcard": value is a regex source matched against any word of the doc text
+      - "phrase_wildcard": value is a wildcard pattern matched against any word of the doc text
       - "compare":  value is (op, bound) for numbers, bools and datetimes
       - "between":  value is (lower, upper, upper_inclusive)
     A list-valued field matches if any element matches; a missing field or None never matches.
@@ -184,8 +185,8 @@ def _coerce_like(x: object, like: object) -> object | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _regex(source: str) -> re.Pattern[str]:
-    return re.compile(source, re.DOTALL)
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(wildcard_regex(pattern), re.DOTALL)
 
 
 def _edit_distance(a: str, b: str, limit: int) -> int:
@@ -328,7 +329,7 @@ def _tokenize(s: str) -> list[_Token]:
 
 _FUZZ = re.compile(r"~([0-9]+(?:\.[0-9]+)?)")
 # Stand-ins for escaped "*" and "?" inside a wildcard value, so normalisation cannot touch them.
-_LIT_STAR, _LIT_QMARK = "\ue000", "\ue001"
+LIT_STAR, LIT_QMARK = "\ue000", "\ue001"
 
 
 def _parse_literal(value: str) -> tuple[str, str, float | None]:
@@ -357,7 +358,7 @@ def _parse_literal(value: str) -> tuple[str, str, float | None]:
         c = value[i]
         if c == "\\" and i + 1 < len(value):
             nxt = value[i + 1]
-            out.append({"*": _LIT_STAR, "?": _LIT_QMARK}.get(nxt, nxt))
+            out.append({"*": LIT_STAR, "?": LIT_QMARK}.get(nxt, nxt))
             i += 2
         elif c == "*":
             if not out or out[-1] != "*":
@@ -369,7 +370,8 @@ def _parse_literal(value: str) -> tuple[str, str, float | None]:
     return "wildcard", "".join(out), None
 
 
-def _wildcard_regex(pattern: str) -> str:
+def wildcard_regex(pattern: str) -> str:
+    """The regex source for a wildcard pattern as the parser leaves it in a Term."""
     parts = []
     for c in pattern:
         if c == "*":
@@ -377,7 +379,7 @@ def _wildcard_regex(pattern: str) -> str:
         elif c == "?":
             parts.append(".")
         else:
-            parts.append(re.escape({_LIT_STAR: "*", _LIT_QMARK: "?"}.get(c, c)))
+            parts.append(re.escape({LIT_STAR: "*", LIT_QMARK: "?"}.get(c, c)))
     return "".join(parts)
 
 
@@ -606,10 +608,10 @@ class _Parser:
         fold = name not in self.spec.no_downcase
         if kind == "ngram":
             if mode == "wildcard":
-                return Term(target, "phrase_wildcard", _wildcard_regex(text.lower()))
+                return Term(target, "phrase_wildcard", text.lower())
             return Term(target, "phrase", text.lower())
         if mode == "wildcard":
-            return Term(target, "wildcard", _wildcard_regex(text), fold)
+            return Term(target, "wildcard", text, fold)
         if fuzz is not None and int(fuzz) >= 1:
             return Term(target, "fuzzy", (text, min(2, int(fuzz))), fold)
         return Term(target, "term", text, fold)
