@@ -1,0 +1,62 @@
+"""Result orders: the image sorter (reference section 5) and the fixed orders of the other searches."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from .compile import Sql
+
+IMAGE_SORT_FIELDS = {
+    "id": "{t}.id", "updated_at": "{t}.updated_at", "first_seen_at": "{t}.first_seen_at",
+    "aspect_ratio": "{t}.aspect_ratio", "faves": "{t}.faves", "downvotes": "{t}.downvotes",
+    "upvotes": "{t}.upvotes", "width": "{t}.width", "height": "{t}.height", "score": "{t}.score",
+    "comment_count": "{t}.comment_count", "tag_count": "{t}.tag_count", "wilson_score": "{t}.wilson_score",
+    "pixels": "({t}.width * {t}.height)", "size": "{t}.size",
+    "duration": "(CASE WHEN {t}.animated THEN coalesce({t}.duration, 0.0) ELSE 0.0 END)",
+    "hides": "coalesce({t}.hides, 0)",
+}
+
+# The fixed orders of the other search endpoints; `sf` and `sd` are ignored there.
+FIXED_ORDERS = {
+    "tags": "{t}.images DESC, {t}.id",
+    "posts": "{t}.created_at DESC, {t}.id DESC",
+    "comments": "{t}.created_at DESC, {t}.id DESC",
+    "galleries": "{t}.id DESC",  # the gallery record carries no date; newest first by id
+    "filters": "{t}.name, {t}.id DESC",
+}
+
+
+def integer_parse(text: str | None) -> int | None:
+    """Elixir ``Integer.parse/1``: ``10abc`` -> 10; ``abc`` or empty -> None."""
+    match = re.match(r"[-+]?[0-9]+", text or "")
+    return int(match.group()) if match else None
+
+
+def image_order(sf: str | None, sd: str | None, alias: str, *, seed: int) -> Sql:
+    """ORDER BY for an image search. ``seed`` is used by ``sf=random`` without a seed of its own."""
+    direction = "ASC" if sd == "asc" else "DESC"
+    sf = sf or "first_seen_at"
+    t = alias
+    if sf == "id":
+        return Sql(f"{t}.id {direction}")
+    if sf == "_score":  # no relevance scores here: every hit scores alike, so id decides
+        return Sql(f"{t}.id {direction}")
+    if sf.startswith("random"):
+        given = integer_parse(sf.partition(":")[2])
+        return Sql(f"mirror_random(?, {t}.id) {direction}, {t}.id {direction}",
+                   (given if given is not None else seed,))
+    if sf.startswith("gallery_id:"):
+        value = sf.partition(":")[2]
+        if not value.isdigit():
+            return Sql("NULL")  # no sort at all is sent: the engine's own order
+        position = f"(SELECT position FROM gallery_images WHERE gallery_id = ? AND image_id = {t}.id)"
+        return Sql(f"{position} IS NULL, {position} {direction}, {t}.id DESC", (int(value), int(value)))
+    column = IMAGE_SORT_FIELDS.get(sf, IMAGE_SORT_FIELDS["first_seen_at"]).format(t=t)
+    return Sql(f"{column} {direction}, {t}.id {direction}")
+
+
+def random_score(seed: int, image_id: int) -> float:
+    """A stable pseudo-random score for an image under a seed (registered as ``mirror_random``)."""
+    digest = hashlib.blake2b(f"{seed}:{image_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
