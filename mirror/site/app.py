@@ -19,13 +19,15 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from . import search
 from .control import control_routes
 from .dataset import Dataset
 from .faults import RAW_SEND_KEY, FaultMiddleware, FaultProfile, FaultState
 from .files import file_routes
+from .http import (API_PREFIX, INT4_MAX, ApiError, Paging, ProxyMiddleware, bad_request, not_found, parse_id,
+                   parse_integer_id)
 from .log import RequestLog, RequestLogMiddleware
 from ..search.query import COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, POST_FIELDS, TAG_FIELDS, QueryError, parse_query
 from .render import (Urls, render_comment, render_filter, render_forum, render_gallery, render_image,
@@ -33,47 +35,7 @@ from .render import (Urls, render_comment, render_filter, render_forum, render_g
 
 __all__ = ["create_app", "API_PREFIX"]
 
-API_PREFIX = "/api/v1/json"
-INT4_MAX = 2**31 - 1
 Record = dict[str, Any]
-
-
-class ApiError(Exception):
-    """An error answer: a JSON `{"error": ...}` body, or an empty text/plain one."""
-
-    def __init__(self, status: int, message: str | None = None) -> None:
-        super().__init__(status, message)
-        self.status, self.message = status, message
-
-    def response(self) -> Response:
-        if self.message is None:
-            return Response(b"", status_code=self.status, media_type="text/plain")
-        return JSONResponse({"error": self.message}, status_code=self.status)
-
-
-def not_found() -> ApiError:
-    return ApiError(404, "Not found")
-
-
-def bad_request() -> ApiError:
-    return ApiError(400, "Bad Request")
-
-
-def parse_id(text: str) -> int:
-    """An Ecto-cast integer id: anything else is 400, beyond int4 a 500 (reference section 7)."""
-    if not re.fullmatch(r"[-+]?[0-9]+", text):
-        raise bad_request()
-    value = int(text)
-    if not -(2**31) <= value <= INT4_MAX:
-        raise ApiError(500, "Internal Error")
-    return value
-
-
-def parse_integer_id(text: str) -> int:
-    """IntegerId.parse (filters, topic posts): anything that is not an int4 is a 404."""
-    if not re.fullmatch(r"[0-9]+", text) or int(text) > INT4_MAX:
-        raise not_found()
-    return int(text)
 
 
 @dataclass
@@ -100,13 +62,9 @@ class Context:
             wanted = ds.filters.get(int(text))
             if wanted is not None and search.can_view_filter(wanted, user_id):
                 current = wanted
-        page = max(1, search.integer_parse(params.get("page")) or 1)
-        per_page = None
-        if "per_page" in params:
-            parsed = search.integer_parse(params["per_page"])
-            per_page = min(50, max(1, 25 if parsed is None else parsed))
+        paging = Paging.from_params(params)
         origin = f"{request.url.scheme}://{request.url.netloc}"
-        return cls(ds, Urls(origin), params, user_id, current, page, per_page)
+        return cls(ds, Urls(origin), params, user_id, current, paging.page, paging.per_page)
 
     def size(self, default: int = 25) -> int:
         return self.per_page if self.per_page is not None else default
@@ -434,38 +392,6 @@ API_ROUTES: list[tuple[str, Callable[..., Any]]] = [
     ("/oembed", oembed),
     ("/{rest:path}", unknown_route),
 ]
-
-
-class ProxyMiddleware:
-    """What the production Caddy proxy adds in front of the app (reference section 8).
-
-    `Cache-Control: no-store, no-cache` and CORS headers on API responses, and a bare 400 for
-    any legacy `.json` path.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].startswith("/_control"):
-            await self.app(scope, receive, send)
-            return
-        if scope["path"].endswith(".json"):
-            await Response(b"", status_code=400, media_type="text/plain")(scope, receive, send)
-            return
-        api = scope["path"].startswith("/api/")
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start" and api:
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"cache-control"]
-                headers.append((b"cache-control", b"no-store, no-cache"))
-                if scope["method"] in ("GET", "HEAD", "OPTIONS"):
-                    headers.append((b"access-control-allow-origin", b"*"))
-                    headers.append((b"access-control-allow-methods", b"GET, OPTIONS"))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
 
 
 class SiteApp(Starlette):

@@ -8,12 +8,12 @@ search endpoint (sections 5 and 11). Documents are cached on the dataset until i
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
 from .dataset import Dataset
+from ..search.sort import integer_parse
 from ..search.query import IMAGE_FIELDS, MatchAll, MatchNone, Node, QueryError, parse_query
 from .records import parse_iso, wilson_score
 
@@ -344,12 +344,6 @@ def _gallery_key(gallery_id: int, reverse: bool,
 
 def _sortable(value: Any) -> Any:
     return float("-inf") if value is None else value
-
-
-def integer_parse(text: str | None) -> int | None:
-    """Elixir `Integer.parse/1` semantics: `10abc` -> 10, `abc` or `` -> None."""
-    match = re.match(r"[-+]?[0-9]+", text or "")
-    return int(match.group()) if match else None
 
 
 def matching(pairs: Iterable[tuple[Record, Record]], node: Node,
