@@ -239,3 +239,17 @@ def _tags_by_age(db: Database) -> None:
     """The tags crawler's rolling refresh reads tags oldest first and stops after a few: an index
     in that order lets it stop early instead of sorting every tag of the board each run."""
     db["tags"].create_index(["mirrored_at", "id"], index_name="tags_by_age")
+
+
+@migrations(name="0010_rejects_once")
+def _rejects_once(db: Database) -> None:
+    """Each distinct reject is kept once (see :mod:`mirror.store.rejects`): the duplicates a looping
+    walk wrote are removed, the first of each kept."""
+    from .rejects import fingerprint
+
+    db["rejects"].add_column("fingerprint", str)
+    rows = db.execute("SELECT id, resource, reason, raw FROM rejects").fetchall()
+    db.conn.executemany("UPDATE rejects SET fingerprint = ? WHERE id = ?",
+                        [(fingerprint(resource, reason, raw), row_id) for row_id, resource, reason, raw in rows])
+    db.execute("DELETE FROM rejects WHERE id NOT IN (SELECT min(id) FROM rejects GROUP BY fingerprint)")
+    db.execute("CREATE UNIQUE INDEX rejects_by_fingerprint ON rejects (fingerprint)")
