@@ -33,6 +33,37 @@ def last_run(db) -> tuple[str, str]:
     return db.execute("SELECT status, message FROM sync_runs ORDER BY id DESC LIMIT 1").fetchone()
 
 
+@pytest.mark.parametrize("resource", list(WALKS))
+def test_a_page_repeated_forever_stops_the_walk_with_a_clear_message(site, tmp_path, resource):
+    config = site_config(site, tmp_path, **{resource: WALKS[resource]})
+    if resource != "images":
+        sync(config)  # the images the others follow, fetched from a healthy site
+    site.set_faults("repeat")
+    site.clear_requests()
+
+    done = run_cli(config, tmp_path, resource)
+
+    assert done.returncode == 4, done.stderr
+    assert "again" in done.stderr and STOPPED in done.stderr and "Traceback" not in done.stderr
+    status, message = last_run(open_database(config.database))
+    assert status == "failed" and STOPPED in message
+    assert len(site.requests) <= 40  # the repeat is seen at once, not after thousands of requests
+
+
+@pytest.mark.parametrize("spoilt", ["missing", "null", "string", "negative"])
+def test_records_whose_ids_do_not_advance_the_cursor_stop_the_walk_and_are_rejected_once(site, tmp_path, spoilt):
+    config = site_config(site, tmp_path)
+    site.set_faults(f"badids:{spoilt}")
+    for _ in range(2):
+        done = run_cli(config, tmp_path, "images")
+        assert done.returncode == 4, done.stderr
+        assert "do not advance the cursor" in done.stderr and STOPPED in done.stderr
+    db = open_database(config.database)
+    assert db["images"].count == 0
+    assert db.execute("SELECT count(*), count(DISTINCT raw) FROM rejects").fetchone() == (50, 50)
+    assert len(site.requests) == 2  # one page per run
+
+
 @pytest.mark.parametrize("huge", [2**63 - 1, 2**64 + 5])
 def test_an_id_out_of_range_is_rejected_and_never_moves_the_cursor(site, tmp_path, huge):
     config = site_config(site, tmp_path)
@@ -49,3 +80,4 @@ def test_an_id_out_of_range_is_rejected_and_never_moves_the_cursor(site, tmp_pat
     added = site.dataset.add_images(5)
     report, db = sync(config)
     assert report.new == 5 and set(added) <= {r[0] for r in db.execute("SELECT id FROM images")}
+

@@ -86,7 +86,8 @@ async def audit_batch(run: FollowRun, writer: RecordWriter) -> None:
     run.report.pages += 1
     if page.total != len(ours):
         seen: set[int] = set()
-        async for _, page in search_pages(lambda n: client.search_comments(query, page=n, per_page=PER_PAGE)):
+        async for _, page in search_pages(lambda n: client.search_comments(query, page=n, per_page=PER_PAGE),
+                                          what="comments audit"):
             records = [r for r in page.records if isinstance(r, dict)]
             seen |= set(record_ids(records))
             run.report.count(len(records), writer.save(records))

@@ -58,7 +58,7 @@ class FilterSync:
                 await self.fetch_one(filter_id)
 
     async def walk(self, fetch: Callable[[int], Awaitable[Page]]) -> None:
-        async for _, page in scrivener_pages(fetch):
+        async for _, page in scrivener_pages(fetch, what="filters"):
             self.store(page.records)
 
     async def fetch_one(self, filter_id: int) -> None:

@@ -125,7 +125,7 @@ async def _walk_gallery(client: PhilomenaClient, db: Database, images: ImageWrit
         return await client.search_images(f"gallery_id:{gallery_id}", page=page, per_page=PER_PAGE,
                                           sf=f"gallery_id:{gallery_id}", sd="asc", include_hidden=True)
 
-    async for _, page in search_pages(fetch):
+    async for _, page in search_pages(fetch, what=f"galleries: gallery {gallery_id}'s images"):
         save_member_images(db, images, page.records)
         order += record_ids(page.records)
         report.pages += 1

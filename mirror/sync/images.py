@@ -20,7 +20,7 @@ from ..api import PhilomenaClient
 from ..store import ImageWriter
 from ..store.state import load_cursor, save_cursor
 from .clock import earliest, since, utc_text
-from .paging import PER_PAGE, last_search_page
+from .paging import PER_PAGE, ProgressGuard, last_search_page
 from .report import Progress, SyncReport, recorded_run
 
 STATE_NAME = "images"
@@ -43,6 +43,7 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
     writer = ImageWriter(db, client.base_url)
     cursor = _current_cursor(db, query, client.filter_id)
     walk = cursor.get("walk") or _new_walk(cursor, overlap)
+    guard = ProgressGuard("images")
     with recorded_run(db, client, "images") as report:
         while True:
             q = walk_query(query, walk["after"], high_water=walk["high_water"], since=walk["since"])
@@ -51,6 +52,7 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
                 report.expected = page.total
                 walk["started"] = earliest(walk["started"], page.server_date)
             report.pages += 1
+            after = walk["after"]
             with db.atomic():
                 saved = writer.save_page(page.records)
                 if saved.keys:
@@ -61,6 +63,7 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
             report.count(len(page.records), saved)
             if progress:
                 progress(report)
+            guard.check(page, moved=finished or walk["after"] != after)
             if finished:
                 break
     return report
