@@ -81,3 +81,13 @@ def test_an_id_out_of_range_is_rejected_and_never_moves_the_cursor(site, tmp_pat
     report, db = sync(config)
     assert report.new == 5 and set(added) <= {r[0] for r in db.execute("SELECT id FROM images")}
 
+
+def test_records_the_site_counts_but_never_sends_are_reported(site, tmp_path):
+    config = site_config(site, tmp_path)
+    site.set_faults("vanish:50")
+    unseen = sum(1 for i in site.dataset.images if i % 50 == 0)
+    report, db = sync(config)
+    expected = f"the site counted {len(site.dataset.images)}: {unseen} not seen (deleted or hidden during the walk?)"
+    assert report.fetched == len(site.dataset.images) - unseen
+    assert expected in report.summary()
+    assert last_run(db) == ("ok", expected)

@@ -16,11 +16,11 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from ..api import PhilomenaClient
+from ..api import Page, PhilomenaClient
 from ..store import ImageWriter
 from ..store.state import load_cursor, save_cursor
 from .clock import earliest, since, utc_text
-from .paging import PER_PAGE, ProgressGuard, last_search_page
+from .paging import PER_PAGE, ProgressGuard, keyset_unseen, last_search_page
 from .report import Progress, SyncReport, recorded_run
 
 STATE_NAME = "images"
@@ -53,6 +53,7 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
                 walk["started"] = earliest(walk["started"], page.server_date)
             report.pages += 1
             after = walk["after"]
+            _count_unseen(walk, page)
             with db.atomic():
                 saved = writer.save_page(page.records)
                 if saved.keys:
@@ -65,6 +66,7 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
                 progress(report)
             guard.check(page, moved=finished or walk["after"] != after)
             if finished:
+                _note_unseen(report, walk)
                 break
     return report
 
@@ -75,6 +77,26 @@ def _current_cursor(db: Database, query: str, filter_id: int | None) -> dict[str
     if cursor.get("query") != query or cursor.get("filter_id") != filter_id:
         return {"query": query, "filter_id": filter_id, "high_water": None, "last_start": None}
     return cursor
+
+
+def _count_unseen(walk: dict[str, Any], page: Page) -> None:
+    """Keep in the walk's cursor what the site counted and how many of those it never sent, so
+    that records lost between pages are reported, even by a run that resumed the walk."""
+    walk.setdefault("counted", page.total)
+    walk["unseen"] = walk.get("unseen", 0) + keyset_unseen(walk.get("previous"), page.total)
+    walk["previous"] = [page.total, len(page.records)]
+
+
+def _note_unseen(report: SyncReport, walk: dict[str, Any]) -> None:
+    """Say in the summary and in ``sync_runs`` how many records the site counted and never sent.
+
+    They cannot be asked for again: the keyset walk is past their ids, and a search that left them
+    out once (rows missing behind the index) leaves them out again. An image changed later comes
+    back through the next run's ``updated_at`` refresh.
+    """
+    if walk.get("unseen"):
+        report.note(f"the site counted {walk['counted']}: {walk['unseen']} not seen "
+                    "(deleted or hidden during the walk?)")
 
 
 def _new_walk(cursor: dict[str, Any], overlap: int) -> dict[str, Any]:

@@ -106,6 +106,19 @@ async def search_pages(fetch: Callable[[int], Awaitable[Page]], *, what: str, st
         number += 1
 
 
+def keyset_unseen(previous: list[int | None] | None, total: int | None) -> int:
+    """Records the previous page of a keyset walk was counted for and did not hold.
+
+    ``previous`` is that page's ``[total, records received]``. Its ``total`` counted every record from
+    its start on, this page's ``total`` those past its end: the difference, less what it held, were
+    left out (deleted or hidden while the walk ran, or missing behind the site's search index).
+    Records added meanwhile can only lower the figure, so it never reports a loss that did not happen.
+    """
+    if previous is None or previous[0] is None or total is None:
+        return 0
+    return max(0, previous[0] - total - previous[1])
+
+
 def window_walk_done(number: int, page: Page, per_page: int = PER_PAGE) -> bool:
     """Whether page ``number`` of a topic's posts is its last.
 
