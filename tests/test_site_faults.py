@@ -36,7 +36,9 @@ def test_parse_profiles():
     assert FaultProfile.parse("ratelimit:10/2, flaky") == FaultProfile(ratelimit=(10, 2.0), flaky=(7, 2))
     assert FaultProfile.parse("slow:0.05,drops:3,down:502") == FaultProfile(slow=0.05, drops=3, down=502)
     assert str(FaultProfile.parse("ratelimit:10/2,slow")) == "ratelimit:10/2,slow:0.2"
-    for bad in ("bogus", "slow:fast", "ratelimit:x/y"):
+    assert FaultProfile.parse("repeat,vanish,badids") == FaultProfile(repeat=True, vanish=10, badids=("missing", 1))
+    assert str(FaultProfile.parse("badids:18446744073709551621/7")) == "badids:18446744073709551621/7"
+    for bad in ("bogus", "slow:fast", "ratelimit:x/y", "repeat:2", "badids:huge", "badids:null/0"):
         with pytest.raises(ValueError):
             FaultProfile.parse(bad)
 
@@ -144,3 +146,37 @@ def test_down_answers_html_without_retry_after(site, http):
 def test_combined_profile_rate_limits_first(site, http):
     site.set_faults("ratelimit:2/5,down")
     assert [http.get(IMAGE).status_code for _ in range(3)] == [503, 503, 429]
+
+
+SEARCH = "/api/v1/json/search/images"
+
+
+def search(http, page: int, **params) -> dict:
+    return http.get(SEARCH, params={"q": "*", "sf": "id", "sd": "asc", "per_page": 10, "page": page,
+                                    **params}).json()
+
+
+def test_repeat_serves_a_path_s_first_list_answer_forever(site, http):
+    first = search(http, 1)
+    site.set_faults("repeat")
+    assert search(http, 2) == search(http, 3) == search(http, 1, q="id.gt:5") != first
+    assert http.get(IMAGE).json()["image"]["id"] == 1  # other answers are served as they are
+
+
+def test_badids_spoil_the_ids_of_the_records_picked(site, http):
+    served = search(http, 1)["images"]
+    for spec, expected in (("badids", None), ("badids:null", None), ("badids:string", "4"),
+                           ("badids:negative", -5), (f"badids:{2**64 + 5}", 2**64 + 5)):
+        site.set_faults(spec)
+        spoilt = next(r for r in search(http, 1)["images"] if r["created_at"] == served[4]["created_at"])
+        assert spoilt.get("id") == expected and ("id" in spoilt) == (spec != "badids")
+    site.set_faults("badids:null/4")
+    assert [r["id"] for r in search(http, 1)["images"]] == [r["id"] if r["id"] % 4 else None for r in served]
+
+
+def test_vanish_leaves_records_out_while_total_counts_them(site, http):
+    served = search(http, 1)
+    site.set_faults("vanish:3")
+    page = search(http, 1)
+    assert page["total"] == served["total"]
+    assert [r["id"] for r in page["images"]] == [r["id"] for r in served["images"] if r["id"] % 3]

@@ -17,13 +17,28 @@ A profile is written as a comma list, each item optionally with parameters:
     slow[:SECONDS]              every response is delayed (default 0.2 s), files included
     down[:STATUS]               every request answers STATUS (default 503) with an HTML page
 
-Faults are counter-based, so a given request sequence always meets the same faults. They apply
-to `/api` and `/img` paths only; the `/_control` API is never faulted.
+A site can also answer 200 with list pages that are wrong. These faults rewrite the records of
+list answers (a JSON object with `total`: searches, forums, topics, posts, filters):
+
+    repeat                      each path's first list answer is served again for every later
+                                request on that path, whatever the query or page: a site stuck
+                                on one page
+    badids[:VALUE[/EVERY]]      records whose id is a multiple of EVERY (default 1: all) get a
+                                spoilt `id`: VALUE is missing (no key), null, string ("12"),
+                                negative (-id-1) or an integer to put there (default missing)
+    vanish[:EVERY]              records whose id is a multiple of EVERY (default 10) are left out
+                                of pages while `total` still counts them: rows deleted or hidden
+                                while a walk is under way, or missing from the database behind
+                                the search index
+
+Faults are counter-based (the record faults id-based), so a given request sequence always meets
+the same faults. They apply to `/api` and `/img` paths only; the `/_control` API is never faulted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import threading
 import time
@@ -62,6 +77,14 @@ class FaultProfile:
     badfiles: int | None = None
     slow: float | None = None
     down: int | None = None
+    repeat: bool = False
+    badids: tuple[str, int] | None = None
+    vanish: int | None = None
+
+    @property
+    def rewrites(self) -> bool:
+        """Whether list answers are rewritten (their bodies must be read whole first)."""
+        return bool(self.repeat or self.badids or self.vanish)
 
     @classmethod
     def parse(cls, spec: str) -> FaultProfile:
@@ -93,6 +116,12 @@ class FaultProfile:
             parts.append(f"slow:{self.slow:g}")
         if self.down:
             parts.append(f"down:{self.down}")
+        if self.repeat:
+            parts.append("repeat")
+        if self.badids:
+            parts.append(f"badids:{self.badids[0]}/{self.badids[1]}")
+        if self.vanish:
+            parts.append(f"vanish:{self.vanish}")
         return ",".join(parts)
 
 
@@ -103,6 +132,24 @@ def _pair(arg: str, default: tuple[Any, Any], first: type, second: type) -> tupl
     return first(a), second(b) if b else default[1]
 
 
+def _no_parameters(arg: str) -> bool:
+    if arg:
+        raise ValueError(arg)
+    return True
+
+
+SPOILT_IDS = ("missing", "null", "string", "negative")
+
+
+def _bad_ids(arg: str) -> tuple[str, int]:
+    value, every = _pair(arg, ("missing", 1), str, int)
+    if value not in SPOILT_IDS:
+        int(value)  # an integer to put there, or a ValueError
+    if every < 1:
+        raise ValueError(every)
+    return value, every
+
+
 _PARSERS = {
     "ratelimit": lambda arg: _pair(arg, (30, 5.0), int, float),
     "flaky": lambda arg: _pair(arg, (7, 2), int, int),
@@ -111,6 +158,9 @@ _PARSERS = {
     "badfiles": lambda arg: int(arg) if arg else 5,
     "slow": lambda arg: float(arg) if arg else 0.2,
     "down": lambda arg: int(arg) if arg else 503,
+    "repeat": _no_parameters,
+    "badids": _bad_ids,
+    "vanish": lambda arg: int(arg) if arg else 10,
 }
 
 
@@ -143,6 +193,24 @@ class FaultState:
             self._profile = profile
             self._count = 0
             self._windows: dict[str, deque[float]] = {}
+            self._first_answers: dict[str, dict[str, Any]] = {}
+
+    def rewrite(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A list answer as the profile serves it: repeated, records left out, ids spoilt."""
+        profile = self._profile
+        if profile.repeat:
+            with self._lock:
+                body = self._first_answers.setdefault(path, body)
+        key = _records_key(body)
+        if key is None:
+            return body
+        records = body[key]
+        if profile.vanish:
+            records = [r for r in records if not _picked(r, profile.vanish)]
+        if profile.badids:
+            value, every = profile.badids
+            records = [_spoilt(r, value) if _picked(r, every) else r for r in records]
+        return {**body, key: records}
 
     def decide(self, client: str) -> Fault | None:
         """The fault for the next request from `client`, or None to serve it normally."""
@@ -181,6 +249,26 @@ class FaultState:
         return None
 
 
+def _records_key(body: Any) -> str | None:
+    """Where a list answer keeps its records (`images`, `topics`...); None for other answers."""
+    if not isinstance(body, dict) or "total" not in body:
+        return None
+    return next((k for k, v in body.items() if isinstance(v, list) and k != "interactions"), None)
+
+
+def _picked(record: Any, every: int) -> bool:
+    return isinstance(record, dict) and type(record.get("id")) is int and record["id"] % every == 0
+
+
+def _spoilt(record: dict[str, Any], value: str) -> dict[str, Any]:
+    """``record`` with its id replaced as `badids` says."""
+    rest = {k: v for k, v in record.items() if k != "id"}
+    spoilt = {"null": None, "string": str(record["id"]), "negative": -record["id"] - 1}
+    if value == "missing":
+        return rest
+    return {"id": spoilt[value] if value in spoilt else int(value), **rest}
+
+
 class FaultMiddleware:
     """Applies the current `FaultState` to `/api` and `/img` requests."""
 
@@ -196,7 +284,9 @@ class FaultMiddleware:
         delay = self.state.profile.slow
         if delay and not (fault and fault.status == 429):
             await asyncio.sleep(delay)
-        if fault is None or (fault.kind in FILE_FAULTS and not scope["path"].startswith("/img/")):
+        if fault is None and self.state.profile.rewrites and scope["path"].startswith("/api/"):
+            await self._rewritten(scope, receive, send)
+        elif fault is None or (fault.kind in FILE_FAULTS and not scope["path"].startswith("/img/")):
             await self.app(scope, receive, send)
         elif fault.kind == "respond":
             await _html_error(send, fault.status, fault.retry_after)
@@ -243,6 +333,17 @@ class FaultMiddleware:
         await send({**start, "headers": headers})
         await send({"type": "http.response.body", "body": half})
 
+    async def _rewritten(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the real response, a successful list answer rewritten by :meth:`FaultState.rewrite`."""
+        start, body = await self._captured(scope, receive)
+        if start.get("status") == 200 and _records_key(parsed := _json_or_none(body)) is not None:
+            body = bytearray(json.dumps(self.state.rewrite(scope["path"], parsed), ensure_ascii=False,
+                                        separators=(",", ":")).encode())
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": bytes(body)})
+
     async def _truncated(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve the real response's headers and half its body, then cut the connection."""
         start, body = await self._captured(scope, receive)
@@ -252,6 +353,13 @@ class FaultMiddleware:
         await send({"type": "http.response.start", "status": start.get("status", 200), "headers": headers})
         await send({"type": "http.response.body", "body": bytes(body[: length // 2]), "more_body": True})
         await _abort(scope, receive)
+
+
+def _json_or_none(body: bytes | bytearray) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
 
 
 async def _html_error(send: Send, status: int, retry_after: int | None) -> None:

@@ -21,6 +21,7 @@ from sqlite_utils import Database
 
 from .database import chunks, utc_now
 from .images import ImageWriter
+from .records import record_ids
 from .writer import Saved
 
 MIRRORED = """NOT EXISTS (SELECT 1 FROM gallery_only_images AS g
@@ -68,7 +69,7 @@ def mirrored_among(db: Database, image_ids: Iterable[int]) -> set[int]:
 
 def save_member_images(db: Database, writer: ImageWriter, records: list[Any]) -> Saved:
     """Store a page of a gallery's images, noting those that were not mirrored before."""
-    ids = [r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int]
+    ids = record_ids(records)
     with db.atomic():
         before = _mirrored_at(db, ids)
         only = _gallery_only(db, ids)

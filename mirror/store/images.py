@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from .records import valid_id
 from .specs import IMAGES, is_image_stub
 from .writer import RecordWriter, Saved
 
@@ -25,10 +26,11 @@ class ImageWriter:
     def save_page(self, records: Iterable[Any]) -> Saved:
         """Store one page of records atomically: all of it lands, or none of it."""
         records = list(records)
-        full = [r for r in records if isinstance(r, dict) and type(r.get("id")) is int and not is_image_stub(r)]
         with self.db.atomic():
             saved = self.records.save(records)
-            self._save_tags(full)
+            kept = set(saved.keys)  # links only for images stored: a rejected id has no row to link
+            self._save_tags([r for r in records if isinstance(r, dict) and valid_id(r.get("id")) and r["id"] in kept
+                             and not is_image_stub(r)])
         return saved
 
     def _save_tags(self, records: list[dict[str, Any]]) -> None:

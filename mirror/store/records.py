@@ -7,7 +7,7 @@ A value that does not fit its column's type is stored as NULL in that column; th
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..urls import https_url
@@ -32,6 +32,22 @@ SQLITE_INTEGERS = range(-2**63, 2**63)
 def fits_integer(value: Any) -> bool:
     """True for an int (not a bool) that an INTEGER column can hold."""
     return type(value) is int and value in SQLITE_INTEGERS
+
+
+# The largest id a record may have: every JSON parser holds integers up to 2^53 exactly, and
+# Philomena's ids are int4 on the site. A larger one (2^63-1, 2^64+5) is a broken record: taken as
+# an id, it would move a keyset cursor past all of the site's real data for good.
+MAX_ID = 2**53 - 1
+
+
+def valid_id(value: Any) -> bool:
+    """True for an id a record may be stored under and a cursor may move to: an int from 0 to MAX_ID."""
+    return type(value) is int and 0 <= value <= MAX_ID
+
+
+def record_ids(records: Iterable[Any]) -> list[int]:
+    """The valid ids of ``records``, in order: records without one are not counted or followed."""
+    return [r["id"] for r in records if isinstance(r, dict) and valid_id(r.get("id"))]
 
 
 def _int(value: Any) -> int | None:

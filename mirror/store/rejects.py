@@ -1,7 +1,13 @@
-"""Records that cannot be stored in their table are kept here, raw, with the reason."""
+"""Records that cannot be stored in their table are kept here, raw, with the reason.
+
+A site that keeps sending the same bad record (a page served again, every nightly run meeting the
+same record) must not grow the table without bound: each distinct record is kept once per reason,
+found by ``fingerprint``, a hash of the resource, the reason and the raw record.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from sqlite_utils import Database
@@ -10,13 +16,16 @@ from .database import utc_now
 from .records import to_json
 
 
+def fingerprint(resource: str, reason: str, raw: str) -> str:
+    """What makes a reject distinct: the same record rejected for the same reason is kept once."""
+    return hashlib.sha256("\0".join((resource, reason, raw)).encode()).hexdigest()
+
+
 def reject(db: Database, resource: str, record: Any, reason: str) -> None:
-    """Keep ``record`` as received in ``rejects`` so that nothing the site sent is lost."""
+    """Keep ``record`` as received in ``rejects`` so that nothing the site sent is lost; once only."""
     key = record.get("id") if isinstance(record, dict) else None
-    db["rejects"].insert({
-        "resource": resource,
-        "record_key": None if key is None else str(key),
-        "reason": reason,
-        "raw": to_json(record),
-        "seen_at": utc_now(),
-    })
+    raw = to_json(record)
+    db.execute(
+        "INSERT INTO rejects (resource, record_key, reason, raw, seen_at, fingerprint) VALUES (?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (fingerprint) DO NOTHING",
+        [resource, None if key is None else str(key), reason, raw, utc_now(), fingerprint(resource, reason, raw)])

@@ -250,3 +250,17 @@ def _downloads_original(db: Database) -> None:
     db["downloads"].add_column("original", int, not_null_default=0)
     db.execute(f"UPDATE downloads SET original = 1 WHERE EXISTS (SELECT 1 FROM images i "
                f"WHERE i.id = downloads.image_id AND {ORIGINAL_REPRESENTATION.format(name='downloads.representation')})")
+
+
+@migrations(name="0011_rejects_once")
+def _rejects_once(db: Database) -> None:
+    """Each distinct reject is kept once (see :mod:`mirror.store.rejects`): the duplicates a looping
+    walk wrote are removed, the first of each kept."""
+    from .rejects import fingerprint
+
+    db["rejects"].add_column("fingerprint", str)
+    rows = db.execute("SELECT id, resource, reason, raw FROM rejects").fetchall()
+    db.conn.executemany("UPDATE rejects SET fingerprint = ? WHERE id = ?",
+                        [(fingerprint(resource, reason, raw), row_id) for row_id, resource, reason, raw in rows])
+    db.execute("DELETE FROM rejects WHERE id NOT IN (SELECT min(id) FROM rejects GROUP BY fingerprint)")
+    db.execute("CREATE UNIQUE INDEX rejects_by_fingerprint ON rejects (fingerprint)")

@@ -14,7 +14,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from .database import chunks, utc_now
-from .records import column_converters, fits_integer, shape, to_json
+from .records import MAX_ID, column_converters, shape, to_json, valid_id
 from .rejects import reject
 from .specs import TableSpec
 
@@ -87,11 +87,12 @@ class RecordWriter:
         return result
 
     def key_of(self, record: Mapping[str, Any], context: Mapping[str, Any]) -> Key | None:
-        """The record's primary key, or None when it cannot be stored (missing or mistyped)."""
+        """The record's primary key, or None when it cannot be stored (missing, mistyped, or an int
+        id out of range: see :data:`.records.MAX_ID`)."""
         values = []
         for column, kind in self.pk_kinds:
             value = context.get(column, record.get(column))
-            if (kind == "int" and not fits_integer(value)) or (kind == "text" and not isinstance(value, str)):
+            if (kind == "int" and not valid_id(value)) or (kind == "text" and not isinstance(value, str)):
                 return None
             values.append(value)
         return values[0] if len(values) == 1 else tuple(values)
@@ -154,4 +155,5 @@ class RecordWriter:
         return found
 
     def _pk_text(self) -> str:
-        return " and ".join(f"{column} ({kind})" for column, kind in self.pk_kinds)
+        kinds = {"int": f"an integer from 0 to {MAX_ID}", "text": "text"}
+        return " and ".join(f"{column} ({kinds[kind]})" for column, kind in self.pk_kinds)

@@ -30,6 +30,7 @@ from sqlite_utils import Database
 
 from ..api import Forbidden, NotFound, PhilomenaClient
 from ..store.follow_ups import mirrored_among, mirrored_count, mirrored_images_after
+from ..store.records import record_ids, valid_id
 from ..store.specs import COMMENTS
 from ..store.writer import RecordWriter, Saved
 from .follow import BATCH, FollowRun
@@ -46,7 +47,7 @@ async def sync_comments(client: PhilomenaClient, db: Database, *, scope: str = "
     writer = RecordWriter(db, COMMENTS, client.base_url)
 
     def on_mirrored(records: list[Any]) -> Saved:
-        mirrored = mirrored_among(db, [r["image_id"] for r in records if type(r.get("image_id")) is int])
+        mirrored = mirrored_among(db, [r["image_id"] for r in records if valid_id(r.get("image_id"))])
         return writer.save([r for r in records if r.get("image_id") in mirrored])
 
     with recorded_run(db, client, NAME) as report:
@@ -85,9 +86,10 @@ async def audit_batch(run: FollowRun, writer: RecordWriter) -> None:
     run.report.pages += 1
     if page.total != len(ours):
         seen: set[int] = set()
-        async for _, page in search_pages(lambda n: client.search_comments(query, page=n, per_page=PER_PAGE)):
+        async for _, page in search_pages(lambda n: client.search_comments(query, page=n, per_page=PER_PAGE),
+                                          what="comments audit"):
             records = [r for r in page.records if isinstance(r, dict)]
-            seen |= {r["id"] for r in records if type(r.get("id")) is int}
+            seen |= set(record_ids(records))
             run.report.count(len(records), writer.save(records))
         for comment_id in sorted(ours - seen):
             await _recheck(client, db, writer, comment_id, run.report)

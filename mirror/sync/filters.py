@@ -23,6 +23,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..api import KeyRequired, NotFound, Page, PhilomenaClient
+from ..store.records import record_ids
 from ..store.specs import FILTERS
 from ..store.writer import RecordWriter
 from .paging import scrivener_pages
@@ -57,7 +58,7 @@ class FilterSync:
                 await self.fetch_one(filter_id)
 
     async def walk(self, fetch: Callable[[int], Awaitable[Page]]) -> None:
-        async for _, page in scrivener_pages(fetch):
+        async for _, page in scrivener_pages(fetch, what="filters"):
             self.store(page.records)
 
     async def fetch_one(self, filter_id: int) -> None:
@@ -70,7 +71,7 @@ class FilterSync:
         self.store([record])
 
     def store(self, records: list[Any]) -> None:
-        ids = {r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int}
+        ids = set(record_ids(records))
         cursor = {"kept": sorted(self.kept | ids), "filter_in_use": self.client.filter_id}
         self.kept.update(self.saver.save(records, cursor).keys)
 

@@ -65,7 +65,7 @@ class FollowRun:
         """Walk ``query``, its state kept at ``holder[key]``; skip it when already done."""
         if holder.get(key) == DONE:
             return
-        async for page, after in newest_first(self.search, query, holder.get(key)):
+        async for page, after in newest_first(self.search, query, holder.get(key), what=self.name):
             self.state["started"] = earliest(self.state["started"], page.server_date)
             if self.report.expected is None:
                 self.report.expected = page.total

@@ -40,7 +40,7 @@ from ..store.specs import FORUMS, POSTS, TOPICS
 from ..store.state import load_cursor, save_cursor
 from ..store.topic_progress import TopicProgress, load_topic_progress, save_topic_progress
 from ..store.writer import RecordWriter
-from .paging import PER_PAGE, scrivener_pages, window_walk_done
+from .paging import PER_PAGE, ProgressGuard, scrivener_pages, window_walk_done
 from .report import Progress, SyncReport, recorded_run
 
 STATE_NAME = "forums"
@@ -144,7 +144,7 @@ class _ForumCrawl:
     async def forum_list(self) -> list[str]:
         """Store every page of /forums; the short names, in the site's order."""
         names: list[str] = []
-        async for _, page in scrivener_pages(lambda n: self.client.forums(page=n, per_page=PER_PAGE)):
+        async for _, page in scrivener_pages(lambda n: self.client.forums(page=n, per_page=PER_PAGE), what="forums"):
             saved = self.forums.save(page.records)
             names += [key for key in saved.keys if key not in names]
             self._page_done()
@@ -157,7 +157,8 @@ class _ForumCrawl:
         mark = self.marks.get(name)
         progress = load_topic_progress(self.db, name)
         fetch = lambda n: self.client.topics(name, page=n, per_page=PER_PAGE)  # noqa: E731
-        async for number, page in scrivener_pages(fetch, start=self.walk["page"] if resumed else 1):
+        async for number, page in scrivener_pages(fetch, what=f"forums: {name}'s topics",
+                                                  start=self.walk["page"] if resumed else 1):
             newest = _newest(page.records, newest)
             with self.db.atomic():
                 self.topics.save(page.records, context={"forum_short_name": name})
@@ -188,12 +189,14 @@ class _ForumCrawl:
         context = {"forum_short_name": forum, "topic_slug": slug}
         done = TopicProgress(topic.get("post_count"), topic.get("last_replied_to_at"))
         state = before or TopicProgress()
+        guard = ProgressGuard(f"forums: the posts of {forum}/{slug}")
         while True:
             try:
                 page = await self.client.topic_posts(forum, slug, page=number, per_page=PER_PAGE)
             except NotFound:  # hidden or moved since its topics page was read: its next listing decides
                 log.info("forums: topic %s/%s is gone; skipped", forum, slug)
                 return state
+            guard.check(page)
             state = done if window_walk_done(number, page) else replace(state, next_page=number + 1)
             self._save_posts(page, context, state)
             if state is done:

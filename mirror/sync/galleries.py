@@ -35,6 +35,7 @@ from ..store.database import chunks
 from ..store.follow_ups import save_member_images
 from ..store.galleries import RECHECK, due_galleries, mark_due, mark_gone, mark_stale_due, replace_members, unwalked
 from ..store.images import ImageWriter
+from ..store.records import record_ids
 from ..store.specs import GALLERIES
 from ..store.state import load_cursor
 from ..store.writer import RecordWriter, Saved
@@ -124,9 +125,9 @@ async def _walk_gallery(client: PhilomenaClient, db: Database, images: ImageWrit
         return await client.search_images(f"gallery_id:{gallery_id}", page=page, per_page=PER_PAGE,
                                           sf=f"gallery_id:{gallery_id}", sd="asc", include_hidden=True)
 
-    async for _, page in search_pages(fetch):
+    async for _, page in search_pages(fetch, what=f"galleries: gallery {gallery_id}'s images"):
         save_member_images(db, images, page.records)
-        order += [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
+        order += record_ids(page.records)
         report.pages += 1
         if progress:
             progress(report)

@@ -16,11 +16,11 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from ..api import PhilomenaClient
+from ..api import Page, PhilomenaClient
 from ..store import ImageWriter
 from ..store.state import load_cursor, save_cursor
 from .clock import earliest, since, utc_text
-from .paging import PER_PAGE, last_search_page
+from .paging import PER_PAGE, ProgressGuard, keyset_unseen, last_search_page
 from .report import Progress, SyncReport, recorded_run
 
 STATE_NAME = "images"
@@ -43,6 +43,7 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
     writer = ImageWriter(db, client.base_url)
     cursor = _current_cursor(db, query, client.filter_id)
     walk = cursor.get("walk") or _new_walk(cursor, overlap)
+    guard = ProgressGuard("images")
     with recorded_run(db, client, "images") as report:
         while True:
             q = walk_query(query, walk["after"], high_water=walk["high_water"], since=walk["since"])
@@ -51,6 +52,8 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
                 report.expected = page.total
                 walk["started"] = earliest(walk["started"], page.server_date)
             report.pages += 1
+            after = walk["after"]
+            _count_unseen(walk, page)
             with db.atomic():
                 saved = writer.save_page(page.records)
                 if saved.keys:
@@ -61,7 +64,9 @@ async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*"
             report.count(len(page.records), saved)
             if progress:
                 progress(report)
+            guard.check(page, moved=finished or walk["after"] != after)
             if finished:
+                _note_unseen(report, walk)
                 break
     return report
 
@@ -72,6 +77,26 @@ def _current_cursor(db: Database, query: str, filter_id: int | None) -> dict[str
     if cursor.get("query") != query or cursor.get("filter_id") != filter_id:
         return {"query": query, "filter_id": filter_id, "high_water": None, "last_start": None}
     return cursor
+
+
+def _count_unseen(walk: dict[str, Any], page: Page) -> None:
+    """Keep in the walk's cursor what the site counted and how many of those it never sent, so
+    that records lost between pages are reported, even by a run that resumed the walk."""
+    walk.setdefault("counted", page.total)
+    walk["unseen"] = walk.get("unseen", 0) + keyset_unseen(walk.get("previous"), page.total)
+    walk["previous"] = [page.total, len(page.records)]
+
+
+def _note_unseen(report: SyncReport, walk: dict[str, Any]) -> None:
+    """Say in the summary and in ``sync_runs`` how many records the site counted and never sent.
+
+    They cannot be asked for again: the keyset walk is past their ids, and a search that left them
+    out once (rows missing behind the index) leaves them out again. An image changed later comes
+    back through the next run's ``updated_at`` refresh.
+    """
+    if walk.get("unseen"):
+        report.note(f"the site counted {walk['counted']}: {walk['unseen']} not seen "
+                    "(deleted or hidden during the walk?)")
 
 
 def _new_walk(cursor: dict[str, Any], overlap: int) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..api import Page
 from .clock import parse_utc, utc_text
-from .paging import PER_PAGE, last_search_page
+from .paging import PER_PAGE, ProgressGuard, last_search_page
 
 # Matches every record on the endpoints walked here (an int range, valid on every index).
 EVERYTHING = "id.gte:0"
@@ -45,16 +45,19 @@ def next_state(state: State, page: Page) -> State:
     return {"bound": bound, "page": state.get("page", 1) + 1}
 
 
-async def newest_first(search: Search, query: str, state: State | None = None,
-                       per_page: int = PER_PAGE) -> AsyncIterator[tuple[Page, State | None]]:
+async def newest_first(search: Search, query: str, state: State | None = None, per_page: int = PER_PAGE, *,
+                       what: str) -> AsyncIterator[tuple[Page, State | None]]:
     """Pages of ``query`` from ``state`` on, each with the state to save once it is stored.
 
     The state after the last page is None. Store the page and its state in one transaction
-    before asking for the next page.
+    before asking for the next page. A page that repeats the one before under the same bound
+    (legitimately, the next page number brings other records of the same second) stops the walk.
     """
     state = dict(state or {"bound": None, "page": 1})
+    guard = ProgressGuard(what)
     while True:
         page = await search(bounded(query, state), state.get("page", 1))
+        guard.check(page, scope=state.get("bound"))
         state = None if last_search_page(page, per_page) else next_state(state, page)
         yield page, state
         if state is None:

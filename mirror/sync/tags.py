@@ -32,6 +32,7 @@ from sqlite_utils import Database
 
 from ..api import Page, PhilomenaClient
 from ..store.database import chunks, utc_now
+from ..store.records import record_ids
 from ..store.specs import TAGS
 from ..store.state import load_cursor, save_cursor
 from ..store.writer import RecordWriter, Saved
@@ -155,7 +156,7 @@ def next_start(cursor: Cursor) -> int:
 
 
 def max_id(current: int | None, records: Sequence[Any]) -> int | None:
-    ids = [r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int]
+    ids = record_ids(records)
     return max([*ids, *([current] if current is not None else [])], default=None)
 
 
