@@ -26,6 +26,7 @@ from .api import ApiError, SiteUnavailable
 from .config import RESOURCES, ConfigError, load_config
 from .download import StorageFailure
 from .progress import Reporter
+from .site.board import BoardMissing
 from .store import MirrorBusy, StoreError, open_database, run_lock
 from .sync.runner import NotAvailable, run_sync
 
@@ -72,7 +73,7 @@ def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             _fail(str(e), EXIT_UNAVAILABLE)
         except ApiError as e:
             _fail(str(e), EXIT_REJECTED)
-        except (StoreError, StorageFailure) as e:
+        except (StoreError, StorageFailure, BoardMissing) as e:
             _fail(str(e), EXIT_STORE)
         except sqlite3.Error as e:
             _fail(f"the database could not be written: {e}. Nothing committed was lost; "
@@ -152,6 +153,23 @@ def status(ctx: click.Context) -> None:
         click.echo(f"No mirror yet at {config.database}; run `mirror sync` to start one.")
         return
     click.echo(describe(open_database(config.database), wanted_representations(config)))
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8808, show_default=True, help="Port to listen on (0 picks a free one).")
+@click.option("--db", "database", type=click.Path(dir_okay=False), default=None,
+              help="The mirror database to serve (default: store.database of the config).")
+@click.pass_context
+@handle_errors
+def serve(ctx: click.Context, host: str, port: int, database: str | None) -> None:
+    """Answer the site's JSON API from the mirror, read-only, with its kept files."""
+    from .download.run import open_storage
+    from .site.board import Board
+    from .site.serve import run_serve
+
+    config = _config(ctx)
+    run_serve(Board(database or config.database), open_storage(config), host=host, port=port, echo=click.echo)
 
 
 @cli.command()

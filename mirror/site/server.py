@@ -7,34 +7,29 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from .app import API_PREFIX, create_app
 from .dataset import Dataset
 from .faults import FaultProfile
 from .log import RequestLog, RequestRecord
 
-__all__ = ["SiteServer", "run_site", "RequestRecord"]
+__all__ = ["LoopbackServer", "SiteServer", "run_site", "RequestRecord"]
 
 
-class SiteServer:
-    """The local site on a loopback port, served from a daemon thread.
-
-        with SiteServer(Dataset.generate(seed=1), faults="ratelimit") as site:
-            httpx.get(site.api_url + "/search/images", params={"q": "safe"})
-            site.requests      # every request seen, faulted ones included
+class LoopbackServer:
+    """An ASGI app served by uvicorn from a daemon thread, for tests and benchmarks.
 
     `port=0` picks a free port; the real one is in `.port` / `.url` once started.
     """
 
-    def __init__(self, dataset: Dataset, faults: str | FaultProfile = "", host: str = "127.0.0.1",
-                 port: int = 0) -> None:
-        self.dataset = dataset
+    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = app
         self.host = host
         self.port = port
-        self._log = RequestLog()
-        self.app = create_app(dataset, faults, log=self._log)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -46,19 +41,7 @@ class SiteServer:
     def api_url(self) -> str:
         return self.url + API_PREFIX
 
-    @property
-    def requests(self) -> list[RequestRecord]:
-        """A snapshot of the request log."""
-        return self._log.snapshot()
-
-    def clear_requests(self) -> None:
-        self._log.clear()
-
-    def set_faults(self, spec: str | FaultProfile) -> None:
-        """Switch the fault profile (counters and rate-limit windows start afresh)."""
-        self.app.state.faults.set(spec)
-
-    def start(self) -> SiteServer:
+    def start(self) -> Self:
         config = uvicorn.Config(self.app, host=self.host, port=self.port, log_level="warning", http="h11",
                                 lifespan="off", timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(config)
@@ -79,12 +62,39 @@ class SiteServer:
             self._thread.join(timeout=5)
         self._server = self._thread = None
 
-    def __enter__(self) -> SiteServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+
+class SiteServer(LoopbackServer):
+    """The local site on a loopback port, served from a daemon thread.
+
+        with SiteServer(Dataset.generate(seed=1), faults="ratelimit") as site:
+            httpx.get(site.api_url + "/search/images", params={"q": "safe"})
+            site.requests      # every request seen, faulted ones included
+    """
+
+    def __init__(self, dataset: Dataset, faults: str | FaultProfile = "", host: str = "127.0.0.1",
+                 port: int = 0) -> None:
+        self.dataset = dataset
+        self._log = RequestLog()
+        super().__init__(create_app(dataset, faults, log=self._log), host, port)
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        """A snapshot of the request log."""
+        return self._log.snapshot()
+
+    def clear_requests(self) -> None:
+        self._log.clear()
+
+    def set_faults(self, spec: str | FaultProfile) -> None:
+        """Switch the fault profile (counters and rate-limit windows start afresh)."""
+        self.app.state.faults.set(spec)
 
 
 def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: int = 8808, faults: str = "",

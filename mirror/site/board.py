@@ -1,0 +1,185 @@
+"""A board: a database in the store's schema, read the way the JSON API reads it.
+
+Records are served as the site sent them (the ``raw`` column), or as the stub it sent last for a
+record hidden since (``stub``). Only what depends on the request is worked out here: URLs of
+files point at the server answering (so a client fetches the kept files, not the site's), and
+``spoilered`` follows the filter the request applies (reference section 11).
+
+Connections are opened read-only, one per thread, so ``mirror serve`` can answer while a sync
+writes to the same database (WAL: neither blocks the other).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..search import engine
+from ..search.compile import FALSE, Sql, SqlNode, compile_node
+from ..search.indexes import IMAGES
+from ..search.query import IMAGE_FIELDS, MatchAll, Node, QueryError, parse_query
+
+__all__ = ["Board", "ImageFilter", "BoardMissing"]
+
+Record = dict[str, Any]
+
+
+class BoardMissing(Exception):
+    """The database to serve does not exist or is not a mirror."""
+
+
+def rebase(url: Any, origin: str) -> Any:
+    """A file URL of the site, pointing at ``origin`` instead (same path)."""
+    if not isinstance(url, str) or not url:
+        return url
+    parts = urlsplit(url if "//" in url else "//host" + url)
+    return origin + parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+@dataclass(frozen=True)
+class ImageFilter:
+    """What a filter does to image searches (hides) and to records (spoilers), as SQL over ``i``."""
+
+    hidden_tags: tuple[int, ...] = ()
+    spoilered_tags: tuple[int, ...] = ()
+    hidden_complex: Node | None = None
+    spoilered_complex: Node | None = None
+
+    @classmethod
+    def of(cls, row: Record | None) -> ImageFilter:
+        if row is None:
+            return cls()
+        return cls(tuple(json.loads(row["hidden_tag_ids"] or "[]")), tuple(json.loads(row["spoilered_tag_ids"] or "[]")),
+                   complex_filter(row["hidden_complex"]), complex_filter(row["spoilered_complex"]))
+
+    def hides(self) -> Sql:
+        """True for the images this filter hides from searches."""
+        return _any_of(_has_tag(self.hidden_tags), self._complex(self.hidden_complex))
+
+    def spoilers(self) -> Sql:
+        """True for the images this filter spoilers in records (what it hides, too)."""
+        return _any_of(_has_tag(self.hidden_tags + self.spoilered_tags), self._complex(self.hidden_complex),
+                       self._complex(self.spoilered_complex))
+
+    @staticmethod
+    def _complex(node: Node | None) -> Sql:
+        return FALSE if node is None else compile_node(node, IMAGES.fields, IMAGES.alias)
+
+
+def _has_tag(tag_ids: Sequence[int]) -> Sql:
+    if not tag_ids:
+        return FALSE
+    return Sql("i.id IN (SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?)))",
+               (json.dumps(list(tag_ids)),))
+
+
+def _any_of(*parts: Sql) -> Sql:
+    parts = tuple(p for p in parts if p != FALSE)
+    if not parts:
+        return FALSE
+    return Sql(" OR ".join(f"coalesce(({p.text}), 0)" for p in parts), tuple(v for p in parts for v in p.params))
+
+
+def _refuse_filter_id(value: str) -> Node:
+    raise QueryError("Filter queries inside filters are not allowed.")
+
+
+def complex_filter(text: str | None) -> Node | None:
+    """A filter's complex string: lines OR-ed; one that does not parse hides (or spoilers) everything."""
+    if not text or not text.strip():
+        return None
+    lines = [line for line in text.splitlines() if line.strip()]
+    joined = " || ".join(f"({line})" for line in lines) if len(lines) > 1 else lines[0]
+    try:
+        return parse_query(joined, IMAGE_FIELDS, transforms={"filter_id": _refuse_filter_id})
+    except QueryError:
+        return MatchAll()
+
+
+class Board:
+    """A mirror database opened read-only for serving."""
+
+    def __init__(self, path: str | Path, *, search_seconds: float = 5.0) -> None:
+        self.path = Path(path)
+        self.search_seconds = search_seconds
+        self._local = threading.local()
+        if not self.path.is_file():
+            raise BoardMissing(f"there is no mirror database at {self.path}; run `mirror sync` first, "
+                               "or point --db at one")
+        try:
+            self.connection().execute("SELECT 1 FROM images LIMIT 1")
+        except sqlite3.Error as e:
+            raise BoardMissing(f"{self.path} is not a mirror database ({e})") from None
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's read-only connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout=5000")
+            engine.prepare(conn)
+            self._local.conn = conn
+        return conn
+
+    def one(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
+        return self.connection().execute(sql, tuple(params)).fetchone()
+
+    def all(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        return self.connection().execute(sql, tuple(params)).fetchall()
+
+    # -- filters ---------------------------------------------------------------------------------
+
+    def filter_row(self, filter_id: int) -> Record | None:
+        row = self.one("SELECT * FROM filters WHERE id = ?", [filter_id])
+        return dict(row) if row else None
+
+    def default_filter(self) -> Record | None:
+        """The system filter named exactly ``Default`` (what anonymous requests get), if kept."""
+        row = self.one("SELECT * FROM filters WHERE name = 'Default' AND system = 1 ORDER BY id LIMIT 1")
+        return dict(row) if row else None
+
+    # -- records ---------------------------------------------------------------------------------
+
+    def images(self, rows: Sequence[sqlite3.Row], image_filter: ImageFilter, origin: str) -> list[Record]:
+        """Image rows (with ``raw``, ``stub``, ``hidden_from_users``, ``id``) as served records."""
+        spoilered = self.spoilered([row["id"] for row in rows], image_filter)
+        return [self.image_record(row, origin, row["id"] in spoilered) for row in rows]
+
+    @staticmethod
+    def image_record(row: sqlite3.Row, origin: str, spoilered: bool) -> Record:
+        if row["hidden_from_users"] and row["stub"]:
+            return json.loads(row["stub"])  # the stub the site serves: no files, no spoilered
+        record = json.loads(row["raw"])
+        if isinstance(record.get("representations"), dict):
+            record["representations"] = {k: rebase(v, origin) for k, v in record["representations"].items()}
+        if "view_url" in record:
+            record["view_url"] = rebase(record["view_url"], origin)
+        record["spoilered"] = spoilered
+        return record
+
+    def spoilered(self, image_ids: Sequence[int], image_filter: ImageFilter) -> set[int]:
+        condition = image_filter.spoilers()
+        if not image_ids or condition == FALSE:
+            return set()
+        return {row[0] for row in self.all(
+            f"SELECT i.id FROM images i WHERE i.id IN (SELECT value FROM json_each(?)) AND ({condition.text})",
+            (json.dumps(list(image_ids)), *condition.params))}
+
+
+def raw_records(rows: Iterable[sqlite3.Row]) -> list[Any]:
+    """The ``raw`` records of rows, or their ``stub`` where the row is hidden and has one."""
+    out = []
+    for row in rows:
+        keys = row.keys()
+        hidden = "stub" in keys and row["stub"] is not None and row["hidden_from_users"]
+        out.append(json.loads(row["stub"] if hidden else row["raw"]))
+    return out
+
+
+__all__ += ["raw_records", "rebase", "complex_filter", "SqlNode"]
