@@ -13,9 +13,16 @@ A profile is written as a comma list, each item optionally with parameters:
                                 length with one byte changed (`/img` only; API answers are served as is)
     slow[:SECONDS]              every response is delayed (default 0.2 s), files included
     down[:STATUS]               every request answers STATUS (default 503) with an HTML page
+    redirect:URL                the first request for each file answers 302 Found to URL + its
+                                path (`/img` only; later requests for it are served): URL another
+                                server for a file host that sends clients elsewhere, or this site
+                                itself for a redirect within one origin
+    trickle[:EVERY]             the files of every EVERY-th image (id divisible by EVERY, default
+                                5) are sent 4 bytes every 0.1 s: never idle long enough for a read
+                                timeout, never done in reasonable time
 
-Faults are counter-based, so a given request sequence always meets the same faults. They apply
-to `/api` and `/img` paths only; the `/_control` API is never faulted.
+Faults are counter-based (trickle goes by image id), so a given request sequence always meets
+the same faults. They apply to `/api` and `/img` paths only; the `/_control` API is never faulted.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .files import image_id_of
 
 __all__ = ["FaultProfile", "FaultState", "FaultMiddleware", "DOWNTIME_HTML", "RAW_SEND_KEY"]
 
@@ -45,6 +54,9 @@ DOWNTIME_HTML = b"""<!DOCTYPE html>
 """
 
 FAULTED_PREFIXES = ("/api/", "/img/")
+# A trickled file: this many bytes, then this long a pause, over and over.
+TRICKLE_BYTES = 4
+TRICKLE_PAUSE = 0.1
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,8 @@ class FaultProfile:
     corrupt: int | None = None
     slow: float | None = None
     down: int | None = None
+    redirect: str | None = None
+    trickle: int | None = None
 
     @classmethod
     def parse(cls, spec: str) -> FaultProfile:
@@ -86,6 +100,10 @@ class FaultProfile:
             parts.append(f"slow:{self.slow:g}")
         if self.down:
             parts.append(f"down:{self.down}")
+        if self.redirect:
+            parts.append(f"redirect:{self.redirect}")
+        if self.trickle:
+            parts.append(f"trickle:{self.trickle}")
         return ",".join(parts)
 
 
@@ -96,6 +114,12 @@ def _pair(arg: str, default: tuple[Any, Any], first: type, second: type) -> tupl
     return first(a), second(b) if b else default[1]
 
 
+def _absolute_url(arg: str) -> str:
+    if not arg.startswith(("http://", "https://")):
+        raise ValueError(f"expected an http:// or https:// URL, got {arg!r}")
+    return arg.rstrip("/")
+
+
 _PARSERS = {
     "ratelimit": lambda arg: _pair(arg, (30, 5.0), int, float),
     "flaky": lambda arg: _pair(arg, (7, 2), int, int),
@@ -103,6 +127,8 @@ _PARSERS = {
     "corrupt": lambda arg: int(arg) if arg else 5,
     "slow": lambda arg: float(arg) if arg else 0.2,
     "down": lambda arg: int(arg) if arg else 503,
+    "redirect": _absolute_url,
+    "trickle": lambda arg: int(arg) if arg else 5,
 }
 
 
@@ -135,6 +161,24 @@ class FaultState:
             self._profile = profile
             self._count = 0
             self._windows: dict[str, deque[float]] = {}
+            self._redirected: set[str] = set()
+
+    def redirect(self, path: str) -> str | None:
+        """Where the `redirect` fault sends this request for the file at `path`, or None to serve
+        it: only the first request for each file is redirected, so a client that follows a redirect
+        back to this site gets the file."""
+        with self._lock:
+            target = self._profile.redirect
+            if not target or path in self._redirected:
+                return None
+            self._redirected.add(path)
+            return target + path
+
+    def trickles(self, path: str) -> bool:
+        """Whether the file at `path` is to be trickled (its image id is divisible by EVERY)."""
+        every = self._profile.trickle
+        image_id = image_id_of(path.removeprefix("/img/"))
+        return bool(every) and image_id is not None and image_id % every == 0
 
     def decide(self, client: str) -> Fault | None:
         """The fault for the next request from `client`, or None to serve it normally."""
@@ -181,12 +225,19 @@ class FaultMiddleware:
         if scope["type"] != "http" or not scope["path"].startswith(FAULTED_PREFIXES):
             await self.app(scope, receive, send)
             return
+        is_file = scope["path"].startswith("/img/")
+        if is_file and (location := self.state.redirect(scope["path"])):
+            await _redirect(send, location)
+            return
         client = (scope.get("client") or ("unknown", 0))[0]
         fault = self.state.decide(client)
         delay = self.state.profile.slow
         if delay and not (fault and fault.status == 429):
             await asyncio.sleep(delay)
-        if fault is None or (fault.kind == "corrupt" and not scope["path"].startswith("/img/")):
+        served = fault is None or (fault.kind == "corrupt" and not is_file)  # API answers are not corrupted
+        if served and self.state.trickles(scope["path"]):
+            await self._trickled(scope, receive, send)
+        elif served:
             await self.app(scope, receive, send)
         elif fault.kind == "respond":
             await _html_error(send, fault.status, fault.retry_after)
@@ -220,6 +271,17 @@ class FaultMiddleware:
         await send(start)
         await send({"type": "http.response.body", "body": bytes(body)})
 
+    async def _trickled(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the real response a few bytes at a time (a client that leaves stops nothing:
+        uvicorn drops what is sent after a disconnect)."""
+        start, body = await self._captured(scope, receive)
+        await send(start)
+        for offset in range(0, len(body), TRICKLE_BYTES):
+            await asyncio.sleep(TRICKLE_PAUSE)
+            chunk = bytes(body[offset:offset + TRICKLE_BYTES])
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
     async def _truncated(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve the real response's headers and half its body, then cut the connection."""
         start, body = await self._captured(scope, receive)
@@ -229,6 +291,12 @@ class FaultMiddleware:
         await send({"type": "http.response.start", "status": start.get("status", 200), "headers": headers})
         await send({"type": "http.response.body", "body": bytes(body[: length // 2]), "more_body": True})
         await _abort(scope, receive)
+
+
+async def _redirect(send: Send, location: str) -> None:
+    headers = [(b"location", location.encode()), (b"content-length", b"0")]
+    await send({"type": "http.response.start", "status": 302, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _html_error(send: Send, status: int, retry_after: int | None) -> None:
