@@ -12,6 +12,12 @@ that sent no validator cannot evaluate If-Range, so its parts resume with Range 
 
 A ``full`` whose sha512 does not match the record is not called corrupt at once: the record is
 fetched again first, since the site may have replaced the file.
+
+Redirects are followed here, not by httpx, and only within the origin (scheme, host and port) of
+the URL the record names: each hop is a request of its own, so it takes its turn in the pacing
+budget. A redirect to another origin, an https to http downgrade among them, is not followed: the
+budget, the politeness and the trust all belong to the file host, so that file is marked failed
+with the place it pointed to, and the run goes on.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ import asyncio
 import hashlib
 import os
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +41,9 @@ from ..api.polite import Politeness, RetryableFailure
 from ..urls import redact
 from .storage import Digest, Storage, hash_stream, storage_failure
 
+# Redirects one file may take within its origin before it is given up as a loop.
+MAX_REDIRECTS = 5
+
 
 @dataclass
 class Job:
@@ -46,8 +56,13 @@ class Job:
     expected: str | None = None
     attempts: int = 0
 
+    @property
+    def label(self) -> str:
+        """The file in words, without its URL: for messages that name another URL."""
+        return f"image {self.image_id} {self.representation}"
+
     def __str__(self) -> str:
-        return f"image {self.image_id} {self.representation} ({redact(self.url)})"
+        return f"{self.label} ({redact(self.url)})"
 
 
 class FileFailed(Exception):
@@ -113,7 +128,7 @@ class Fetcher:
         if offset:
             headers.update(await asyncio.to_thread(_resume_headers, part, offset))
         try:
-            async with self.http.stream("GET", job.url, headers=headers) as response:
+            async with self._open(job, headers) as response:
                 raise_for_retry(response)
                 start, total = _content_range(response)
                 mode = self._write_mode(response, job, part, offset, start, headers.get("If-Range"))
@@ -139,6 +154,23 @@ class Fetcher:
             raise RetryableFailure(f"the body was cut short ({size} of {total} bytes)")
         return Digest(size, digest.hexdigest())
 
+    @asynccontextmanager
+    async def _open(self, job: Job, headers: dict[str, str]) -> AsyncIterator[httpx.Response]:
+        """The streamed answer to GET ``job.url``, after the redirects :func:`check_redirect`
+        allows, each taking its turn in the pacing budget (the first took it in ``call``)."""
+        response = await self.http.send(self.http.build_request("GET", job.url, headers=headers), stream=True)
+        hops = 0
+        while response.next_request is not None:  # a 3xx with a Location
+            await response.aclose()
+            hops += 1
+            check_redirect(job, response.next_request.url, hops)
+            await self.politeness.take_turn()
+            response = await self.http.send(response.next_request, stream=True)
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
     @staticmethod
     def _write_mode(response: httpx.Response, job: Job, part: Path, offset: int, start: int | None,
                     if_range: str | None = None) -> str:
@@ -153,6 +185,18 @@ class Fetcher:
             raise RetryableFailure(f"the site answered {status} to a resumed request; starting over")
         raise FileFailed(f"{job}: the site answered {status} {response.reason_phrase}".rstrip()
                          + ("; the site has no such file" if status in (404, 410) else ""))
+
+
+def check_redirect(job: Job, target: httpx.URL, hops: int) -> None:
+    """Raise :class:`FileFailed` unless the ``hops``-th redirect of ``job`` may be followed: to the
+    origin of ``job.url`` (so never from https to http), and not one too many (a loop)."""
+    start = httpx.URL(job.url)
+    # httpx.URL drops a scheme's default port, so (scheme, host, port) compares origins.
+    if (target.scheme, target.host, target.port) != (start.scheme, start.host, start.port):
+        raise FileFailed(f"{job.label}: the file host redirected to another site ({redact(str(target))}); "
+                         "not followed")
+    if hops > MAX_REDIRECTS:
+        raise FileFailed(f"{job.label}: the file host redirected more than {MAX_REDIRECTS} times; not followed")
 
 
 def _other_file(if_range: str | None, response: httpx.Response) -> bool:
