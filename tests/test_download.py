@@ -417,6 +417,37 @@ def test_a_redirect_never_leaves_the_origin_or_downgrades_to_http():
         check_redirect(job, follow, hops=6)
 
 
+# --- a file that never finishes: cut off at download.file_deadline --------------------------------
+
+def test_a_file_trickled_byte_by_byte_is_cut_off_at_the_deadline_and_resumed_later(site, tmp_path):
+    config = configure(site, tmp_path, polite={"max_retries": 1}, representations=["thumb"], file_deadline=0.5)
+    sync(config)
+    db = open_database(config.database)
+    wanted = {record["id"]: path for record, path in ready_files(site, ["thumb"]).values()}
+    slow = {image_id: path for image_id, path in wanted.items() if image_id % 20 == 0}
+    assert 0 < len(slow) < len(wanted)
+    site.set_faults("trickle:20")  # their files come 4 bytes every 0.1 s: about 2.5 s for one
+    site.clear_requests()
+    report = asyncio.run(run_downloads(config, db))
+    site.set_faults("")
+    assert report.failed == len(slow) and report.downloaded == len(wanted) - len(slow)  # the run went on
+    staging = open_storage(config).staging
+    for image_id, path in slow.items():
+        row = db["downloads"].get((image_id, "thumb"))
+        assert row["status"] == "failed" and row["attempts"] == 2
+        assert "after 2 attempts" in row["reason"] and "longer than download.file_deadline (0.5 s)" in row["reason"]
+        statuses = [r.status for r in file_requests(site) if r.path == path]
+        assert statuses == [200, 206]  # the second attempt resumed where the first was cut off
+        head = next(staging.glob(f"thumb/*/{image_id}.*.part")).read_bytes()
+        whole = httpx.get(site.url + path).content
+        assert 0 < len(head) < len(whole) and whole.startswith(head)  # kept, to resume
+    site.clear_requests()
+    again = asyncio.run(run_downloads(config, db, retry_failed=True))
+    assert again.failed == 0 and again.downloaded == len(slow)
+    assert {r.status for r in file_requests(site)} == {206}
+    assert_everything_kept_and_verified(config, db, site, ["thumb"])
+
+
 # --- a SIGKILL mid-way, then a rerun ------------------------------------------------------------------
 
 def test_sigkill_during_downloads_then_rerun(site, tmp_path):

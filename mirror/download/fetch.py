@@ -10,6 +10,11 @@ kept beside it in ``<part>.validator``): a site that still has that file answers
 tail, one whose file changed answers 200 with the new file, never a mix of the two. A server
 that sent no validator cannot evaluate If-Range, so its parts resume with Range alone.
 
+A read timeout only notices a host that stops sending; one that trickles a few bytes at a time
+would hold a worker for ever. So each attempt has an overall ``deadline``: past it the attempt is
+abandoned as a retryable failure, its ``.part`` kept, so the retries (and a later run) resume
+where it stopped, and a host that never finishes costs that one file, not the run.
+
 A ``full`` whose sha512 does not match the record is not called corrupt at once: the record is
 fetched again first, since the site may have replaced the file.
 
@@ -74,14 +79,16 @@ Recheck = Callable[[Job], Awaitable[str | None]]
 
 
 class Fetcher:
-    """Fetches files over one HTTP client into one storage, under one pacing budget."""
+    """Fetches files over one HTTP client into one storage, under one pacing budget; each attempt
+    at a file is given up after ``deadline`` seconds (None: no limit)."""
 
     def __init__(self, http: httpx.AsyncClient, politeness: Politeness, storage: Storage,
-                 recheck: Recheck | None = None) -> None:
+                 recheck: Recheck | None = None, deadline: float | None = None) -> None:
         self.http = http
         self.politeness = politeness
         self.storage = storage
         self.recheck = recheck
+        self.deadline = deadline
 
     async def fetch(self, job: Job, twins: Sequence[Job] = ()) -> Digest:
         """Download ``job`` and publish it under its final name; return its size and sha512.
@@ -122,7 +129,20 @@ class Fetcher:
         return got
 
     async def _transfer(self, job: Job, part: Path) -> Digest:
-        """One attempt: stream the body (or its missing tail) into ``part``, hashing as it goes."""
+        """One attempt, cut off at the deadline; what came by then stays in ``part`` to resume."""
+        timer = asyncio.timeout(self.deadline)
+        try:
+            async with timer:
+                return await self._stream(job, part)
+        except TimeoutError:
+            if not timer.expired():
+                raise
+            kept = await asyncio.to_thread(_part_size, part)
+            raise RetryableFailure(f"the transfer took longer than download.file_deadline ({self.deadline:g} s); "
+                                   f"{kept} bytes are kept to resume from") from None
+
+    async def _stream(self, job: Job, part: Path) -> Digest:
+        """Stream the body (or its missing tail) into ``part``, hashing as it goes."""
         offset, digest = await asyncio.to_thread(_resume_point, part)
         headers = {"Accept-Encoding": "identity"}
         if offset:
@@ -213,6 +233,14 @@ def _resume_point(part: Path) -> tuple[int, Any]:
             return hash_stream(f.read)
     except FileNotFoundError:
         return 0, hashlib.sha512()
+
+
+def _part_size(part: Path) -> int:
+    """How many bytes ``part`` keeps (0 when there is none)."""
+    try:
+        return part.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _validator_file(part: Path) -> Path:

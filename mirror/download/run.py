@@ -105,7 +105,8 @@ async def run_downloads(config: Config, db: Database, reporter: Reporter | None 
         if client is None:
             client = await stack.enter_async_context(make_client(config))
         http = await stack.enter_async_context(file_client(config))
-        fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db))
+        fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db),
+                          deadline=config["download"]["file_deadline"])
         try:
             await _work(db, fetcher, config["download"]["concurrency"], report, reporter)
         finally:
