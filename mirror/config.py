@@ -110,6 +110,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "gif_videos": False,
         # Where .part files wait when store.files is not a local folder.
         "partial_dir": "data/partial",
+        # Seconds one attempt at one file may take, first byte to last; then it is a failed
+        # attempt (retried by [polite], resuming its .part), so a trickling host cannot hold a worker.
+        "file_deadline": 600.0,
     },
 }
 
@@ -253,6 +256,7 @@ def _validate_download(download: dict[str, Any]) -> None:
     download["concurrency"] = int(_number(download["concurrency"], "download.concurrency", positive=True))
     download["requests_per_second"] = _number(download["requests_per_second"], "download.requests_per_second",
                                               positive=True)
+    download["file_deadline"] = _number(download["file_deadline"], "download.file_deadline", positive=True)
 
 
 def _validate_tags_filters_profiles(sections: dict[str, dict[str, Any]]) -> None:

@@ -43,6 +43,7 @@ def test_environment_overrides_and_the_key_stays_secret(tmp_path):
     ("[polite]\ntimeout = 'soon'\n", "polite.timeout must be a number"),
     ("[site]\nbase_url = 'derpibooru.org'\n", "site.base_url must start with https://"),
     ("[site]\nfilter_id = 'everything'\n", "site.filter_id must be a filter's number"),
+    ("[download]\nfile_deadline = 0\n", "download.file_deadline must be greater than 0"),
     ("[imagez]\nenabled = true\n", "unknown section [imagez]"),
     ("[images\n", "is not valid TOML"),
 ])

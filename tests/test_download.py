@@ -29,7 +29,7 @@ from click.testing import CliRunner
 from mirror.api.polite import RetryableFailure
 from mirror.cli import EXIT_DAMAGED, EXIT_STORE, cli
 from mirror.download import StorageFailure, run_downloads, verify_files
-from mirror.download.fetch import Fetcher
+from mirror.download.fetch import Fetcher, FileFailed, Job, check_redirect
 from mirror.download.run import open_storage
 from mirror.site.dataset import Dataset
 from mirror.site.server import SiteServer
@@ -98,9 +98,9 @@ def files_url(request, tmp_path):
     return {"files": f"s3://{bucket}/mirror", "endpoint_url": endpoint}
 
 
-def configure(site, tmp_path, store=None, polite=None, **download):
+def configure(site, tmp_path, store=None, polite=None, api_key=None, **download):
     download = {**FAST_FILES, "partial_dir": str(tmp_path / "partial"), **download}
-    config = site_config(site, tmp_path, polite=polite, download=download)
+    config = site_config(site, tmp_path, polite=polite, api_key=api_key, download=download)
     config["store"].update(store or {"files": str(tmp_path / "files")})
     return config
 
@@ -413,6 +413,92 @@ def test_a_part_that_cannot_be_resumed_is_dropped_with_its_validator(site, tmp_p
     report = asyncio.run(run_downloads(config, db, retry_failed=True))
     assert report.failed == 1 and db["downloads"].get((image_id, "thumb"))["status"] == "failed"
     assert not staged_files(config)
+
+
+# --- redirects: followed within the file host's origin only -----------------------------------------
+
+def test_a_redirect_to_another_site_is_not_followed(site, tmp_path, monkeypatch):
+    key = next(iter(site.dataset.api_keys))
+    config = configure(site, tmp_path, api_key=key, representations=["full"])
+    sync(config)
+    db = open_database(config.database)
+    exchanges = record_file_exchanges(monkeypatch)
+    with SiteServer(site.dataset) as elsewhere:  # it has the very same files, yet is another origin
+        site.set_faults(f"redirect:{elsewhere.url}")
+        report = asyncio.run(run_downloads(config, db))
+        assert elsewhere.requests == []
+    rows = list(db["downloads"].rows)
+    assert report.failed == len(rows) == report.expected > 0 and report.downloaded == 0
+    for row in rows:
+        moved_to = elsewhere.url + urlsplit(row["url"]).path
+        assert row["status"] == "failed" and row["reason"] == (
+            f"image {row['image_id']} {row['representation']}: the file host redirected to another site ({moved_to}); not followed")
+    assert Counter(r.status for r in file_requests(site)) == {302: len(rows)}  # one request each, no retry
+    # The key goes to the API only: never in a file request, a stored reason or a URL.
+    sent_to_files = [str(sent.raw) + str(response.request.url) for sent, response in exchanges.values()]
+    assert sent_to_files and not [sent for sent in sent_to_files if key in sent]
+    assert key not in "\n".join(json.dumps(row) for row in db["downloads"].rows)
+    site.set_faults("")
+    again = asyncio.run(run_downloads(config, db, retry_failed=True))  # the files were never lost
+    assert again.failed == 0 and again.downloaded == len(rows)
+
+
+def test_a_redirect_within_the_file_host_is_followed_and_paced(site, tmp_path):
+    config = configure(site, tmp_path, representations=["thumb"])
+    sync(config)
+    db = open_database(config.database)
+    site.set_faults(f"redirect:{site.url}")  # each file's first request answers 302 to itself
+    site.clear_requests()
+    report = asyncio.run(run_downloads(config, db))
+    wanted = ready_files(site, ["thumb"])
+    assert report.failed == 0 and report.downloaded == len(wanted)
+    assert Counter(r.status for r in file_requests(site)) == {302: len(wanted), 200: len(wanted)}
+    assert report.requests == 2 * len(wanted)  # every hop took its own slot in the pacing budget
+    site.set_faults("")
+    assert_everything_kept_and_verified(config, db, site, ["thumb"])
+
+
+def test_a_redirect_never_leaves_the_origin_or_downgrades_to_http():
+    job = Job(12, "full", "https://derpicdn.net/img/view/2012/1/2/12.png", "full/0/12.png")
+    follow = httpx.URL("https://derpicdn.net/img/2012/1/2/12/full.png")
+    assert check_redirect(job, follow, hops=1) is None
+    for elsewhere in ("http://derpicdn.net/img/2012/1/2/12/full.png",  # a downgrade to plain http
+                      "https://derpicdn.net:8443/img/12.png", "https://tracker.example/img/12.png"):
+        with pytest.raises(FileFailed, match=re.escape(f"another site ({elsewhere}); not followed")):
+            check_redirect(job, httpx.URL(elsewhere), hops=1)
+    with pytest.raises(FileFailed, match="redirected more than 5 times"):
+        check_redirect(job, follow, hops=6)
+
+
+# --- a file that never finishes: cut off at download.file_deadline --------------------------------
+
+def test_a_file_trickled_byte_by_byte_is_cut_off_at_the_deadline_and_resumed_later(site, tmp_path):
+    config = configure(site, tmp_path, polite={"max_retries": 1}, representations=["thumb"], file_deadline=0.5)
+    sync(config)
+    db = open_database(config.database)
+    wanted = {record["id"]: path for record, path in ready_files(site, ["thumb"]).values()}
+    slow = {image_id: path for image_id, path in wanted.items() if image_id % 20 == 0}
+    assert 0 < len(slow) < len(wanted)
+    site.set_faults("trickle:20")  # their files come 4 bytes every 0.1 s: about 2.5 s for one
+    site.clear_requests()
+    report = asyncio.run(run_downloads(config, db))
+    site.set_faults("")
+    assert report.failed == len(slow) and report.downloaded == len(wanted) - len(slow)  # the run went on
+    staging = open_storage(config).staging
+    for image_id, path in slow.items():
+        row = db["downloads"].get((image_id, "thumb"))
+        assert row["status"] == "failed" and row["attempts"] == 2
+        assert "after 2 attempts" in row["reason"] and "longer than download.file_deadline (0.5 s)" in row["reason"]
+        statuses = [r.status for r in file_requests(site) if r.path == path]
+        assert statuses == [200, 206]  # the second attempt resumed where the first was cut off
+        head = next(staging.glob(f"thumb/*/{image_id}.*.part")).read_bytes()
+        whole = httpx.get(site.url + path).content
+        assert 0 < len(head) < len(whole) and whole.startswith(head)  # kept, to resume
+    site.clear_requests()
+    again = asyncio.run(run_downloads(config, db, retry_failed=True))
+    assert again.failed == 0 and again.downloaded == len(slow)
+    assert {r.status for r in file_requests(site)} == {206}
+    assert_everything_kept_and_verified(config, db, site, ["thumb"])
 
 
 # --- a SIGKILL mid-way, then a rerun ------------------------------------------------------------------

@@ -38,7 +38,11 @@ def test_parse_profiles():
     assert str(FaultProfile.parse("ratelimit:10/2,slow")) == "ratelimit:10/2,slow:0.2"
     assert FaultProfile.parse("repeat,vanish,badids") == FaultProfile(repeat=True, vanish=10, badids=("missing", 1))
     assert str(FaultProfile.parse("badids:18446744073709551621/7")) == "badids:18446744073709551621/7"
-    for bad in ("bogus", "slow:fast", "ratelimit:x/y", "repeat:2", "badids:huge", "badids:null/0"):
+    assert FaultProfile.parse("redirect:http://127.0.0.1:9/,trickle") == FaultProfile(redirect="http://127.0.0.1:9",
+                                                                                       trickle=5)
+    assert str(FaultProfile.parse("trickle:20,redirect:http://127.0.0.1:9")) == "redirect:http://127.0.0.1:9,trickle:20"
+    for bad in ("bogus", "slow:fast", "ratelimit:x/y", "repeat:2", "badids:huge", "badids:null/0", "redirect",
+                "redirect:/img", "trickle:x"):
         with pytest.raises(ValueError):
             FaultProfile.parse(bad)
 
@@ -180,3 +184,31 @@ def test_vanish_leaves_records_out_while_total_counts_them(site, http):
     page = search(http, 1)
     assert page["total"] == served["total"]
     assert [r["id"] for r in page["images"]] == [r["id"] for r in served["images"] if r["id"] % 3]
+def test_redirect_sends_the_first_request_for_each_file_elsewhere(site, http):
+    url = http.get(IMAGE).json()["image"]["representations"]["full"]
+    path = httpx.URL(url).path
+    site.set_faults("redirect:http://127.0.0.1:9/")
+    moved = http.get(url)
+    assert moved.status_code == 302 and moved.headers["location"] == "http://127.0.0.1:9" + path
+    assert http.get(url).status_code == 200  # only the first request for a file is redirected
+    assert http.get(IMAGE).status_code == 200  # API answers are never redirected
+    site.set_faults(f"redirect:{site.url}")  # within the site: following it gets the file
+    followed = http.get(url, follow_redirects=True)
+    assert followed.status_code == 200 and [r.status_code for r in followed.history] == [302]
+
+
+def test_trickle_sends_the_files_of_every_nth_image_a_few_bytes_at_a_time(site, http):
+    image = http.get(IMAGE).json()["image"]  # image 1
+    whole = http.get(image["representations"]["thumb"]).content
+    site.set_faults("trickle:1")
+    started = time.monotonic()
+    chunks = []
+    with http.stream("GET", image["representations"]["thumb"]) as response:
+        chunks = list(response.iter_raw())
+    assert b"".join(chunks) == whole and max(map(len, chunks)) <= 4
+    assert time.monotonic() - started >= 0.1 * (len(whole) // 4)
+    started = time.monotonic()
+    site.set_faults("trickle:2")  # image 1 is not trickled, nor is the API
+    assert http.get(image["representations"]["thumb"]).content == whole
+    assert http.get(IMAGE).status_code == 200
+    assert time.monotonic() - started < 0.5

@@ -58,11 +58,16 @@ class Page:
 
 def http_client(*, timeout: float, contact: str, max_connections: int, **options: Any) -> httpx.AsyncClient:
     """An httpx client as every part of the mirror uses one: retries left to :class:`Politeness`
-    (so each attempt is paced), a bounded pool, a connect timeout, and our User-Agent."""
+    (so each attempt is paced), a bounded pool, a connect timeout, and our User-Agent.
+
+    It never follows a redirect itself: httpx would follow one to any host, http included, and
+    unpaced. A caller that follows redirects checks each hop and takes a turn for it (see
+    :mod:`mirror.download.fetch`).
+    """
     transport = httpx.AsyncHTTPTransport(retries=0, limits=httpx.Limits(max_connections=max_connections))
     headers = {"User-Agent": user_agent(contact), **options.pop("headers", {})}
     return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-                             headers=headers, **options)
+                             headers=headers, follow_redirects=False, **options)
 
 
 def user_agent(contact: str = "") -> str:
@@ -87,8 +92,7 @@ class PhilomenaClient:
         self.politeness = politeness or Politeness()
         self._api_key = api_key or None
         self._http = http_client(timeout=timeout, contact=contact, max_connections=max_connections,
-                                 base_url=self.base_url + API_PREFIX, headers={"Accept": "application/json"},
-                                 follow_redirects=False)
+                                 base_url=self.base_url + API_PREFIX, headers={"Accept": "application/json"})
 
     @property
     def has_key(self) -> bool:

@@ -82,6 +82,12 @@ class Politeness:
             if time.monotonic() >= self._resume_at:
                 return
 
+    async def take_turn(self) -> None:
+        """Wait for a slot and count the request that takes it. Every request sent goes through
+        here, retries and a download's redirect hops included, so the pace and the count hold."""
+        await self.slot()
+        self.attempts += 1
+
     def pause(self, seconds: float) -> None:
         """Hold every request to this site for ``seconds`` from now."""
         self._resume_at = max(self._resume_at, time.monotonic() + seconds)
@@ -100,8 +106,7 @@ class Politeness:
         try:
             async for try_ in retrying:
                 with try_:
-                    await self.slot()
-                    self.attempts += 1
+                    await self.take_turn()
                     try:
                         result = await attempt()
                     except RetryableFailure as failure:

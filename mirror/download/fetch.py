@@ -10,10 +10,21 @@ kept beside it in ``<part>.validator``): a site that still has that file answers
 tail, one whose file changed answers 200 with the new file, never a mix of the two. A server
 that sent no validator cannot evaluate If-Range, so its parts resume with Range alone.
 
+A read timeout only notices a host that stops sending; one that trickles a few bytes at a time
+would hold a worker for ever. So each attempt has an overall ``deadline``: past it the attempt is
+abandoned as a retryable failure, its ``.part`` kept, so the retries (and a later run) resume
+where it stopped, and a host that never finishes costs that one file, not the run.
+
 An original whose sha512 does not match the record is not called corrupt at once: the record is
 fetched again first, since the site may have replaced the file. A file whose record states no
 hash (thumbnails, renderings) must be a whole file of the format its name says
 (:mod:`~mirror.download.kinds`), so an HTML error page or a body cut short is never kept.
+
+Redirects are followed here, not by httpx, and only within the origin (scheme, host and port) of
+the URL the record names: each hop is a request of its own, so it takes its turn in the pacing
+budget. A redirect to another origin, an https to http downgrade among them, is not followed: the
+budget, the politeness and the trust all belong to the file host, so that file is marked failed
+with the place it pointed to, and the run goes on.
 """
 
 from __future__ import annotations
@@ -22,7 +33,8 @@ import asyncio
 import hashlib
 import os
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +48,9 @@ from ..api.polite import Politeness, RetryableFailure
 from ..urls import redact
 from .kinds import file_problem
 from .storage import Digest, Storage, hash_stream, storage_failure
+
+# Redirects one file may take within its origin before it is given up as a loop.
+MAX_REDIRECTS = 5
 
 
 @dataclass
@@ -57,8 +72,13 @@ class Job:
     def extension(self) -> str:
         return self.path.rpartition(".")[2]
 
+    @property
+    def label(self) -> str:
+        """The file in words, without its URL: for messages that name another URL."""
+        return f"image {self.image_id} {self.representation}"
+
     def __str__(self) -> str:
-        return f"image {self.image_id} {self.representation} ({redact(self.url)})"
+        return f"{self.label} ({redact(self.url)})"
 
 
 class FileFailed(Exception):
@@ -70,14 +90,16 @@ Recheck = Callable[[Job], Awaitable[str | None]]
 
 
 class Fetcher:
-    """Fetches files over one HTTP client into one storage, under one pacing budget."""
+    """Fetches files over one HTTP client into one storage, under one pacing budget; each attempt
+    at a file is given up after ``deadline`` seconds (None: no limit)."""
 
     def __init__(self, http: httpx.AsyncClient, politeness: Politeness, storage: Storage,
-                 recheck: Recheck | None = None) -> None:
+                 recheck: Recheck | None = None, deadline: float | None = None) -> None:
         self.http = http
         self.politeness = politeness
         self.storage = storage
         self.recheck = recheck
+        self.deadline = deadline
 
     async def fetch(self, job: Job, twins: Sequence[Job] = ()) -> Digest:
         """Download ``job`` and publish it under its final name; return its size and sha512.
@@ -121,13 +143,26 @@ class Fetcher:
         return got
 
     async def _transfer(self, job: Job, part: Path) -> Digest:
-        """One attempt: stream the body (or its missing tail) into ``part``, hashing as it goes."""
+        """One attempt, cut off at the deadline; what came by then stays in ``part`` to resume."""
+        timer = asyncio.timeout(self.deadline)
+        try:
+            async with timer:
+                return await self._stream(job, part)
+        except TimeoutError:
+            if not timer.expired():
+                raise
+            kept = await asyncio.to_thread(_part_size, part)
+            raise RetryableFailure(f"the transfer took longer than download.file_deadline ({self.deadline:g} s); "
+                                   f"{kept} bytes are kept to resume from") from None
+
+    async def _stream(self, job: Job, part: Path) -> Digest:
+        """Stream the body (or its missing tail) into ``part``, hashing as it goes."""
         offset, digest = await asyncio.to_thread(_resume_point, part)
         headers = {"Accept-Encoding": "identity"}
         if offset:
             headers.update(await asyncio.to_thread(_resume_headers, part, offset))
         try:
-            async with self.http.stream("GET", job.url, headers=headers) as response:
+            async with self._open(job, headers) as response:
                 raise_for_retry(response)
                 start, total = _content_range(response)
                 mode = self._write_mode(response, job, part, offset, start, headers.get("If-Range"))
@@ -153,6 +188,23 @@ class Fetcher:
             raise RetryableFailure(f"the body was cut short ({size} of {total} bytes)")
         return Digest(size, digest.hexdigest())
 
+    @asynccontextmanager
+    async def _open(self, job: Job, headers: dict[str, str]) -> AsyncIterator[httpx.Response]:
+        """The streamed answer to GET ``job.url``, after the redirects :func:`check_redirect`
+        allows, each taking its turn in the pacing budget (the first took it in ``call``)."""
+        response = await self.http.send(self.http.build_request("GET", job.url, headers=headers), stream=True)
+        hops = 0
+        while response.next_request is not None:  # a 3xx with a Location
+            await response.aclose()
+            hops += 1
+            check_redirect(job, response.next_request.url, hops)
+            await self.politeness.take_turn()
+            response = await self.http.send(response.next_request, stream=True)
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
     @staticmethod
     def _write_mode(response: httpx.Response, job: Job, part: Path, offset: int, start: int | None,
                     if_range: str | None = None) -> str:
@@ -169,6 +221,18 @@ class Fetcher:
                          + ("; the site has no such file" if status in (404, 410) else ""))
 
 
+def check_redirect(job: Job, target: httpx.URL, hops: int) -> None:
+    """Raise :class:`FileFailed` unless the ``hops``-th redirect of ``job`` may be followed: to the
+    origin of ``job.url`` (so never from https to http), and not one too many (a loop)."""
+    start = httpx.URL(job.url)
+    # httpx.URL drops a scheme's default port, so (scheme, host, port) compares origins.
+    if (target.scheme, target.host, target.port) != (start.scheme, start.host, start.port):
+        raise FileFailed(f"{job.label}: the file host redirected to another site ({redact(str(target))}); "
+                         "not followed")
+    if hops > MAX_REDIRECTS:
+        raise FileFailed(f"{job.label}: the file host redirected more than {MAX_REDIRECTS} times; not followed")
+
+
 def _other_file(if_range: str | None, response: httpx.Response) -> bool:
     """True when a 206 names, by its strong ETag, another file than the one the ``.part`` began
     with: a server that ignores If-Range would otherwise have the tail glued to the old head."""
@@ -183,6 +247,14 @@ def _resume_point(part: Path) -> tuple[int, Any]:
             return hash_stream(f.read)
     except FileNotFoundError:
         return 0, hashlib.sha512()
+
+
+def _part_size(part: Path) -> int:
+    """How many bytes ``part`` keeps (0 when there is none)."""
+    try:
+        return part.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _validator_file(part: Path) -> Path:

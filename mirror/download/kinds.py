@@ -7,7 +7,8 @@ file host that answers with an HTML error page and status 200, or a body cut sho
 way the format must. Every format's first bytes are checked, and its last bytes where the
 format fixes them (a PNG's IEND chunk, a GIF's trailer, a JPEG's end-of-image marker). A PNG,
 whose every chunk carries a CRC, is also checked whole by Pillow, so a byte changed in transit
-is caught too.
+is caught too. WebM and MP4 have no fixed last bytes, but their top-level elements (boxes) state
+their sizes: those must add up to the file's size exactly.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ def problem(f: BinaryIO, ext: str) -> str | None:
     if ext == "png":
         f.seek(0)
         return _png_problem(f)
+    if ext in ("webm", "mp4"):
+        size = f.seek(0, os.SEEK_END)
+        stated = _ebml_size(f) if ext == "webm" else _boxes_size(f, size)
+        if stated != size:
+            return f"{name} file whose parts add up to {stated} bytes, not its {size} (cut short?)"
     return None
 
 
@@ -61,6 +67,56 @@ def _ends(f: BinaryIO) -> tuple[bytes, bytes]:
         return head, head[-TAIL:]
     f.seek(-TAIL, os.SEEK_END)
     return head, f.read(TAIL)
+
+
+def _vint(f: BinaryIO) -> tuple[int, int] | None:
+    """(value, length in bytes) of the EBML variable-length integer at the current position, or
+    None at the end of the file or on a byte no such integer starts with."""
+    first = f.read(1)
+    if not first or first[0] == 0:
+        return None
+    length = 9 - first[0].bit_length()
+    value = first[0] & (0xFF >> length)
+    for byte in f.read(length - 1):
+        value = value << 8 | byte
+    return value, length
+
+
+def _ebml_size(f: BinaryIO) -> int | None:
+    """Where the EBML header and the Segment after it say the file ends (a Segment of unknown
+    size, as live recordings write, is taken as running to the end)."""
+    end = 0
+    for _ in range(2):  # the EBML header element, then the Segment
+        f.seek(end)
+        if _vint(f) is None:  # the element's id
+            return end
+        size = _vint(f)
+        if size is None:
+            return None
+        value, length = size
+        if value == (1 << 7 * length) - 1:
+            return f.seek(0, os.SEEK_END)
+        end = f.tell() + value
+    return end
+
+
+def _boxes_size(f: BinaryIO, size: int) -> int:
+    """Where the MP4's top-level boxes say the file ends."""
+    position = 0
+    while position < size:
+        f.seek(position)
+        header = f.read(8)
+        if len(header) < 8:
+            return position + len(header) + 1  # a box header cut short: never the file's size
+        length = int.from_bytes(header[:4], "big")
+        if length == 1:
+            length = int.from_bytes(f.read(8), "big")
+        elif length == 0:
+            return size  # the last box runs to the end
+        if length < 8:
+            return -1
+        position += length
+    return position
 
 
 def _png_problem(f: BinaryIO) -> str | None:

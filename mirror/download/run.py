@@ -85,9 +85,10 @@ def open_storage(config: Config) -> Storage:
 
 
 def file_client(config: Config) -> httpx.AsyncClient:
-    """The HTTP client for the file host: one connection per worker, retries left to Politeness."""
+    """The HTTP client for the file host: one connection per worker, retries and redirects left to
+    the Fetcher (which paces each hop and follows none to another origin)."""
     return http_client(timeout=config["polite"]["timeout"], contact=config["site"]["user_agent"] or "",
-                       max_connections=config["download"]["concurrency"], follow_redirects=True)
+                       max_connections=config["download"]["concurrency"])
 
 
 async def run_downloads(config: Config, db: Database, reporter: Reporter | None = None, *,
@@ -108,7 +109,8 @@ async def run_downloads(config: Config, db: Database, reporter: Reporter | None 
         if client is None:
             client = await stack.enter_async_context(make_client(config))
         http = await stack.enter_async_context(file_client(config))
-        fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db))
+        fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db),
+                          deadline=config["download"]["file_deadline"])
         try:
             await _work(db, fetcher, config["download"]["concurrency"], report, reporter)
         finally:

@@ -16,6 +16,13 @@ A profile is written as a comma list, each item optionally with parameters:
                                 Content-Length to match (`/img` only)
     slow[:SECONDS]              every response is delayed (default 0.2 s), files included
     down[:STATUS]               every request answers STATUS (default 503) with an HTML page
+    redirect:URL                the first request for each file answers 302 Found to URL + its
+                                path (`/img` only; later requests for it are served): URL another
+                                server for a file host that sends clients elsewhere, or this site
+                                itself for a redirect within one origin
+    trickle[:EVERY]             the files of every EVERY-th image (id divisible by EVERY, default
+                                5) are sent 4 bytes every 0.1 s: never idle long enough for a read
+                                timeout, never done in reasonable time
 
 A site can also answer 200 with list pages that are wrong. These faults rewrite the records of
 list answers (a JSON object with `total`: searches, forums, topics, posts, filters):
@@ -31,7 +38,7 @@ list answers (a JSON object with `total`: searches, forums, topics, posts, filte
                                 while a walk is under way, or missing from the database behind
                                 the search index
 
-Faults are counter-based (the record faults id-based), so a given request sequence always meets
+Faults are counter-based (the record faults and trickle go by id), so a given request sequence always meets
 the same faults. They apply to `/api` and `/img` paths only; the `/_control` API is never faulted.
 """
 
@@ -47,6 +54,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .files import image_id_of
 
 __all__ = ["FaultProfile", "FaultState", "FaultMiddleware", "DOWNTIME_HTML", "RAW_SEND_KEY"]
 
@@ -64,6 +73,9 @@ DOWNTIME_HTML = b"""<!DOCTYPE html>
 
 FAULTED_PREFIXES = ("/api/", "/img/")
 FILE_FAULTS = ("corrupt", "html", "halved")  # faults that only file requests meet
+# A trickled file: this many bytes, then this long a pause, over and over.
+TRICKLE_BYTES = 4
+TRICKLE_PAUSE = 0.1
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,8 @@ class FaultProfile:
     def rewrites(self) -> bool:
         """Whether list answers are rewritten (their bodies must be read whole first)."""
         return bool(self.repeat or self.badids or self.vanish)
+    redirect: str | None = None
+    trickle: int | None = None
 
     @classmethod
     def parse(cls, spec: str) -> FaultProfile:
@@ -122,6 +136,10 @@ class FaultProfile:
             parts.append(f"badids:{self.badids[0]}/{self.badids[1]}")
         if self.vanish:
             parts.append(f"vanish:{self.vanish}")
+        if self.redirect:
+            parts.append(f"redirect:{self.redirect}")
+        if self.trickle:
+            parts.append(f"trickle:{self.trickle}")
         return ",".join(parts)
 
 
@@ -148,6 +166,10 @@ def _bad_ids(arg: str) -> tuple[str, int]:
     if every < 1:
         raise ValueError(every)
     return value, every
+def _absolute_url(arg: str) -> str:
+    if not arg.startswith(("http://", "https://")):
+        raise ValueError(f"expected an http:// or https:// URL, got {arg!r}")
+    return arg.rstrip("/")
 
 
 _PARSERS = {
@@ -161,6 +183,8 @@ _PARSERS = {
     "repeat": _no_parameters,
     "badids": _bad_ids,
     "vanish": lambda arg: int(arg) if arg else 10,
+    "redirect": _absolute_url,
+    "trickle": lambda arg: int(arg) if arg else 5,
 }
 
 
@@ -194,6 +218,7 @@ class FaultState:
             self._count = 0
             self._windows: dict[str, deque[float]] = {}
             self._first_answers: dict[str, dict[str, Any]] = {}
+            self._redirected: set[str] = set()
 
     def rewrite(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """A list answer as the profile serves it: repeated, records left out, ids spoilt."""
@@ -211,6 +236,23 @@ class FaultState:
             value, every = profile.badids
             records = [_spoilt(r, value) if _picked(r, every) else r for r in records]
         return {**body, key: records}
+
+    def redirect(self, path: str) -> str | None:
+        """Where the `redirect` fault sends this request for the file at `path`, or None to serve
+        it: only the first request for each file is redirected, so a client that follows a redirect
+        back to this site gets the file."""
+        with self._lock:
+            target = self._profile.redirect
+            if not target or path in self._redirected:
+                return None
+            self._redirected.add(path)
+            return target + path
+
+    def trickles(self, path: str) -> bool:
+        """Whether the file at `path` is to be trickled (its image id is divisible by EVERY)."""
+        every = self._profile.trickle
+        image_id = image_id_of(path.removeprefix("/img/"))
+        return bool(every) and image_id is not None and image_id % every == 0
 
     def decide(self, client: str) -> Fault | None:
         """The fault for the next request from `client`, or None to serve it normally."""
@@ -279,14 +321,21 @@ class FaultMiddleware:
         if scope["type"] != "http" or not scope["path"].startswith(FAULTED_PREFIXES):
             await self.app(scope, receive, send)
             return
+        is_file = scope["path"].startswith("/img/")
+        if is_file and (location := self.state.redirect(scope["path"])):
+            await _redirect(send, location)
+            return
         client = (scope.get("client") or ("unknown", 0))[0]
         fault = self.state.decide(client)
         delay = self.state.profile.slow
         if delay and not (fault and fault.status == 429):
             await asyncio.sleep(delay)
-        if fault is None and self.state.profile.rewrites and scope["path"].startswith("/api/"):
+        served = fault is None or (fault.kind in FILE_FAULTS and not is_file)  # API answers are not corrupted
+        if served and self.state.profile.rewrites and scope["path"].startswith("/api/"):
             await self._rewritten(scope, receive, send)
-        elif fault is None or (fault.kind in FILE_FAULTS and not scope["path"].startswith("/img/")):
+        elif served and self.state.trickles(scope["path"]):
+            await self._trickled(scope, receive, send)
+        elif served:
             await self.app(scope, receive, send)
         elif fault.kind == "respond":
             await _html_error(send, fault.status, fault.retry_after)
@@ -343,6 +392,16 @@ class FaultMiddleware:
         headers.append((b"content-length", str(len(body)).encode()))
         await send({**start, "headers": headers})
         await send({"type": "http.response.body", "body": bytes(body)})
+    async def _trickled(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the real response a few bytes at a time (a client that leaves stops nothing:
+        uvicorn drops what is sent after a disconnect)."""
+        start, body = await self._captured(scope, receive)
+        await send(start)
+        for offset in range(0, len(body), TRICKLE_BYTES):
+            await asyncio.sleep(TRICKLE_PAUSE)
+            chunk = bytes(body[offset:offset + TRICKLE_BYTES])
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
 
     async def _truncated(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve the real response's headers and half its body, then cut the connection."""
@@ -360,6 +419,10 @@ def _json_or_none(body: bytes | bytearray) -> Any:
         return json.loads(body)
     except ValueError:
         return None
+async def _redirect(send: Send, location: str) -> None:
+    headers = [(b"location", location.encode()), (b"content-length", b"0")]
+    await send({"type": "http.response.start", "status": 302, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _html_error(send: Send, status: int, retry_after: int | None) -> None:

@@ -32,7 +32,7 @@ from .media import MIME_TYPES
 from .records import parse_iso
 from .render import THUMB_SIZES, date_path, thumb_ext
 
-__all__ = ["file_routes", "resolve_file"]
+__all__ = ["file_routes", "image_id_of", "resolve_file"]
 
 _VIEW = re.compile(r"(view|download)/(\d+)/(\d+)/(\d+)/(\d+)(?:__[^/]*)?\.([a-z0-9]+)")
 _THUMB = re.compile(r"(\d+)/(\d+)/(\d+)/(\d+)/([a-z_]+)\.([a-z0-9]+)")
@@ -45,6 +45,15 @@ def resolve_file(ds: Dataset, path: str) -> tuple[bytes, str, datetime] | None:
         return None
     image, data, ext = found
     return data, ext, parse_iso(image["updated_at"]).replace(microsecond=0)  # HTTP dates are whole seconds
+
+
+def image_id_of(path: str) -> int | None:
+    """The image id a path below /img/ names (whether or not the site has that image)."""
+    if match := _VIEW.fullmatch(path):
+        return int(match.group(5))
+    if match := _THUMB.fullmatch(path):
+        return int(match.group(4))
+    return None
 
 
 def _file_of(ds: Dataset, path: str) -> tuple[Record, bytes, str] | None:
