@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from mirror.search.slugs import unslug
+
 CATEGORIES = ("body-type", "error", "character", "content-fanmade", "content-official", "oc", "origin",
               "rating", "species", "spoiler")
 
@@ -105,18 +107,23 @@ def gallery_docs(db) -> dict[int, dict]:
 
 
 def tag_docs(db) -> dict[int, dict]:
+    """Relations are slugs in tag records; the index holds the names they spell (the tag's own
+    name when the mirror keeps it, which is the same)."""
     rows = list(db["tags"].rows)
     by_slug = {row["slug"]: row["name"] for row in rows if row["slug"]}
 
+    def name(slug):
+        return by_slug.get(slug, unslug(slug)) if slug else None
+
     def names(slugs):
-        return [by_slug[s] for s in _list(slugs) if s in by_slug]
+        return [name(s) for s in _list(slugs)]
 
     return {row["id"]: {
         "id": row["id"], "images": row["images"], "slug": row["slug"], "name": row["name"],
         "analyzed_name": row["name"], "name_in_namespace": row["name_in_namespace"],
         "namespace": row["namespace"], "category": row["category"],
         "implied_tags": names(row["implied_tags"]), "implied_by_tags": names(row["implied_by_tags"]),
-        "aliases": names(row["aliases"]), "aliased_tag": by_slug.get(row["aliased_tag"]),
+        "aliases": names(row["aliases"]), "aliased_tag": name(row["aliased_tag"]),
         "aliased": row["aliased_tag"] is not None,
         "description": row["description"], "short_description": row["short_description"],
     } for row in rows}

@@ -50,7 +50,7 @@ def test_a_featured_image_outside_the_mirror_is_noted_but_not_mirrored(site, tmp
 
 def test_a_site_featuring_nothing_is_not_asked_twice_a_day(site, tmp_path):
     db = open_database(tmp_path / "mirror.db")
-    site.dataset.features.clear()
+    site.dataset.clear_features()
 
     async def twice() -> tuple[bool, bool]:
         async with PhilomenaClient(site.url) as client:

@@ -496,7 +496,7 @@ def test_a_regenerated_file_has_a_new_etag_and_a_stale_if_range_gets_it_whole():
 
 def test_view_url_and_representations_match_a_recorded_image():
     from mirror.site.render import representations, view_url
-    from mirror.site.records import slug
+    from mirror.search.slugs import slug
 
     recorded = json.loads((FIXTURES / "derpibooru-2024/images.json").read_text())["images"][0]
     categories = {"artist needed": "error", "safe": "rating", "derpy hooves": "character", "pegasus": "species",

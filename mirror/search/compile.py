@@ -25,7 +25,20 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Protocol
 
-from .query import LIT_QMARK, LIT_STAR, And, MatchAll, MatchNone, Node, Not, Or, Term, _edit_distance, wildcard_regex
+from .query import (
+    LIT_QMARK,
+    LIT_STAR,
+    And,
+    MatchAll,
+    MatchNone,
+    Node,
+    Not,
+    Or,
+    Term,
+    _edit_distance,
+    wildcard_regex,
+)
+from .slugs import unslug
 
 __all__ = ["Sql", "SqlNode", "Scalar", "Related", "Unknown", "Field", "compile_node", "register_functions"]
 
@@ -222,3 +235,5 @@ def register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("mirror_lower", 1, _lower, deterministic=True)
     conn.create_function("mirror_fuzzy", 3, _fuzzy, deterministic=True)
     conn.create_function("mirror_any_word", 2, _any_word, deterministic=True)
+    conn.create_function("mirror_unslug", 1, lambda value: unslug(value) if isinstance(value, str) else None,
+                         deterministic=True)

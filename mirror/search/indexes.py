@@ -15,7 +15,7 @@ from .compile import Field, Related, Scalar, Sql, Unknown
 from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS, FieldSpec,
                     Term)
 
-__all__ = ["Index", "IMAGES", "COMMENTS", "POSTS", "GALLERIES", "TAGS", "FILTERS", "INDEXES",
+__all__ = ["Index", "IMAGES", "COMMENTS", "POSTS", "GALLERIES", "GALLERIES_DATED", "TAGS", "FILTERS", "INDEXES",
            "TAG_COUNT_CATEGORIES"]
 
 TAG_COUNT_CATEGORIES = ("body-type", "error", "character", "content-fanmade", "content-official", "oc", "origin",
@@ -151,9 +151,9 @@ GALLERIES = Index("galleries", "galleries", "g", GALLERY_FIELDS, {
 
 
 def _tag_names_of_slugs(column: str) -> Related:
-    """A JSON list of tag slugs (as tag records give relations), searched by the tags' names."""
-    return Related("", f"SELECT 1 FROM json_each({{t}}.{column}) rel JOIN tags named ON named.slug = rel.value "
-                       "WHERE 1", "named.name", folded=True, per_row=True)
+    """A JSON list of tag slugs (as tag records give relations), searched by the names they spell."""
+    return Related("", f"SELECT 1 FROM json_each({{t}}.{column}) rel WHERE 1", "mirror_unslug(rel.value)",
+                   folded=True, per_row=True)
 
 
 TAGS = Index("tags", "tags", "tg", TAG_FIELDS, {
@@ -168,7 +168,7 @@ TAGS = Index("tags", "tags", "tg", TAG_FIELDS, {
     "implied_tags": _tag_names_of_slugs("implied_tags"),
     "implied_by_tags": _tag_names_of_slugs("implied_by_tags"),
     "aliases": _tag_names_of_slugs("aliases"),
-    "aliased_tag": _text("(SELECT name FROM tags target WHERE target.slug = {t}.aliased_tag)", folded=True),
+    "aliased_tag": _text("mirror_unslug({t}.aliased_tag)", folded=True),
     "aliased": _bool("({t}.aliased_tag IS NOT NULL)"),
     "description": _text("{t}.description"),
     "short_description": _text("{t}.short_description"),
@@ -185,6 +185,13 @@ FILTERS = Index("filters", "filters", "f", FILTER_FIELDS, {
     "creator": _text("(SELECT name FROM users WHERE id = {t}.user_id)"),
     "public": _bool("({t}.public OR {t}.system)"),
     "system": _bool("{t}.system"),
+})
+
+# A board the local site generated also knows when each gallery was made and changed.
+GALLERIES_DATED = replace(GALLERIES, fields={
+    **GALLERIES.fields,
+    "created_at": _date("(SELECT created_at FROM site_gallery_dates WHERE gallery_id = {t}.id)"),
+    "updated_at": _date("(SELECT updated_at FROM site_gallery_dates WHERE gallery_id = {t}.id)"),
 })
 
 INDEXES = {index.name: index for index in (IMAGES, COMMENTS, POSTS, GALLERIES, TAGS, FILTERS)}

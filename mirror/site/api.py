@@ -4,9 +4,10 @@ Every GET endpoint of the reference, with its wrapper, paging rule, fixed or cho
 rule and error bodies (sections 1-5, 7 and 11). Searches run the query language compiled to SQL
 (:mod:`mirror.search`); records are those the mirror keeps, as the site sent them.
 
-What the mirror cannot know it does not invent: there are no accounts here, so a ``key`` is
+What the mirror cannot know it does not invent: a mirror has no accounts, so there a ``key`` is
 ignored (anonymous), ``my:`` queries and the user's own filters are refused as the site refuses
-them for anonymous callers, and ``interactions`` are empty.
+them for anonymous callers, and ``interactions`` are empty. A board the local site generated has
+accounts (:meth:`Board.user_for_key`), and then they work as on the site.
 """
 
 from __future__ import annotations
@@ -25,11 +26,31 @@ from starlette.routing import BaseRoute, Route
 
 from ..search import engine
 from ..search.compile import FALSE, TRUE, Sql
-from ..search.indexes import COMMENTS, FILTERS, GALLERIES, IMAGE_SEARCH_SPEC, IMAGES, POSTS, TAGS, Index
+from ..search.indexes import (
+    COMMENTS,
+    FILTERS,
+    GALLERIES,
+    GALLERIES_DATED,
+    IMAGE_SEARCH_SPEC,
+    IMAGES,
+    POSTS,
+    TAGS,
+    Index,
+)
 from ..search.query import MatchNone, Node, QueryError, parse_query
 from ..search.sort import FIXED_ORDERS, image_order
 from .board import Board, ImageFilter, SqlNode, raw_records
-from .http import API_PREFIX, INT4_MAX, ApiError, Paging, bad_request, not_found, parse_id, parse_integer_id
+from .http import (
+    API_PREFIX,
+    INT4_MAX,
+    ApiError,
+    Paging,
+    bad_request,
+    not_found,
+    parse_id,
+    parse_integer_id,
+)
+from .records import display_key
 
 __all__ = ["api_routes", "Context"]
 
@@ -45,22 +66,27 @@ class Context:
     board: Board
     params: Any
     origin: str
+    user_id: int | None
     filter_row: Record | None
     paging: Paging
 
     @classmethod
     def from_request(cls, request: Request, board: Board) -> Context:
         params = request.query_params
+        user_id = board.user_for_key(params.get("key") or "")
         current = board.default_filter()
         if "filter_id" in params:
             text = params["filter_id"]
             if not re.fullmatch(r"[-+]?[0-9]+", text):
                 raise bad_request()
             wanted = board.filter_row(int(text)) if abs(int(text)) <= INT4_MAX else None
-            if wanted is not None and (wanted["system"] or wanted["public"]):
+            if wanted is not None and can_view_filter(wanted, user_id):
                 current = wanted
         origin = f"{request.url.scheme}://{request.url.netloc}"
-        return cls(board, params, origin, current, Paging.from_params(params))
+        return cls(board, params, origin, user_id, current, Paging.from_params(params))
+
+    def interactions(self, image_ids: list[int]) -> list[Record]:
+        return self.board.interactions(self.user_id, image_ids) if self.user_id is not None else []
 
     @property
     def image_filter(self) -> ImageFilter:
@@ -102,8 +128,31 @@ def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
 _IMAGE_COLUMNS = "{t}.id, {t}.raw, {t}.stub, {t}.hidden_from_users"
 
 
-def _refuse_my(value: str) -> Node:
-    raise QueryError("You must be logged in to use `my' queries.")
+def can_view_filter(row: Record, user_id: int | None) -> bool:
+    """System, public, or the caller's own filter (there are no moderators here)."""
+    return bool(row["system"] or row["public"] or (user_id is not None and row["user_id"] == user_id))
+
+
+_MY = {"faves": ("faved", ""), "upvotes": ("voted", "up"), "downvotes": ("voted", "down"), "hidden": ("hidden", "")}
+
+
+def _my(ctx: Context) -> Callable[[str], Node]:
+    """``my:`` queries: the caller's uploads, votes, favourites and hides (reference section 6)."""
+
+    def transform(value: str) -> Node:
+        if ctx.user_id is None:
+            raise QueryError("You must be logged in to use `my' queries.")
+        if value == "uploads":
+            return SqlNode(Sql("i.uploader_id = ?", (ctx.user_id,)))
+        if value in ("subs", "watched"):
+            return MatchNone()  # no subscriptions or watch lists here
+        if value not in _MY:
+            raise QueryError("Unknown `my' value.")
+        kind, vote = _MY[value]
+        return SqlNode(Sql("i.id IN (SELECT image_id FROM site_interactions WHERE user_id = ? "
+                           "AND interaction_type = ? AND value = ?)", (ctx.user_id, kind, vote)))
+
+    return transform
 
 
 def _filter_id(ctx: Context) -> Callable[[str], Node]:
@@ -111,7 +160,7 @@ def _filter_id(ctx: Context) -> Callable[[str], Node]:
 
     def transform(value: str) -> Node:
         row = ctx.board.filter_row(int(value)) if value.isdigit() and int(value) <= INT4_MAX else None
-        if row is None or not (row["system"] or row["public"]):
+        if row is None or not can_view_filter(row, ctx.user_id):
             raise QueryError(f"Invalid filter `{value}`.")
         hides = ImageFilter.of(row).hides()
         return SqlNode(Sql(f"NOT coalesce(({hides.text}), 0)", hides.params))
@@ -120,24 +169,27 @@ def _filter_id(ctx: Context) -> Callable[[str], Node]:
 
 
 def search_images(ctx: Context) -> Record:
-    node = ctx.query(IMAGE_SEARCH_SPEC, {"my": _refuse_my, "filter_id": _filter_id(ctx)})
+    node = ctx.query(IMAGE_SEARCH_SPEC, {"my": _my(ctx), "filter_id": _filter_id(ctx)})
     if isinstance(node, MatchNone):
         return {"images": [], "interactions": [], "total": 0}
     hides = ctx.image_filter.hides()
     where = TRUE if hides == FALSE else Sql(f"NOT coalesce(({hides.text}), 0)", hides.params)
     if ctx.params.get("del") != "1":
         where = Sql("coalesce(i.hidden_from_users, 0) = 0") & where
+    if ctx.user_id is not None and ctx.params.get("hidden") != "1":  # the caller's hidden images
+        where = where & Sql("i.id NOT IN (SELECT image_id FROM site_interactions WHERE user_id = ? "
+                            "AND interaction_type = 'hidden')", (ctx.user_id,))
     order = image_order(ctx.params.get("sf"), ctx.params.get("sd"), IMAGES.alias, seed=random.randrange(1, 2**32))
     page = ctx.search(IMAGES, node, order, where=where, default_size=15, columns=_IMAGE_COLUMNS)
     images = ctx.board.images(page.rows, ctx.image_filter, ctx.origin)
-    return {"images": images, "interactions": [], "total": page.total}
+    return {"images": images, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
 
 
 def _image(ctx: Context, image_id: int) -> Record:
     row = ctx.board.one("SELECT id, raw, stub, hidden_from_users FROM images WHERE id = ?", [image_id])
     if row is None or row["raw"] is None:
         raise not_found()
-    return {"image": ctx.board.images([row], ctx.image_filter, ctx.origin)[0], "interactions": []}
+    return {"image": ctx.board.images([row], ctx.image_filter, ctx.origin)[0], "interactions": ctx.interactions([image_id])}
 
 
 def show_image(ctx: Context, id: str) -> Record:
@@ -155,12 +207,13 @@ def featured_image(ctx: Context) -> Record:
 # ---------------------------------------------------------------------------- other searches
 
 
-def _fixed_search(ctx: Context, name: str, index: Index, where: Sql = TRUE) -> Record:
+def _fixed_search(ctx: Context, name: str, index: Index, where: Sql = TRUE, order: str | None = None) -> Record:
     node = ctx.query(index.spec)
     if isinstance(node, MatchNone):
         return {name: [], "total": 0}
     columns = "{t}.raw, {t}.stub, {t}.hidden_from_users" if index in (COMMENTS, POSTS) else "{t}.raw"
-    page = ctx.search(index, node, Sql(FIXED_ORDERS[name].format(t=index.alias)), where=where, columns=columns)
+    page = ctx.search(index, node, Sql(FIXED_ORDERS[order or name].format(t=index.alias)), where=where,
+                      columns=columns)
     return {name: raw_records(page.rows), "total": page.total}
 
 
@@ -179,7 +232,10 @@ def search_posts(ctx: Context) -> Record:
 
 
 def search_galleries(ctx: Context) -> Record:
-    return _fixed_search(ctx, "galleries", GALLERIES, Sql("g.raw IS NOT NULL AND g.id NOT IN (SELECT id FROM gone_galleries)"))
+    dated = ctx.board.has("site_gallery_dates")  # a generated board knows the galleries' dates
+    return _fixed_search(ctx, "galleries", GALLERIES_DATED if dated else GALLERIES,
+                         Sql("g.raw IS NOT NULL AND g.id NOT IN (SELECT id FROM gone_galleries)"),
+                         order="galleries_dated" if dated else "galleries")
 
 
 def search_tags(ctx: Context) -> Record:
@@ -187,7 +243,8 @@ def search_tags(ctx: Context) -> Record:
 
 
 def search_filters(ctx: Context) -> Record:
-    return _fixed_search(ctx, "filters", FILTERS, Sql("(f.public OR f.system) AND f.raw IS NOT NULL"))
+    return _fixed_search(ctx, "filters", FILTERS, Sql("(f.public OR f.system OR f.user_id IS ?) AND f.raw IS NOT NULL",
+                                                      (ctx.user_id,)))
 
 
 # ---------------------------------------------------------------------------- show endpoints
@@ -229,8 +286,8 @@ def show_profile(ctx: Context, id: str) -> Record:
 
 
 def show_filter(ctx: Context, id: str) -> Record:
-    return {"filter": _raw(ctx, "SELECT raw FROM filters WHERE id = ? AND (public OR system)",
-                           [parse_integer_id(id)])}
+    return {"filter": _raw(ctx, "SELECT raw FROM filters WHERE id = ? AND (public OR system OR user_id IS ?)",
+                           [parse_integer_id(id), ctx.user_id])}
 
 
 def _listed(ctx: Context, name: str, table: str, where: str, order: str, params: tuple = ()) -> Record:
@@ -247,7 +304,9 @@ def system_filters(ctx: Context) -> Record:
 
 
 def user_filters(ctx: Context) -> Record:
-    raise ApiError(403)  # every caller of an archive is anonymous
+    if ctx.user_id is None:
+        raise ApiError(403)
+    return _listed(ctx, "filters", "filters", "user_id = ? AND NOT system AND raw IS NOT NULL", "id", (ctx.user_id,))
 
 
 # ---------------------------------------------------------------------------- forums
@@ -277,13 +336,19 @@ def show_topic(ctx: Context, short_name: str, topic_slug: str) -> Record:
 def list_topic_posts(ctx: Context, short_name: str, topic_slug: str) -> Record:
     """A topic's posts in order, ``per_page`` a page; ``total`` is the topic's post count.
 
-    The site windows posts by their position in the topic, which records do not carry; the
+    The site windows posts by their position in the topic, which records do not carry; a
     mirror orders them by id (the order they were written in) and windows that list."""
     topic = _topic(ctx, short_name, topic_slug)
-    size = ctx.paging.size()
-    rows = ctx.board.all("SELECT raw, stub, hidden_from_users FROM posts WHERE forum_short_name = ? AND topic_slug = ? "
-                         "AND raw IS NOT NULL ORDER BY id LIMIT ? OFFSET ?",
-                         (short_name, topic_slug, size, ctx.paging.offset()))
+    size, offset = ctx.paging.size(), ctx.paging.offset()
+    if ctx.board.has("site_post_positions"):  # a generated board knows each post's place
+        rows = ctx.board.all("SELECT p.raw, p.stub, p.hidden_from_users FROM posts p JOIN site_post_positions s "
+                             "ON s.post_id = p.id WHERE p.forum_short_name = ? AND p.topic_slug = ? "
+                             "AND s.position >= ? AND s.position < ? ORDER BY s.position",
+                             (short_name, topic_slug, offset, offset + size))
+    else:
+        rows = ctx.board.all("SELECT raw, stub, hidden_from_users FROM posts WHERE forum_short_name = ? "
+                             "AND topic_slug = ? AND raw IS NOT NULL ORDER BY id LIMIT ? OFFSET ?",
+                             (short_name, topic_slug, size, offset))
     posts = [post for post in raw_records(rows) if post is not None]
     return {"posts": posts, "total": topic.get("post_count", len(posts))}
 
@@ -318,24 +383,26 @@ def oembed(ctx: Context) -> Record:
 
 
 def _oembed_of(ctx: Context, image: Record) -> Record:
-    names = image.get("tags") or []
-    artists = [n.split(":", 1)[1] for n in names if n.startswith("artist:")]
+    tags = ctx.board.all("SELECT name, category, namespace, name_in_namespace FROM tags "
+                         "WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(image.get("tag_ids") or [])])
+    ordered = sorted(tags, key=lambda t: display_key(t["category"], t["name"]))
     width, height = image.get("width") or 0, image.get("height") or 0
-    large = (image.get("representations") or {}).get("large")
     if width > 1280 or height > 1024:
-        ratio = image.get("aspect_ratio") or (width / height if height else 1)
-        size = (1280, int(1280 // ratio)) if ratio > 1.25 else (int(1024 * ratio), 1024)
+        ratio = image.get("aspect_ratio") or 1.0
+        thumb = (1280, int(1280 // ratio)) if ratio > 1.25 else (int(1024 * ratio), 1024)
     else:
-        size = (width, height)
+        thumb = (width, height)
+    representations = image.get("representations") or {}
     return {
-        "type": "photo", "version": "1.0",
-        "title": f"#{image['id']} - {', '.join(names)} - Derpibooru",
-        "author_name": ", ".join(artists), "author_url": image.get("source_url") or "",
+        "version": "1.0", "type": "photo",
+        "title": f"#{image['id']} - {', '.join(t['name'] for t in ordered)} - Derpibooru",
+        "author_name": ", ".join(t["name_in_namespace"] for t in ordered if t["namespace"] == "artist"),
+        "author_url": (image.get("source_urls") or [image.get("source_url") or ""])[0],
         "provider_name": "Derpibooru", "provider_url": ctx.origin, "cache_age": 7200,
-        "thumbnail_url": large, "thumbnail_width": size[0], "thumbnail_height": size[1],
-        "url": (image.get("representations") or {}).get("full"), "width": width, "height": height,
         "derpibooru_id": image["id"], "derpibooru_score": image.get("score"),
-        "derpibooru_comments": image.get("comment_count"), "derpibooru_tags": names,
+        "derpibooru_comments": image.get("comment_count"), "derpibooru_tags": image.get("tags"),
+        "thumbnail_url": representations.get("large"), "thumbnail_width": thumb[0], "thumbnail_height": thumb[1],
+        "url": representations.get("full"), "width": width, "height": height,
     }
 
 

@@ -103,7 +103,14 @@ def complex_filter(text: str | None) -> Node | None:
 
 
 class Board:
-    """A mirror database opened read-only for serving."""
+    """A mirror database opened read-only for serving.
+
+    A board replaying recorded responses (``as_recorded``) serves image records exactly as they
+    were recorded; otherwise their file URLs point at the origin answering and ``spoilered``
+    follows the request's filter.
+    """
+
+    as_recorded = False
 
     def __init__(self, path: str | Path, *, search_seconds: float = 5.0) -> None:
         self.path = Path(path)
@@ -118,20 +125,44 @@ class Board:
             raise BoardMissing(f"{self.path} is not a mirror database ({e})") from None
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's read-only connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        """This thread's read-only connection (a new one once the board's file was replaced)."""
+        path = self.path
+        if getattr(self._local, "path", None) != path:
+            old = getattr(self._local, "conn", None)
+            if old is not None:
+                old.close()
+            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout=5000")
             engine.prepare(conn)
-            self._local.conn = conn
-        return conn
+            self._local.conn, self._local.path = conn, path
+        return self._local.conn
 
     def one(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         return self.connection().execute(sql, tuple(params)).fetchone()
 
     def all(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         return self.connection().execute(sql, tuple(params)).fetchall()
+
+    # -- accounts (only a board the local site generated has them) ------------------------------
+
+    def has(self, table: str) -> bool:
+        """Whether the board has ``table`` (the local site's extra tables are not in a mirror)."""
+        return self.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]) is not None
+
+    def user_for_key(self, key: str) -> int | None:
+        """The user an API key belongs to; None for no key, an unknown one, or a mirror."""
+        if not key or not self.has("site_keys"):
+            return None
+        row = self.one("SELECT user_id FROM site_keys WHERE key = ?", [key])
+        return row[0] if row else None
+
+    def interactions(self, user_id: int, image_ids: Sequence[int]) -> list[Record]:
+        """The user's votes, favourites and hides on these images."""
+        if not image_ids or not self.has("site_interactions"):
+            return []
+        return [dict(row) for row in self.all(
+            "SELECT image_id, user_id, interaction_type, value FROM site_interactions "
+            "WHERE user_id = ? AND image_id IN (SELECT value FROM json_each(?))", (user_id, json.dumps(list(image_ids))))]
 
     # -- filters ---------------------------------------------------------------------------------
 
@@ -151,16 +182,17 @@ class Board:
         spoilered = self.spoilered([row["id"] for row in rows], image_filter)
         return [self.image_record(row, origin, row["id"] in spoilered) for row in rows]
 
-    @staticmethod
-    def image_record(row: sqlite3.Row, origin: str, spoilered: bool) -> Record:
+    def image_record(self, row: sqlite3.Row, origin: str, spoilered: bool) -> Record:
         if row["hidden_from_users"] and row["stub"]:
             return json.loads(row["stub"])  # the stub the site serves: no files, no spoilered
         record = json.loads(row["raw"])
+        if self.as_recorded:
+            return record
+        record["spoilered"] = spoilered
         if isinstance(record.get("representations"), dict):
             record["representations"] = {k: rebase(v, origin) for k, v in record["representations"].items()}
         if "view_url" in record:
             record["view_url"] = rebase(record["view_url"], origin)
-        record["spoilered"] = spoilered
         return record
 
     def spoilered(self, image_ids: Sequence[int], image_filter: ImageFilter) -> set[int]:

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from . import media
-from .records import (NAMESPACE_CATEGORIES, RATINGS, background_pony, iso, parse_iso, slug, slug_of_title,
-                      split_namespace, unslug, utc_now)
+from ..search.slugs import slug, unslug
+from .records import (NAMESPACE_CATEGORIES, RATINGS, background_pony, iso, parse_iso, slug_of_title,
+                      split_namespace, utc_now)
 
 __all__ = ["Dataset"]
 
@@ -48,6 +49,9 @@ class Dataset:
         self._tag_by_name: dict[str, int] = {}
         self._tag_by_slug: dict[str, int] = {}
         self._cache: dict[str, Any] = {}
+        self.version = 0  # bumped by every change, so the published board knows it is stale
+        # Loaded from recordings: served exactly as recorded, file URLs included.
+        self.recorded = False
 
     # ------------------------------------------------------------------ construction
 
@@ -67,6 +71,7 @@ class Dataset:
 
         dataset = cls(seed=0)
         load_fixtures(dataset, Path(path))
+        dataset.recorded = True
         return dataset
 
     def to_json(self) -> str:
@@ -110,7 +115,9 @@ class Dataset:
         return self._cache[key]
 
     def invalidate(self) -> None:
+        """Forget what was derived from the data, and count a new version (the site republishes)."""
         self._cache.clear()
+        self.version += 1
 
     def alias_names(self) -> dict[int, list[str]]:
         """tag id -> names of the tags aliased to it (the search index stores both)."""
@@ -514,6 +521,11 @@ class Dataset:
         record.update(fields)
         self.invalidate()
         return record
+
+    def clear_features(self) -> None:
+        """Forget every featured image (a site that features nothing)."""
+        self.features.clear()
+        self.invalidate()
 
     def feature_image(self, image_id: int) -> None:
         """Feature an image now: /images/featured answers with it."""

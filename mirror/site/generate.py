@@ -11,7 +11,8 @@ import random
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from .records import RATINGS, background_pony, iso, parse_iso, slug, slug_of_title
+from ..search.slugs import slug
+from .records import RATINGS, background_pony, iso, parse_iso, slug_of_title
 
 if TYPE_CHECKING:  # the dataset imports this module lazily; avoid the cycle at runtime
     from .dataset import Dataset

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import urllib.parse
 from datetime import datetime, timezone
 
 NAMESPACES = (
@@ -38,23 +37,6 @@ def parse_iso(value: str) -> datetime:
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc).replace(microsecond=0)
-
-
-def slug(name: str) -> str:
-    """Philomena.Slug.slug: escape URL-hostile punctuation as words, then URI-encode (space -> +)."""
-    for char, word in (("-", "-dash-"), ("/", "-fwslash-"), ("\\", "-bwslash-"),
-                       (":", "-colon-"), (".", "-dot-"), ("+", "-plus-")):
-        name = name.replace(char, word)
-    return urllib.parse.quote(name, safe="-._~ ").replace(" ", "+")
-
-
-def unslug(value: str) -> str:
-    """The tag name a slug was made from (the reverse of :func:`slug`)."""
-    name = urllib.parse.unquote_plus(value)
-    for char, word in (("/", "-fwslash-"), ("\\", "-bwslash-"), (":", "-colon-"), (".", "-dot-"),
-                       ("+", "-plus-"), ("-", "-dash-")):
-        name = name.replace(word, char)
-    return name
 
 
 def split_namespace(name: str) -> tuple[str | None, str]:

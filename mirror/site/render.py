@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .records import anonymous_avatar, display_key, parse_iso, slug, wilson_score
+from ..search.slugs import slug
+from .records import anonymous_avatar, display_key, parse_iso, wilson_score
 
 Record = dict[str, Any]
 
@@ -296,37 +297,4 @@ def render_user(user: Record, urls: Urls) -> Record:
              "awarded_on": a["awarded_on"]}
             for a in user["awards"]
         ],
-    }
-
-
-def render_oembed(image: Record, tags: Mapping[int, Record], urls: Urls) -> Record:
-    """The bare (unwrapped) oEmbed object for a visible image."""
-    record = render_image(image, urls.img, tags)
-    ordered = display_ordered(image, tags)
-    names = [t["name"] for t in ordered]
-    width, height = record["width"], record["height"]
-    if width > 1280 or height > 1024:
-        ratio = record["aspect_ratio"]
-        thumb_w, thumb_h = (1280, int(1280 // ratio)) if ratio > 1.25 else (int(1024 * ratio), 1024)
-    else:
-        thumb_w, thumb_h = width, height
-    return {
-        "version": "1.0",
-        "type": "photo",
-        "title": f"#{image['id']} - {', '.join(names)} - Derpibooru",
-        "author_name": ", ".join(t["name_in_namespace"] for t in ordered if t["namespace"] == "artist"),
-        "author_url": (record.get("source_urls") or [record.get("source_url") or ""])[0],
-        "provider_name": "Derpibooru",
-        "provider_url": urls.origin,
-        "cache_age": 7200,
-        "derpibooru_id": image["id"],
-        "derpibooru_score": record["score"],
-        "derpibooru_comments": record["comment_count"],
-        "derpibooru_tags": record["tags"],
-        "thumbnail_url": record["representations"]["large"],
-        "thumbnail_width": thumb_w,
-        "thumbnail_height": thumb_h,
-        "url": record["representations"]["full"],
-        "width": width,
-        "height": height,
     }
