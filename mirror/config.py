@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .config_types import TYPE_NAMES, ConfigError, check_value, from_environment, key_type, shown, suggestion
-from .urls import redact
+from .urls import is_loopback, redact
 
 DEFAULT_CONFIG_FILE = "mirror.toml"
 
@@ -265,6 +265,9 @@ def _base_url_problem(url: str) -> str | None:
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme not in ("http", "https") or not url.split("://", 1)[1].strip("/"):
         return f"must start with https:// and name the site, got {shown(redact(url))}"
+    if scheme == "http" and not is_loopback(url):
+        return ("http:// is only for a site on this machine (127.0.0.1, ::1, localhost); the site's rules "
+                f"require https://, got {shown(redact(url))}")
     return None
 
 

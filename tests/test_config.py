@@ -122,6 +122,7 @@ def test_a_wrongly_typed_api_key_is_named_but_never_shown(tmp_path):
 @pytest.mark.parametrize("variable, value, message", [
     ("MIRROR_FILTER_ID", "everything", 'MIRROR_FILTER_ID: [site] filter_id: expected an integer, got "everything"'),
     ("MIRROR_FILTER_ID", "1.5", 'MIRROR_FILTER_ID: [site] filter_id: expected an integer, got "1.5"'),
+    ("MIRROR_BASE_URL", "http://derpibooru.org", "MIRROR_BASE_URL: [site] base_url: http:// is"),
 ])
 def test_environment_overrides_go_through_the_same_checks(tmp_path, monkeypatch, variable, value, message):
     monkeypatch.chdir(tmp_path)
@@ -146,3 +147,29 @@ def test_the_cli_refuses_a_bad_config_with_exit_2_before_any_request(site, tmp_p
     assert message in result.output and result.output.count("Error:") == 1
     assert site.requests == [] and not (tmp_path / "m.db").exists()
 
+
+# --- https everywhere, except a loopback site ------------------------------------------------------
+
+@pytest.mark.parametrize("url", ["http://derpibooru.org", "http://10.0.0.5:8808", "http://127.0.0.1.example.org",
+                                 "http://[::2]:80", "HTTP://furbooru.org"])
+def test_plain_http_is_refused_for_a_site_off_this_machine(tmp_path, url):
+    path = tmp_path / "m.toml"
+    path.write_text(f'[site]\nbase_url = "{url}"\n')
+    with pytest.raises(ConfigError, match=r"\[site\] base_url: http:// is only for a site on this machine"):
+        load_config(path, environ={})
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8808", "http://127.3.4.5", "http://localhost:8808/",
+                                 "http://[::1]:8808", "https://derpibooru.org", "https://10.0.0.5"])
+def test_plain_http_is_fine_on_loopback_and_https_anywhere(tmp_path, url):
+    path = tmp_path / "m.toml"
+    path.write_text(f'[site]\nbase_url = "{url}"\n')
+    assert load_config(path, environ={}).base_url == url.rstrip("/")
+
+
+def test_the_cli_refuses_plain_http_to_a_remote_site_with_exit_2(tmp_path):
+    path = tmp_path / "mirror.toml"
+    path.write_text(f'[site]\nbase_url = "http://derpibooru.org"\n[store]\ndatabase = "{tmp_path / "m.db"}"\n')
+    result = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+    assert result.exit_code == 2 and "base_url: http:// is only for a site on this machine" in result.output
+    assert not (tmp_path / "m.db").exists()
