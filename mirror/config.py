@@ -43,6 +43,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # For S3-compatible object storage (store.files = "s3://bucket/prefix"); credentials
         # come from the usual AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment variables.
         "endpoint_url": None,
+        # Seconds a write waits for another program's write transaction on the database.
+        "busy_timeout": 30.0,
     },
     "images": {
         "enabled": True,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -10,30 +9,32 @@ from typing import TypeVar
 
 from sqlite_utils import Database
 
+from .errors import database_errors, store_error
 from .schema import apply_migrations
 
+# Seconds a write waits for another program's write transaction before the run stops (store.busy_timeout).
+DEFAULT_BUSY_TIMEOUT = 30.0
 
-class StoreError(Exception):
-    """The database cannot be opened or written; the message says which file and why."""
 
-
-def open_database(path: str | Path, *, migrate: bool = True) -> Database:
+def open_database(path: str | Path, *, migrate: bool = True, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Database:
     """Open (creating if needed) the mirror at ``path`` in WAL mode, migrated to the newest schema.
 
     WAL lets Datasette read while a sync writes; ``synchronous=NORMAL`` is durable across
-    application crashes, which is what resumable syncs rely on.
+    application crashes, which is what resumable syncs rely on. A write waits ``busy_timeout``
+    seconds for another program's write transaction, then fails with a StoreError saying so.
     """
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise store_error(e, f"the folder of the database {path}", busy_timeout) from None
+    with database_errors(path, busy_timeout):
         db = Database(path)
+        db.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
         db.enable_wal()
         db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA busy_timeout=30000")
         if migrate:
             apply_migrations(db)
-    except (sqlite3.Error, OSError) as e:
-        raise StoreError(f"cannot open the database {path}: {e}") from None
     return db
 
 
