@@ -3,7 +3,8 @@
 Exit codes (also in the README): 0 done; 1 unexpected error; 2 bad usage or config;
 3 the site is unavailable or kept rate-limiting (everything fetched is kept; run again later);
 4 the site rejected a request (bad query, key required, not found); 5 the database or the files
-cannot be written (disk full, permissions, another program's write transaction, a missing bucket); 6 `mirror verify` found
+cannot be written (disk full, permissions, another program's write transaction, a missing bucket)
+or must not be touched (a newer schema, another program's database); 6 `mirror verify` found
 missing or corrupt files (`mirror verify --repair` fetches them again); 7 another run is writing
 to the same mirror (this one did nothing).
 """

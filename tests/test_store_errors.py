@@ -80,3 +80,41 @@ def test_another_programs_write_transaction_is_named_not_blamed_on_the_disk(site
     assert "disk space" not in locked.output and waited >= 1.5
     other.execute("ROLLBACK")
     assert mirror(config_path, "sync").exit_code == 0
+
+
+# --- a database this version must not touch ---------------------------------------------------------
+
+def test_a_database_from_a_newer_version_is_refused_untouched(site, tmp_path):
+    config = site_config(site, tmp_path)
+    config_path = write_config(config, tmp_path / "mirror.toml")
+    assert mirror(config_path, "sync").exit_code == 0
+    newer = sqlite3.connect(config.database)
+    with newer:
+        newer.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                      "VALUES ('booru-mirror', '0099_from_the_future', '2030-01-01')")
+    runs = newer.execute("SELECT count(*) FROM sync_runs").fetchone()[0]
+    site.clear_requests()
+
+    refused = mirror(config_path, "sync")
+
+    assert refused.exit_code == EXIT_STORE, refused.output
+    assert "newer version" in refused.output and "0099_from_the_future" in refused.output
+    assert str(config.database) in refused.output
+    assert site.requests == [] and newer.execute("SELECT count(*) FROM sync_runs").fetchone()[0] == runs
+
+
+def test_a_database_of_another_program_is_refused_untouched(site, tmp_path):
+    config = site_config(site, tmp_path)
+    config_path = write_config(config, tmp_path / "mirror.toml")
+    other = sqlite3.connect(config.database)
+    with other:
+        other.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
+        other.execute("INSERT INTO photos (path) VALUES ('holiday.jpg')")
+    other.close()
+    before = config.database.read_bytes()
+
+    refused = mirror(config_path, "sync")
+
+    assert refused.exit_code == EXIT_STORE, refused.output
+    assert "not a mirror" in refused.output and "photos" in refused.output
+    assert config.database.read_bytes() == before and site.requests == []

@@ -10,7 +10,7 @@ from typing import TypeVar
 from sqlite_utils import Database
 
 from .errors import database_errors, store_error
-from .schema import apply_migrations
+from .schema import apply_migrations, check_schema
 
 # Seconds a write waits for another program's write transaction before the run stops (store.busy_timeout).
 DEFAULT_BUSY_TIMEOUT = 30.0
@@ -31,6 +31,7 @@ def open_database(path: str | Path, *, migrate: bool = True, busy_timeout: float
     with database_errors(path, busy_timeout):
         db = Database(path)
         db.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
+        check_schema(db, path)
         db.enable_wal()
         db.execute("PRAGMA synchronous=NORMAL")
         if migrate:
