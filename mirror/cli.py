@@ -26,7 +26,8 @@ from .api import ApiError, SiteUnavailable
 from .config import RESOURCES, ConfigError, load_config
 from .download import StorageFailure
 from .progress import Reporter
-from .store import DEFAULT_BUSY_TIMEOUT, MirrorBusy, StoreError, database_errors, open_database, run_lock
+from .store import (DEFAULT_BUSY_TIMEOUT, MirrorBusy, StoreError, database_errors, open_database, open_read_only,
+                    run_lock)
 from .store.errors import store_error
 from .sync.runner import NotAvailable, run_sync
 
@@ -144,7 +145,7 @@ def verify(ctx: click.Context, repair: bool) -> None:
 @click.pass_context
 @handle_errors
 def status(ctx: click.Context) -> None:
-    """Print counts, cursors, downloads and the last run of each resource."""
+    """Print counts, cursors, downloads and the last run of each resource (reading only)."""
     from .download.run import wanted_representations
     from .status import describe
 
@@ -152,7 +153,10 @@ def status(ctx: click.Context) -> None:
     if not config.database.exists():
         click.echo(f"No mirror yet at {config.database}; run `mirror sync` to start one.")
         return
-    click.echo(describe(open_database(config.database), wanted_representations(config)))
+    busy_timeout = config["store"]["busy_timeout"]
+    db = open_read_only(config.database, busy_timeout=busy_timeout)
+    with database_errors(config.database, busy_timeout):
+        click.echo(describe(db, wanted_representations(config)))
 
 
 @cli.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,6 +37,26 @@ def open_database(path: str | Path, *, migrate: bool = True, busy_timeout: float
         db.execute("PRAGMA synchronous=NORMAL")
         if migrate:
             apply_migrations(db)
+    return db
+
+
+def open_read_only(path: str | Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Database:
+    """Open the mirror at ``path`` only to read it: no migrations, no lock, nothing written.
+
+    ``mirror status`` must work on a snapshot, a backup or a read-only mount, and leave the file as
+    it was. While a ``-wal`` file exists a connection is (or was) writing, so ``mode=ro`` reads what
+    it committed through the ``-wal`` and ``-shm`` files already there. Without one the file is
+    complete as it stands: ``immutable=1`` reads it without creating the ``-wal`` and ``-shm``
+    files a read-only WAL connection would otherwise leave behind (or fail to create on a
+    read-only mount).
+    """
+    path = Path(path)
+    wal = path.with_name(path.name + "-wal")
+    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+    with database_errors(path, busy_timeout):
+        db = Database(sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True))
+        db.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
+        check_schema(db, path)
     return db
 
 
