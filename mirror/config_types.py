@@ -40,23 +40,6 @@ def suggestion(name: str, known: list[str], template: str = "{}") -> str:
     return f" (did you mean {template.format(close[0])}?)" if close else ""
 
 
-def check_shape(values: dict[str, Any], defaults: dict[str, dict[str, Any]],
-                types: dict[tuple[str, str], type]) -> dict[str, dict[str, Any]]:
-    """``values`` with every section and key known and of its type (ints widened where floats are wanted).
-
-    ``types`` holds the type of each key whose default is None; the others take their default's.
-    """
-    checked: dict[str, dict[str, Any]] = {}
-    for section, keys in values.items():
-        if section not in defaults:
-            raise ConfigError(f"[{section}]: unknown section{suggestion(section, list(defaults), '[{}]')}")
-        if not isinstance(keys, dict):
-            raise ConfigError(f"[{section}]: expected a table of keys, got {shown(keys)}")
-        checked[section] = {key: check_value(section, key, value, key_type(defaults, types, section, key))
-                            for key, value in keys.items()}
-    return checked
-
-
 def key_type(defaults: dict[str, dict[str, Any]], types: dict[tuple[str, str], type], section: str, key: str) -> type:
     """The type ``[section] key`` holds, or a ConfigError naming it when there is no such key."""
     known = defaults[section]
