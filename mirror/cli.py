@@ -4,7 +4,8 @@ Exit codes (also in the README): 0 done; 1 unexpected error; 2 bad usage or conf
 3 the site is unavailable or kept rate-limiting (everything fetched is kept; run again later);
 4 the site rejected a request (bad query, key required, not found) or answered wrongly (a page
 that does not move the walk on); 5 the database or the files
-cannot be written (disk full, permissions, locked, a missing bucket); 6 `mirror verify` found
+cannot be written (disk full, permissions, another program's write transaction, a missing bucket)
+or must not be touched (a newer schema, another program's database); 6 `mirror verify` found
 missing or corrupt files (`mirror verify --repair` fetches them again); 7 another run is writing
 to the same mirror (this one did nothing).
 """
@@ -27,7 +28,9 @@ from .config import RESOURCES, ConfigError, load_config
 from .download import StorageFailure
 from .progress import Reporter
 from .site.board import BoardMissing
-from .store import MirrorBusy, StoreError, open_database, run_lock
+from .store import (DEFAULT_BUSY_TIMEOUT, MirrorBusy, StoreError, database_errors, open_database, open_read_only,
+                    run_lock)
+from .store.errors import store_error
 from .sync.runner import NotAvailable, run_sync
 
 EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE, EXIT_DAMAGED, EXIT_BUSY = 1, 2, 3, 4, 5, 6, 7
@@ -75,9 +78,8 @@ def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             _fail(str(e), EXIT_REJECTED)
         except (StoreError, StorageFailure, BoardMissing) as e:
             _fail(str(e), EXIT_STORE)
-        except sqlite3.Error as e:
-            _fail(f"the database could not be written: {e}. Nothing committed was lost; "
-                  "free some disk space or fix permissions and run again.", EXIT_STORE)
+        except sqlite3.Error as e:  # one that no database_errors block named the file of
+            _fail(str(store_error(e, "the database", DEFAULT_BUSY_TIMEOUT)), EXIT_STORE)
         except KeyboardInterrupt:
             _fail("interrupted; everything stored so far is kept and the next run resumes", EXIT_ERROR)
 
@@ -101,8 +103,9 @@ def _config(ctx: click.Context):
 def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run ``work(config, db, *args, reporter, **kwargs)`` with the progress display, holding the mirror's lock."""
     config = _config(ctx)
-    with run_lock(config.database):
-        db = open_database(config.database)
+    busy_timeout = config["store"]["busy_timeout"]
+    with run_lock(config.database), database_errors(config.database, busy_timeout):
+        db = open_database(config.database, busy_timeout=busy_timeout)
         with Reporter() as reporter:
             return asyncio.run(work(config, db, *args, reporter, **kwargs))
 
@@ -144,7 +147,7 @@ def verify(ctx: click.Context, repair: bool) -> None:
 @click.pass_context
 @handle_errors
 def status(ctx: click.Context) -> None:
-    """Print counts, cursors, downloads and the last run of each resource."""
+    """Print counts, cursors, downloads and the last run of each resource (reading only)."""
     from .download.run import wanted_representations
     from .status import describe
 
@@ -152,7 +155,10 @@ def status(ctx: click.Context) -> None:
     if not config.database.exists():
         click.echo(f"No mirror yet at {config.database}; run `mirror sync` to start one.")
         return
-    click.echo(describe(open_database(config.database), wanted_representations(config)))
+    busy_timeout = config["store"]["busy_timeout"]
+    db = open_read_only(config.database, busy_timeout=busy_timeout)
+    with database_errors(config.database, busy_timeout):
+        click.echo(describe(db, wanted_representations(config)))
 
 
 @cli.command()

@@ -10,9 +10,13 @@ from __future__ import annotations
 import copy
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .config_types import TYPE_NAMES, ConfigError, check_value, from_environment, key_type, shown, suggestion
+from .urls import is_loopback, redact
 
 DEFAULT_CONFIG_FILE = "mirror.toml"
 
@@ -39,6 +43,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # For S3-compatible object storage (store.files = "s3://bucket/prefix"); credentials
         # come from the usual AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment variables.
         "endpoint_url": None,
+        # Seconds a write waits for another program's write transaction on the database.
+        "busy_timeout": 30.0,
     },
     "images": {
         "enabled": True,
@@ -69,7 +75,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "refresh_overlap": 900,
         # Reordering a gallery leaves its updated_at alone, so galleries are also walked again
         # when their last walk is this many days old, at most rewalk_per_run of them per run.
-        "rewalk_after_days": 30,
+        "rewalk_after_days": 30.0,
         "rewalk_per_run": 10,
     },
     "tags": {
@@ -95,7 +101,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "profiles": {
         "enabled": False,
         # Days before a profile (or a deleted account's 404) is asked for again.
-        "refresh_days": 30,
+        "refresh_days": 30.0,
         # At most this many stale profiles are refreshed per run, oldest first, so the profiles
         # fetched on the first night do not all fall due on one later night. New users always come.
         "refresh_per_run": 200,
@@ -116,6 +122,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 
+# The type of each key whose default is None; every other key holds the type of its default.
+TYPES: dict[tuple[str, str], type] = {
+    ("site", "filter_id"): int,
+    ("site", "api_key"): str,
+    ("store", "endpoint_url"): str,
+}
+
 # Environment variables that override a key, for cron jobs and containers.
 ENVIRONMENT = {
     "MIRROR_BASE_URL": ("site", "base_url"),
@@ -123,10 +136,6 @@ ENVIRONMENT = {
     "MIRROR_DATABASE": ("store", "database"),
     "MIRROR_FILES": ("store", "files"),
 }
-
-
-class ConfigError(Exception):
-    """The configuration cannot be used; the message says which key and why."""
 
 
 class Secret:
@@ -177,18 +186,27 @@ def load_config(path: str | os.PathLike[str] | None = None, environ: dict[str, s
     user: dict[str, Any] = {}
     if path is not None or file_path.exists():
         user = _read_toml(file_path)
-    config = make_config(user, environ)
+    config = make_config(user, environ, source=str(file_path))
     config.path = file_path if user else None
     return config
 
 
-def make_config(values: dict[str, Any], environ: dict[str, str] | None = None) -> Config:
-    """A config from ``values`` (shaped like the TOML file) over the defaults, without reading a file."""
-    sections = _merge(values)
+def make_config(values: dict[str, Any], environ: dict[str, str] | None = None, *,
+                source: str | None = None) -> Config:
+    """A config from ``values`` (shaped like the TOML file) over the defaults, without reading a file.
+
+    Every key given, in ``values`` or the environment, is checked on its own, so the one message a
+    mistake gives names where it came from (``source``, or the variable) and which key it is.
+    """
+    sections = copy.deepcopy(DEFAULTS)
+    for section, keys in values.items():
+        _check_section(section, keys, source)
+        for key, value in keys.items():
+            sections[section][key] = _checked(section, key, value, source)
     for variable, (section, key) in ENVIRONMENT.items():
         if environ and environ.get(variable):
-            sections[section][key] = environ[variable]
-    _validate(sections)
+            value = from_environment(environ[variable], key_type(DEFAULTS, TYPES, section, key))
+            sections[section][key] = _checked(section, key, value, f"environment {variable}")
     file_key = sections["site"].pop("api_key", None)
     key = (environ or {}).get("MIRROR_API_KEY") or file_key
     return Config(sections, Secret(key) if key else None)
@@ -204,106 +222,87 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not valid TOML: {e}") from None
 
 
-def _merge(user: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    sections = copy.deepcopy(DEFAULTS)
-    for section, values in user.items():
-        if section not in sections:
-            raise ConfigError(f"unknown section [{section}]; known sections: {', '.join(sections)}")
-        if not isinstance(values, dict):
-            raise ConfigError(f"[{section}] must be a table of keys")
-        sections[section].update(values)
-    return sections
+def _from(source: str | None, error: ConfigError) -> ConfigError:
+    return ConfigError(f"{source}: {error}") if source else error
 
 
-def _validate(sections: dict[str, dict[str, Any]]) -> None:
-    polite = sections["polite"]
-    for key in ("requests_per_second", "timeout", "backoff"):
-        polite[key] = _number(polite[key], f"polite.{key}", positive=True)
-    for key in ("max_retries", "give_up_after"):
-        polite[key] = int(_number(polite[key], f"polite.{key}", positive=key == "give_up_after"))
-    base_url = sections["site"]["base_url"]
-    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"site.base_url must start with https:// (or http:// for a local site), got {base_url!r}")
-    filter_id = sections["site"]["filter_id"]
-    if filter_id not in (None, ""):
-        try:
-            sections["site"]["filter_id"] = int(filter_id)
-        except (TypeError, ValueError):
-            raise ConfigError(f"site.filter_id must be a filter's number, got {filter_id!r}") from None
-    else:
-        sections["site"]["filter_id"] = None
-    images = sections["images"]
-    if not isinstance(images["query"], str) or not images["query"].strip():
-        raise ConfigError("images.query must be a non-empty search query; use \"*\" for every image")
-    images["refresh_overlap"] = int(_number(images["refresh_overlap"], "images.refresh_overlap"))
-    _validate_forums_posts(sections)
-    _validate_comments_galleries(sections)
-    _validate_download(sections["download"])
-    _validate_tags_filters_profiles(sections)
+def _check_section(section: str, keys: Any, source: str | None) -> None:
+    if section not in DEFAULTS:
+        raise _from(source, ConfigError(f"[{section}]: unknown section{suggestion(section, list(DEFAULTS), '[{}]')}"))
+    if not isinstance(keys, dict):
+        raise _from(source, ConfigError(f"[{section}]: expected a table of keys, got {shown(keys)}"))
 
 
-def _validate_download(download: dict[str, Any]) -> None:
+def _checked(section: str, key: str, value: Any, source: str | None) -> Any:
+    """``value`` for ``[section] key`` once its name, type and rules are checked."""
+    try:
+        wanted = key_type(DEFAULTS, TYPES, section, key)
+        if value is None and DEFAULTS[section][key] is not None:
+            raise ConfigError(f"[{section}] {key}: expected {TYPE_NAMES[wanted]}, got nothing")
+        value = check_value(section, key, value, wanted)
+        if value is not None:
+            _check_rules(section, key, value)
+        return value
+    except ConfigError as e:
+        raise _from(source, e) from None
+
+
+# Numbers that must be above 0; every other number must be at least 0.
+POSITIVE = {("polite", "requests_per_second"), ("polite", "timeout"), ("polite", "backoff"),
+            ("polite", "give_up_after"), ("download", "concurrency"), ("download", "requests_per_second"),
+            ("download", "file_deadline")}
+
+
+def _check_rules(section: str, key: str, value: Any) -> None:
+    """What a well-typed value must also be: in range, one of the choices, a known name."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        positive = (section, key) in POSITIVE
+        if value < 0 or (positive and value == 0):
+            raise ConfigError(f"[{section}] {key}: must be {'greater than 0' if positive else 'at least 0'}, "
+                              f"got {shown(value)}")
+    rule = RULES.get(key) or RULES.get(f"{section}.{key}")
+    if rule:
+        problem = rule(value)
+        if problem:
+            raise ConfigError(f"[{section}] {key}: {problem}")
+
+
+def _base_url_problem(url: str) -> str | None:
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in ("http", "https") or not url.split("://", 1)[1].strip("/"):
+        return f"must start with https:// and name the site, got {shown(redact(url))}"
+    if scheme == "http" and not is_loopback(url):
+        return ("http:// is only for a site on this machine (127.0.0.1, ::1, localhost); the site's rules "
+                f"require https://, got {shown(redact(url))}")
+    return None
+
+
+def _representations_problem(names: list[Any]) -> str | None:
     from .download.layout import REPRESENTATIONS
 
-    names = download["representations"]
-    if isinstance(names, str) or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise ConfigError(f"download.representations must be a list of names, got {names!r}")
     unknown = [n for n in names if n not in REPRESENTATIONS]
     if unknown:
-        raise ConfigError(f"download.representations: unknown {', '.join(map(repr, unknown))}; "
-                          f"known: {', '.join(REPRESENTATIONS)} (webm/mp4 of GIFs: gif_videos = true; "
-                          "SVG originals: svg_originals = true)")
-    download["concurrency"] = int(_number(download["concurrency"], "download.concurrency", positive=True))
-    download["requests_per_second"] = _number(download["requests_per_second"], "download.requests_per_second",
-                                              positive=True)
-    download["file_deadline"] = _number(download["file_deadline"], "download.file_deadline", positive=True)
+        return (f"unknown {', '.join(map(shown, unknown))}; known: {', '.join(REPRESENTATIONS)} "
+                "(webm/mp4 of GIFs: gif_videos = true; SVG originals: svg_originals = true)")
+    return None
 
 
-def _validate_tags_filters_profiles(sections: dict[str, dict[str, Any]]) -> None:
-    _check_scope(sections, "tags")
-    tags = sections["tags"]
-    tags["refresh_per_run"] = int(_number(tags["refresh_per_run"], "tags.refresh_per_run"))
-    ids = sections["filters"]["ids"]
-    if not isinstance(ids, list) or not all(type(i) is int for i in ids):
-        raise ConfigError(f"filters.ids must be a list of filter numbers, got {ids!r}")
-    profiles = sections["profiles"]
-    profiles["refresh_days"] = _number(profiles["refresh_days"], "profiles.refresh_days")
-    profiles["refresh_per_run"] = int(_number(profiles["refresh_per_run"], "profiles.refresh_per_run"))
+def _list_of(kind: type, what: str) -> Callable[[list[Any]], str | None]:
+    def problem(values: list[Any]) -> str | None:
+        return None if all(type(v) is kind for v in values) else f"expected a list of {what}, got {shown(values)}"
+
+    return problem
 
 
-def _check_scope(sections: dict[str, dict[str, Any]], name: str) -> None:
-    scope = sections[name]["scope"]
-    if scope not in ("mirrored", "all"):
-        raise ConfigError(f"{name}.scope must be \"mirrored\" or \"all\", got {scope!r}")
+def _scope_problem(scope: str) -> str | None:
+    return None if scope in ("mirrored", "all") else f'expected "mirrored" or "all", got {shown(scope)}'
 
 
-def _validate_comments_galleries(sections: dict[str, dict[str, Any]]) -> None:
-    for name in ("comments", "galleries"):
-        _check_scope(sections, name)
-        section = sections[name]
-        section["refresh_overlap"] = int(_number(section["refresh_overlap"], f"{name}.refresh_overlap"))
-    comments = sections["comments"]
-    comments["audit_per_run"] = int(_number(comments["audit_per_run"], "comments.audit_per_run"))
-    galleries = sections["galleries"]
-    galleries["rewalk_after_days"] = _number(galleries["rewalk_after_days"], "galleries.rewalk_after_days")
-    galleries["rewalk_per_run"] = int(_number(galleries["rewalk_per_run"], "galleries.rewalk_per_run"))
-
-
-def _validate_forums_posts(sections: dict[str, dict[str, Any]]) -> None:
-    forums = sections["forums"]["forums"]
-    if isinstance(forums, str) or not isinstance(forums, list) or not all(isinstance(f, str) for f in forums):
-        raise ConfigError(f"forums.forums must be a list of forum short names, got {forums!r}")
-    sections["forums"]["audit_pages_per_run"] = int(_number(sections["forums"]["audit_pages_per_run"],
-                                                            "forums.audit_pages_per_run"))
-    posts = sections["posts"]
-    posts["refresh_overlap"] = int(_number(posts["refresh_overlap"], "posts.refresh_overlap"))
-
-
-def _number(value: Any, name: str, positive: bool = False) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    if number < 0 or (positive and number == 0):
-        raise ConfigError(f"{name} must be {'greater than 0' if positive else 'at least 0'}, got {value!r}")
-    return number
+RULES: dict[str, Callable[[Any], str | None]] = {
+    "site.base_url": _base_url_problem,
+    "images.query": lambda q: None if q.strip() else 'must be a non-empty search query; use "*" for every image',
+    "scope": _scope_problem,
+    "download.representations": _representations_problem,
+    "forums.forums": _list_of(str, "forum short names"),
+    "filters.ids": _list_of(int, "filter numbers"),
+}

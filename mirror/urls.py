@@ -8,6 +8,7 @@ error message or the database goes through :func:`redact` first.
 
 from __future__ import annotations
 
+from ipaddress import ip_address
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 
@@ -36,3 +37,14 @@ def redact(url: str) -> str:
         return str(url)
     query = [(k, "***" if k == "key" else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
     return urlunsplit(parts._replace(query=urlencode(query, safe="*:,")))
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (127.0.0.0/8, ::1 or localhost), where plain http is allowed."""
+    host = (urlsplit(url).hostname or "").rstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False

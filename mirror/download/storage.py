@@ -8,7 +8,6 @@ only once complete). Either way nothing half-written ever carries a final name.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import shutil
@@ -20,6 +19,7 @@ from typing import Any
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from ..store.errors import DENIED, FULL, MISSING, WHAT, os_error_kind
 from ..urls import redact
 from .kinds import problem
 
@@ -154,14 +154,10 @@ class Storage:
 
 def storage_failure(error: OSError, where: object) -> StorageFailure:
     """A clear message for an error writing files: which file, what happened, what to do."""
-    if error.errno == errno.ENOSPC:
-        what, todo = "no space left on the device", "free some space"
-    elif isinstance(error, PermissionError) or error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        what, todo = "permission denied", "fix the permissions (or point store.files elsewhere)"
-    elif isinstance(error, FileNotFoundError):
-        what, todo = "it does not exist", "create it (for object storage: the bucket)"
-    else:
-        what, todo = error.strerror or str(error), "fix the cause"
+    kind = os_error_kind(error)
+    what = WHAT.get(kind) or error.strerror or str(error)
+    todo = {FULL: "free some space", DENIED: "fix the permissions (or point store.files elsewhere)",
+            MISSING: "create it (for object storage: the bucket)"}.get(kind, "fix the cause")
     return StorageFailure(f"cannot write {where}: {what}. Files finished so far are kept and nothing "
                           f"half-written was left under a final name; {todo} and run `mirror download` again.")
 

@@ -10,30 +10,53 @@ from typing import TypeVar
 
 from sqlite_utils import Database
 
-from .schema import apply_migrations
+from .errors import database_errors, store_error
+from .schema import apply_migrations, check_schema
+
+# Seconds a write waits for another program's write transaction before the run stops (store.busy_timeout).
+DEFAULT_BUSY_TIMEOUT = 30.0
 
 
-class StoreError(Exception):
-    """The database cannot be opened or written; the message says which file and why."""
-
-
-def open_database(path: str | Path, *, migrate: bool = True) -> Database:
+def open_database(path: str | Path, *, migrate: bool = True, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Database:
     """Open (creating if needed) the mirror at ``path`` in WAL mode, migrated to the newest schema.
 
     WAL lets Datasette read while a sync writes; ``synchronous=NORMAL`` is durable across
-    application crashes, which is what resumable syncs rely on.
+    application crashes, which is what resumable syncs rely on. A write waits ``busy_timeout``
+    seconds for another program's write transaction, then fails with a StoreError saying so.
     """
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise store_error(e, f"the folder of the database {path}", busy_timeout) from None
+    with database_errors(path, busy_timeout):
         db = Database(path)
+        db.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
+        check_schema(db, path)
         db.enable_wal()
         db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA busy_timeout=30000")
         if migrate:
             apply_migrations(db)
-    except (sqlite3.Error, OSError) as e:
-        raise StoreError(f"cannot open the database {path}: {e}") from None
+    return db
+
+
+def open_read_only(path: str | Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Database:
+    """Open the mirror at ``path`` only to read it: no migrations, no lock, nothing written.
+
+    ``mirror status`` must work on a snapshot, a backup or a read-only mount, and leave the file as
+    it was. While a ``-wal`` file exists a connection is (or was) writing, so ``mode=ro`` reads what
+    it committed through the ``-wal`` and ``-shm`` files already there. Without one the file is
+    complete as it stands: ``immutable=1`` reads it without creating the ``-wal`` and ``-shm``
+    files a read-only WAL connection would otherwise leave behind (or fail to create on a
+    read-only mount).
+    """
+    path = Path(path)
+    wal = path.with_name(path.name + "-wal")
+    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+    with database_errors(path, busy_timeout):
+        db = Database(sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True))
+        db.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
+        check_schema(db, path)
     return db
 
 

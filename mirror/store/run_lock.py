@@ -14,8 +14,9 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
-from .database import StoreError
+from .errors import StoreError, store_error
 
 
 class MirrorBusy(Exception):
@@ -32,25 +33,40 @@ def run_lock(database: Path) -> Iterator[None]:
     path = lock_path(database)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "a+")
+        handle = open(path, "a+b", buffering=0)  # unbuffered: a failed write is not retried on close
     except OSError as e:
-        raise StoreError(f"cannot create the lock file {path}: {e}") from None
+        raise _lock_failure(e, path) from None
     with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "another process"
+            holder = handle.read().decode(errors="replace").strip() or "another process"
             raise MirrorBusy(
                 f"{database} is being written by {holder}; this run did nothing. "
                 "If runs keep overlapping, sync less often or wait for the first full sync to finish."
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"mirror (pid {os.getpid()})\n")
-        handle.flush()
+        _sign(handle, path)
         try:
             yield
         finally:
             handle.seek(0)
             handle.truncate()
+
+
+def _sign(handle: BinaryIO, path: Path) -> None:
+    """Write who holds the lock into it, for the run that finds it taken.
+
+    On a disk that is still full this is the first write of a run: it must end in the same clean
+    exit as a full disk later on, not in a traceback.
+    """
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"mirror (pid {os.getpid()})\n".encode())
+    except OSError as e:
+        raise _lock_failure(e, path) from None
+
+
+def _lock_failure(error: OSError, path: Path) -> StoreError:
+    return store_error(error, f"the lock file {path}", busy_timeout=0)

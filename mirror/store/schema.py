@@ -8,9 +8,13 @@ appended to :data:`migrations`; an applied migration is never edited.
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
+
 from sqlite_utils import Database, Migrations
 
 from .originals import ORIGINAL_REPRESENTATION
+from .errors import StoreError
 from .specs import COMMENTS, FILTERS, FORUMS, GALLERIES, IMAGES, POSTS, TAGS, TOPICS, USERS, TableSpec
 
 IMAGE_FIELDS = IMAGES.fields
@@ -25,6 +29,31 @@ migrations = Migrations("booru-mirror")
 def apply_migrations(db: Database) -> None:
     """Bring ``db`` up to the newest schema; safe to call on every open."""
     migrations.apply(db)
+
+
+@cache
+def known_migrations() -> frozenset[str]:
+    """The names of this version's migrations: all of them are pending on an empty database."""
+    return frozenset(m.name for m in migrations.pending(Database(memory=True)))
+
+
+def check_schema(db: Database, path: Path) -> None:
+    """Refuse, before anything is written, a database this version does not understand.
+
+    Migrating a database that a newer version has migrated further, or another program's
+    database that ``store.database`` points at by mistake, could damage it; both are left as they are.
+    """
+    unknown = sorted({m.name for m in migrations.applied(db)} - known_migrations())
+    if unknown:
+        raise StoreError(f"the database {path} was made by a newer version of booru mirror (its schema has "
+                         f"{', '.join(unknown)}, which this version does not know); it was left untouched. "
+                         "Upgrade booru mirror, or point store.database at another file.")
+    if not migrations.applied(db):
+        foreign = [t for t in db.table_names() if not t.startswith("sqlite_") and t != migrations.migrations_table]
+        if foreign:
+            raise StoreError(f"the database {path} is not a mirror: it holds tables of another program "
+                             f"({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}) and no record of "
+                             "the mirror's schema; it was left untouched. Point store.database at a new file.")
 
 
 @migrations(name="0001_images_tags_state")
