@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 import pytest
 
 from mirror.config import Config, make_config
+from mirror.download.run import open_storage
+from mirror.site.board import Board
 from mirror.site.dataset import Dataset
-from mirror.site.server import SiteServer
+from mirror.site.serve import create_serve_app
+from mirror.site.server import LoopbackServer, SiteServer
 from mirror.store import open_database
 from mirror.sync.runner import run_sync
 
@@ -81,3 +85,41 @@ def site_pages(site: SiteServer, path: str, key: str, **params) -> list:
 def site_images(site: SiteServer, query: str = "*", **extra) -> list[dict]:
     """Every image the site returns for ``query`` (hidden ones as stubs)."""
     return site_pages(site, "/search/images", "images", q=query, sf="id", sd="asc", **{"del": "1"}, **extra)
+
+
+# Every resource a full mirror keeps; `mirror serve` answers them all.
+RESOURCES = ("images", "tags", "comments", "galleries", "forums", "posts", "filters", "profiles")
+
+
+def mirror_config(site, tmp_path: Path, filter_id: int) -> Config:
+    """A config that mirrors every resource of ``site`` (whole scopes) and downloads the files."""
+    enabled = {name: {"enabled": True, **({"scope": "all"} if name in ("comments", "galleries", "tags") else {})}
+               for name in RESOURCES}
+    config = site_config(site, tmp_path, download={"enabled": True, "requests_per_second": 500,
+                                                   "partial_dir": str(tmp_path / "partial")}, **enabled)
+    config["site"]["filter_id"] = filter_id
+    return config
+
+
+class Archive(NamedTuple):
+    """A finished mirror and `mirror serve` answering from it."""
+
+    config: Config
+    db: object  # the mirror's sqlite_utils Database
+    served: LoopbackServer
+    everything: int  # the Everything filter's id: it hides nothing
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    """A mirror of the local site, with its files, and `mirror serve` over it.
+
+    Shared by the tests that talk to the archive as a client would (`mirror serve` itself,
+    gallery-dl); they only read it, so one mirror per module is enough."""
+    tmp = tmp_path_factory.mktemp("archive")
+    with SiteServer(Dataset.generate(seed=5, images=120)) as site:
+        config = mirror_config(site, tmp, site.dataset.everything_filter_id)
+        report, db = sync(config, RESOURCES)
+        everything = site.dataset.everything_filter_id
+    with LoopbackServer(create_serve_app(Board(config.database), open_storage(config))) as served:
+        yield Archive(config, db, served, everything)

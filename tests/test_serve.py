@@ -8,45 +8,16 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
-import pytest
 from click.testing import CliRunner
 
 from mirror.cli import EXIT_STORE, cli
-from mirror.download.run import open_storage
-from mirror.site.board import Board
-from mirror.site.dataset import Dataset
-from mirror.site.serve import create_serve_app
-from mirror.site.server import LoopbackServer, SiteServer
 from mirror.store import open_database
 
-from .conftest import site_config, sync, write_config
+from .conftest import RESOURCES, mirror_config, sync, write_config
 
-RESOURCES = ("images", "tags", "comments", "galleries", "forums", "posts", "filters", "profiles")
 TABLES = ("images", "tags", "comments", "galleries", "forums", "topics", "posts", "filters", "users")
-
-
-def mirror_config(site, tmp_path: Path, filter_id: int):
-    enabled = {name: {"enabled": True, **({"scope": "all"} if name in ("comments", "galleries", "tags") else {})}
-               for name in RESOURCES}
-    config = site_config(site, tmp_path, download={"enabled": True, "requests_per_second": 500,
-                                                   "partial_dir": str(tmp_path / "partial")}, **enabled)
-    config["site"]["filter_id"] = filter_id
-    return config
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory):
-    """A mirror of the local site, with its files, and `mirror serve` over it."""
-    tmp = tmp_path_factory.mktemp("archive")
-    with SiteServer(Dataset.generate(seed=5, images=120)) as site:
-        config = mirror_config(site, tmp, site.dataset.everything_filter_id)
-        report, db = sync(config, RESOURCES)
-        everything = site.dataset.everything_filter_id
-    with LoopbackServer(create_serve_app(Board(config.database), open_storage(config))) as served:
-        yield config, db, served, everything
 
 
 def _origin_free(value):
