@@ -120,6 +120,14 @@ class Fetcher:
         await asyncio.to_thread(_validator_file(part).unlink, missing_ok=True)
         return got
 
+    def drop_staged(self, job: Job) -> None:
+        """Remove what a transfer of ``job`` left in the staging area, for a file found already kept.
+
+        A run killed between publishing the file and removing its validator leaves the validator
+        behind; the rerun adopts the file, and nothing would ever remove it.
+        """
+        _discard(self.storage.part(job.path))
+
     async def _transfer(self, job: Job, part: Path) -> Digest:
         """One attempt: stream the body (or its missing tail) into ``part``, hashing as it goes."""
         offset, digest = await asyncio.to_thread(_resume_point, part)
