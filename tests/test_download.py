@@ -501,6 +501,25 @@ def test_a_file_trickled_byte_by_byte_is_cut_off_at_the_deadline_and_resumed_lat
     assert_everything_kept_and_verified(config, db, site, ["thumb"])
 
 
+def test_a_file_kept_before_a_kill_is_adopted_and_its_validator_dropped(site, tmp_path):
+    """Killed between publishing a file and removing its validator (and so before recording it):
+    the rerun adopts the file without a request, and leaves nothing in the staging area."""
+    config = configure(site, tmp_path, representations=["thumb"])
+    sync(config)
+    db = open_database(config.database)
+    asyncio.run(run_downloads(config, db))
+    row = next(db["downloads"].rows_where("status = 'done'", order_by="image_id"))
+    db["downloads"].update((row["image_id"], "thumb"), {"status": "pending"})
+    Path(f"{open_storage(config).part(row['path'])}.validator").write_text('"an etag"')
+    site.clear_requests()
+
+    report = asyncio.run(run_downloads(config, db))
+
+    assert report.adopted == 1 and not file_requests(site)
+    assert db["downloads"].get((row["image_id"], "thumb"))["status"] == "done"
+    assert not staged_files(config)
+
+
 # --- a SIGKILL mid-way, then a rerun ------------------------------------------------------------------
 
 def test_sigkill_during_downloads_then_rerun(site, tmp_path):

@@ -20,7 +20,8 @@ from .killing import sync_command
 
 STOPPED = "so as not to loop; everything before is kept"
 # The sections that make each crawler walk everything, so that its first page is a full one.
-WALKS = {"images": {}, "comments": {"scope": "all"}, "posts": {"enabled": True}, "forums": {"audit_pages_per_run": 0}}
+WALKS = {"images": {}, "comments": {"scope": "all"}, "posts": {"enabled": True}, "forums": {"audit_pages_per_run": 0},
+         "tags": {"scope": "all", "refresh_per_run": 0}}
 
 
 def run_cli(config, tmp_path, resource: str) -> subprocess.CompletedProcess:

@@ -142,6 +142,14 @@ class Fetcher:
         await asyncio.to_thread(_validator_file(part).unlink, missing_ok=True)
         return got
 
+    def drop_staged(self, job: Job) -> None:
+        """Remove what a transfer of ``job`` left in the staging area, for a file found already kept.
+
+        A run killed between publishing the file and removing its validator leaves the validator
+        behind; the rerun adopts the file, and nothing would ever remove it.
+        """
+        _discard(self.storage.part(job.path))
+
     async def _transfer(self, job: Job, part: Path) -> Digest:
         """One attempt, cut off at the deadline; what came by then stays in ``part`` to resume."""
         timer = asyncio.timeout(self.deadline)

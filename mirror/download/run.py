@@ -158,6 +158,7 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
         kept = await asyncio.to_thread(fetcher.storage.digest, job.path)
         if kept is not None and await _adoptable(fetcher.storage, job, kept):
             # Published by an earlier run that was stopped before it could record it.
+            await asyncio.to_thread(fetcher.drop_staged, job)
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=kept.size,
                             sha512=kept.sha512)
             report.adopted += 1

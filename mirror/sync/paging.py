@@ -32,11 +32,13 @@ class WalkStalled(UnexpectedResponse):
 class ProgressGuard:
     """Stops one walk as soon as a page no longer moves it on. Give it every page the walk receives.
 
-    Either sign is enough: a page with the same records as the page before it (within the same
-    ``scope``: the keyset bound the request was made under, when the walk has one), or a page after
-    which the walk's cursor did not move, so that the next request would be this one again. Pages
-    with no record (only nulls for destroyed comments, an empty window of a topic) prove nothing
-    and are not compared.
+    Any sign is enough: a page with the same records as the page before it (within the same
+    ``scope``: the keyset bound the request was made under, when the walk has one), a page after
+    which the walk's cursor did not move, so that the next request would be this one again, or
+    (``answered`` False) a page whose records lie outside the bounds the request asked for: a walk
+    that moves its cursor by what it asked, not by what came, would otherwise step on forever
+    through an answer meant for another request. Pages with no record (only nulls for destroyed
+    comments, an empty window of a topic) prove nothing and are not compared.
     """
 
     def __init__(self, what: str) -> None:
@@ -45,8 +47,8 @@ class ProgressGuard:
         self.pages = 0
         self._last: tuple[Hashable, str] | None = None
 
-    def check(self, page: Page, *, moved: bool = True, scope: Hashable = None) -> None:
-        """Raise :class:`WalkStalled` if ``page`` repeats the one before or, ``moved`` False, left the cursor."""
+    def check(self, page: Page, *, moved: bool = True, scope: Hashable = None, answered: bool = True) -> None:
+        """Raise :class:`WalkStalled` if ``page`` repeats the one before, or ``moved`` or ``answered`` is False."""
         self.pages += 1
         records = [r for r in page.records if r is not None]
         seen = (scope, to_json(records)) if records else None
@@ -55,6 +57,9 @@ class ProgressGuard:
         if not moved:
             self._stop(f"page {self.pages} has records that do not advance the cursor "
                        "(their ids are missing or out of range; they are kept in rejects)")
+        if not answered:
+            self._stop(f"page {self.pages} holds records outside the ids it asked for "
+                       "(the site sent an earlier page again?)")
         self._last = seen
 
     def _stop(self, what_happened: str) -> NoReturn:

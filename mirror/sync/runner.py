@@ -17,6 +17,7 @@ from ..api.configured import make_client
 from ..config import Config
 from ..download import run_downloads
 from ..progress import Reportable, Reporter
+from . import session
 from .featured import record_featured
 
 __all__ = ["ORDER", "NotAvailable", "available", "resources_to_sync", "run_sync"]
@@ -48,6 +49,7 @@ async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[s
     """Sync ``names`` (or every enabled resource) into ``db``, then download when enabled.
 
     A run that syncs images also records the site's featured image, at most once per UTC day.
+    A rerun of a killed run skips the resources that run finished (:mod:`.session`).
 
     Raises on the first failure. The downloads come last and share the API client (and its
     pacing budget) for the rare record they need to fetch again.
@@ -55,8 +57,12 @@ async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[s
     reporter = reporter or Reporter(interactive=False)
     reports: list[Reportable] = []
     resources = resources_to_sync(config, names)
+    finished = session.begin(db, resources)
     async with make_client(config) as client:
         for name in resources:
+            if name in finished:
+                reporter.line(f"{name}: finished by the interrupted run, not asked again")
+                continue
             crawler = importlib.import_module(f"{__package__}.{name}")
             report = await crawler.sync(client, db, config[name], reporter.update)
             reporter.done(report)
@@ -65,4 +71,5 @@ async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[s
             reporter.line("featured image of the day recorded")
         if config["download"]["enabled"]:
             reports.append(await run_downloads(config, db, reporter, client=client))
+    session.end(db)
     return reports

@@ -15,7 +15,10 @@ repeat tags as counts move. The full walk therefore asks for id windows ``id.gte
 sized so one window fits one page (a window whose ``total`` exceeds a page is shrunk and asked
 again), and the window start is the cursor. A window found empty is followed by one open-ended
 probe ``id.gte:A``: when that fits a page the walk is over. After a complete walk later runs only
-walk past the highest id seen, which costs one request when the site has no new tag.
+walk past the highest id seen, which costs one request when the site has no new tag. The walk
+moves by the windows it asks for, not by the ids it gets, so a page whose tags lie outside the
+window asked for (a site serving one page whatever it is asked) stops it (``ProgressGuard``)
+instead of letting it step through the id space one id at a time.
 
 Ids asked for and not returned (a tag deleted on the site) get ``mirrored_at`` set with ``raw``
 left as it was, so they are not asked again every night but only when the rolling refresh comes
@@ -36,6 +39,7 @@ from ..store.records import record_ids
 from ..store.specs import TAGS
 from ..store.state import load_cursor, save_cursor
 from ..store.writer import RecordWriter, Saved
+from .paging import ProgressGuard
 from .report import Progress, SyncReport, recorded_run
 from .saving import PageSaver
 
@@ -56,6 +60,7 @@ class TagSync:
         self.saver = PageSaver(db, RecordWriter(db, TAGS, client.base_url), report, progress, STATE_NAME)
         self.cursor = load_cursor(db, STATE_NAME)
         self.fetched: set[int] = set()  # ids fetched this run, left out of the rolling refresh
+        self.guard = ProgressGuard("tags: the walk of every tag")
 
     async def run(self, scope: str, refresh_per_run: int) -> None:
         if scope == "all":
@@ -99,6 +104,7 @@ class TagSync:
         start, size = walk["start"], walk["size"]
         if walk["probe"]:
             page = await self.client.search_tags(f"id.gte:{start}", per_page=PER_PAGE)
+            self.guard.check(page, scope=(start, None), answered=within(page.records, start))
             if self.report.expected is None:
                 self.report.expected = page.total
             if (page.total or 0) <= PER_PAGE:  # the rest fits one page: keep it, the walk is over
@@ -108,6 +114,7 @@ class TagSync:
             self.report.pages += 1
             return {**walk, "probe": False}
         page = await self.client.search_tags(window_query(start, size), per_page=PER_PAGE)
+        self.guard.check(page, scope=(start, size), answered=within(page.records, start, start + size))
         total = page.total or 0
         if total > PER_PAGE and size > 1:  # the window does not fit a page: shrink it, ask again
             self.report.pages += 1
@@ -153,6 +160,11 @@ def next_start(cursor: Cursor) -> int:
     """Where a new walk begins: past the highest id a complete walk saw, or at the first id."""
     high = cursor.get("high_water")
     return 0 if high is None else high + 1
+
+
+def within(records: Sequence[Any], start: int, end: int | None = None) -> bool:
+    """Whether every valid id of ``records`` lies in the window ``[start, end)`` (no ``end``: open)."""
+    return all(start <= i and (end is None or i < end) for i in record_ids(records))
 
 
 def max_id(current: int | None, records: Sequence[Any]) -> int | None:
