@@ -11,6 +11,8 @@ import time
 
 import httpx
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mirror.cli import EXIT_STORE, cli
 from mirror.store import open_database
@@ -137,3 +139,32 @@ def test_a_sync_writing_does_not_block_serving(archive):
     with writer.conn:  # a write transaction held open, as a sync's page commit is
         writer.execute("UPDATE sync_state SET updated_at = updated_at")
         assert httpx.get(f"{served.api_url}/search/images", params={"q": "*"}, timeout=5).status_code == 200
+
+
+QUERY_PIECES = list('abc:*?~^()",.!-| \\0123456789') + [
+    " AND ", " OR ", "NOT ", "safe", "score.gt:", "id.lte:", "created_at:", "2020-01", "3 days ago", "my:faves",
+    "filter_id:", "gallery_id:", "description:", "wilson_score.gte:0.", "animated:", "true", "\x00", "é", "日本"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(query=st.lists(st.sampled_from(QUERY_PIECES), max_size=25).map("".join),
+       endpoint=st.sampled_from(["images", "comments", "posts", "tags", "galleries", "filters"]),
+       sf=st.sampled_from([None, "score", "random:7", "gallery_id:1", "_score", "bogus"]))
+def test_any_query_string_answers_200_or_400_with_a_message_never_500(archive, query, endpoint, sf):
+    served = archive.served
+    params = {"q": query, "filter_id": archive.everything, **({"sf": sf} if sf else {})}
+    response = httpx.get(f"{served.api_url}/search/{endpoint}", params=params, timeout=10)
+    assert response.status_code in (200, 400), (query, response.text[:200])
+    body = response.json()
+    if response.status_code == 400:
+        assert isinstance(body["error"], str) and body["error"]
+    else:
+        assert isinstance(body[endpoint], list) and isinstance(body["total"], int)
+
+
+def test_a_query_too_long_or_too_deep_is_refused_with_a_message(archive):
+    api = httpx.Client(base_url=archive.served.api_url, timeout=10)
+    long = api.get("/search/images", params={"q": "safe, " * 2000})
+    assert long.status_code == 400 and "longer than" in long.json()["error"]
+    deep = api.get("/search/images", params={"q": "(" * 1500 + "safe" + ")" * 1500})
+    assert deep.status_code == 400 and deep.json()["error"]
