@@ -134,6 +134,24 @@ def test_other_indexes(board, index, query):
     agree(board, index, query)
 
 
+@pytest.mark.parametrize("query", [  # the shapes of searches people run on Derpibooru
+    "safe, solo, -animated, score.gt:100",
+    "(pinkie pie || rainbow dash), solo, first_seen_at.gt:3 years ago",
+    "faves.gte:10, wilson_score.gt:0.5, safe",
+    "safe, -oc:*, width.gte:1920",
+    "twilight sparkle, -(equestria girls OR anthro)",
+    "created_at.gte:2020-01-01, created_at.lt:2021",
+    "artist:*, -artist needed, aspect_ratio.lt:1",
+    "dashie, pegasus",  # an alias and an implication
+    "safe || suggestive, rating_tag_count:1, tag_count.gte:5",
+    "description:\"commission\", -score.lt:0",
+    "cute^2, -sad",
+    "species:bat pony OR *changeling",
+])
+def test_real_searches(board, query):
+    agree(board, "images", query)
+
+
 def test_the_image_sort_orders_by_field_then_id_in_the_same_direction(board):
     _, conn, docs = board
     node = parse_query("*", INDEXES["images"].spec)
