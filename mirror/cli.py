@@ -179,6 +179,27 @@ def serve(ctx: click.Context, host: str, port: int, database: str | None) -> Non
 
 
 @cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8001, show_default=True, help="Port to listen on (0 picks a free one).")
+@click.option("--open", "open_browser", is_flag=True, help="Open it in a web browser.")
+@click.option("--metadata", "print_metadata", is_flag=True,
+              help="Print the Datasette metadata instead (for `datasette data/mirror.db -m metadata.json`).")
+@click.pass_context
+@handle_errors
+def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_metadata: bool) -> None:
+    """Browse the mirror in Datasette: thumbnails, attribution, and the site's search syntax."""
+    import json
+
+    from .browse.app import browse_metadata, make_datasette, run_browse
+
+    config = _config(ctx)
+    if print_metadata:
+        click.echo(json.dumps(browse_metadata(config), indent=2))
+        return
+    run_browse(make_datasette(config), host=host, port=port, open_browser=open_browser, echo=click.echo)
+
+
+@cli.command()
 @click.option("--seed", default=1, show_default=True, help="Seed of the generated data set.")
 @click.option("--images", "image_count", default=500, show_default=True, help="How many images to generate.")
 @click.option("--host", default="127.0.0.1", show_default=True)
@@ -194,7 +215,7 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
 
 
 @cli.command()
-@click.option("--images", "image_count", default=1000, show_default=True, help="How many images the local site has.")
+@click.option("--images", "image_count", default=500, show_default=True, help="How many images the local site has.")
 @click.option("--data", "data_dir", default="data", show_default=True, type=click.Path(file_okay=False),
               help="Where the demo mirror is written.")
 @handle_errors

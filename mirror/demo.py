@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .config import make_config
+from .config import Config, make_config
 from .progress import Reporter
 from .site.dataset import Dataset
 from .site.server import SiteServer
@@ -16,11 +16,11 @@ from .store import open_database, run_lock
 from .sync.runner import available, run_sync
 
 
-def run_demo(*, image_count: int = 1000, data_dir: str = "data", echo: Callable[[str], None] = print) -> None:
+def run_demo(*, image_count: int = 500, data_dir: str = "data", echo: Callable[[str], None] = print) -> None:
     """Serve a generated board on a free loopback port, mirror it into ``data_dir``, report."""
     started = time.monotonic()
     database = Path(data_dir) / "mirror.db"
-    dataset = Dataset.generate(seed=1, images=image_count)
+    dataset = Dataset.generate(seed=1, images=image_count, with_pictures=True)  # pictures worth browsing
     with SiteServer(dataset) as site:
         echo(f"Local site running at {site.url} with {image_count} generated images.")
         config = make_config({
@@ -49,6 +49,15 @@ def run_demo(*, image_count: int = 1000, data_dir: str = "data", echo: Callable[
         echo(f"  sqlite3 {database} \"SELECT id FROM images_fts WHERE images_fts MATCH 'pony' LIMIT 5\"")
     files = db.execute("SELECT count(*), coalesce(sum(bytes), 0) FROM downloads WHERE status = 'done'").fetchone()
     echo(f"\n{files[0]:,} files ({files[1] / 1e6:.1f} MB) downloaded and verified into {config['store']['files']}.")
+    settings = _write_settings(Path(data_dir), config)
     echo(f"Done in {time.monotonic() - started:.1f} s. The mirror is {database}.")
-    echo(f"Browse it: pip install datasette && datasette {database}")
-    echo("Run it again: a second sync fetches only what changed.")
+    echo(f"Browse it, pictures and all: mirror -c {settings} browse --open")
+    echo(f"Serve its JSON API to other tools: mirror -c {settings} serve")
+
+
+def _write_settings(data_dir: Path, config: Config) -> Path:
+    """The demo's config, for the commands that browse or serve its mirror afterwards."""
+    path = data_dir / "mirror.toml"
+    path.write_text(f'[site]\nbase_url = "{config["site"]["base_url"]}"\n\n'
+                    f'[store]\ndatabase = "{config["store"]["database"]}"\nfiles = "{config["store"]["files"]}"\n')
+    return path

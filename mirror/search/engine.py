@@ -34,10 +34,15 @@ class Page:
     total: int
 
 
-def prepare(conn: sqlite3.Connection) -> None:
-    """Make ``conn`` able to run compiled searches (functions, row access by name)."""
+def register(conn: sqlite3.Connection) -> None:
+    """Give ``conn`` the SQL functions compiled searches call (a connection someone else owns, too)."""
     register_functions(conn)
     conn.create_function("mirror_random", 2, random_score, deterministic=True)
+
+
+def prepare(conn: sqlite3.Connection) -> None:
+    """Make a connection of our own able to run compiled searches, its rows readable by name."""
+    register(conn)
     conn.row_factory = sqlite3.Row
 
 

@@ -17,10 +17,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import media
 from ..search.slugs import slug, unslug
-from .records import (NAMESPACE_CATEGORIES, RATINGS, background_pony, iso, parse_iso, slug_of_title,
-                      split_namespace, utc_now)
+from . import media, pictures
+from .records import (
+    NAMESPACE_CATEGORIES,
+    RATINGS,
+    background_pony,
+    iso,
+    parse_iso,
+    slug_of_title,
+    split_namespace,
+    utc_now,
+)
+from .render import THUMB_SIZES
 
 __all__ = ["Dataset"]
 
@@ -52,15 +61,21 @@ class Dataset:
         self.version = 0  # bumped by every change, so the published board knows it is stale
         # Loaded from recordings: served exactly as recorded, file URLs included.
         self.recorded = False
+        self.pictures = False  # real pictures (see generate) instead of tiny stand-ins
 
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def generate(cls, seed: int = 1, images: int = 200) -> Dataset:
-        """A realistic board of `images` images (and proportional comments, posts, ...)."""
+    def generate(cls, seed: int = 1, images: int = 200, *, with_pictures: bool = False) -> Dataset:
+        """A realistic board of `images` images (and proportional comments, posts, ...).
+
+        ``with_pictures`` gives it files someone can look at (:mod:`.pictures`), at the cost of
+        drawing them; otherwise its files are tiny stand-ins, which is all syncing needs.
+        """
         from .generate import populate
 
         dataset = cls(seed)
+        dataset.pictures = with_pictures
         populate(dataset, random.Random(seed), images)
         return dataset
 
@@ -198,9 +213,21 @@ class Dataset:
         if variant == "full" and image.get("full_padding"):
             # A large file for memory tests: the stand-in followed by `full_padding` zero bytes.
             return self.image_file({**image, "full_padding": 0}, variant, ext) + bytes(image["full_padding"])
+        if self.pictures and ext in pictures.FORMATS:
+            return self._picture(image, variant, ext)
         if variant in ("full", "orig"):
             return media.make_file(key, image["format"], animated=image["animated"])
         return media.make_file(f"{key}/{variant}", ext, animated=image["animated"])
+
+    def _picture(self, image: Record, variant: str, ext: str) -> bytes:
+        """A real picture at the size the record (or its thumbnail box) says."""
+        width, height = image["width"] or 1, image["height"] or 1
+        kind = variant.partition(".")[0]
+        if kind in THUMB_SIZES:
+            width, height = pictures.fit(width, height, THUMB_SIZES[kind])
+        fmt = image["format"] if variant in ("full", "orig") else ext
+        return pictures.picture(image["file_key"], fmt, width, height, f"#{image['id']}",
+                                animated=image["animated"] and fmt == "gif")
 
     # ------------------------------------------------------------------ building blocks
 

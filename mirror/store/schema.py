@@ -293,3 +293,19 @@ def _rejects_once(db: Database) -> None:
                         [(fingerprint(resource, reason, raw), row_id) for row_id, resource, reason, raw in rows])
     db.execute("DELETE FROM rejects WHERE id NOT IN (SELECT min(id) FROM rejects GROUP BY fingerprint)")
     db.execute("CREATE UNIQUE INDEX rejects_by_fingerprint ON rejects (fingerprint)")
+
+
+@migrations(name="0012_image_details_picture_first")
+def _image_details_picture_first(db: Database) -> None:
+    """``image_details`` leads with the thumbnail, the artists and the source, so a browser shows
+    the picture and its attribution first."""
+    db.execute("DROP VIEW image_details")
+    db.execute(f"""CREATE VIEW image_details AS
+    SELECT json_extract(images.representations, '$.thumb') AS thumb_url, images.id,
+      (SELECT group_concat(substr(value, 8), ', ') FROM json_each(images.tags) WHERE value LIKE 'artist:%') AS artists,
+      images.source_url,
+      (SELECT group_concat(value, ', ') FROM json_each(images.tags) WHERE value IN ({RATINGS})) AS rating,
+      images.score, images.faves, images.created_at, images.format, images.width, images.height,
+      images.description, images.uploader, images.source_urls, images.view_url,
+      images.hidden_from_users, images.duplicate_of
+    FROM images""")

@@ -1,0 +1,89 @@
+"""Browsing a mirror in Datasette: pictures, attribution, and the site's own search syntax.
+
+This package is a Datasette plugin (registered under the ``datasette`` entry point, so a plain
+``datasette data/mirror.db`` loads it too) plus the metadata ``mirror browse`` hands Datasette.
+Image cells show the thumbnail the mirror keeps (served by datasette-media, never fetched from
+the site) with the image's artists, its source and a link to its page on the site; ``/-/booru``
+searches with the site's syntax.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from datasette import hookimpl
+from datasette.utils.asgi import Response
+from markupsafe import Markup
+
+from .figure import ImageCard, artists_of_tags, artists_of_text
+from .metadata import KEPT_THUMBNAIL
+from .search_page import PATH, booru_search
+from .settings import css, database_name, site_address
+
+_TEXT_COLUMNS = {"body", "description", "short_description"}
+
+
+async def _kept(datasette: Any, database: str, image_id: int) -> str | None:
+    """The extension of the thumbnail kept for an image (the one the media route serves), or None."""
+    result = await datasette.get_database(database).execute(KEPT_THUMBNAIL.format(root="''"), {"key": image_id})
+    row = result.first()
+    return row[0].rpartition(".")[2] if row else None
+
+
+def _card_of(row: Any, column: str, table: str | None) -> tuple[int, list[str], str | None] | None:
+    """(image id, artists, source) when this cell is where an image is shown, else None."""
+    keys = row.keys()
+    if table == "images" and column == "representations":
+        return row["id"], artists_of_tags(row["tags"]), row["source_url"] or None
+    if column == "thumb_url" and "id" in keys:
+        source = row["source_url"] if "source_url" in keys else None
+        return row["id"], artists_of_text(row["artists"] if "artists" in keys else None), source or None
+    return None
+
+
+@hookimpl
+def render_cell(row: Any, value: Any, column: str, table: str | None, database: str, datasette: Any) -> Any:
+    card = _card_of(row, column, table)
+    if card is not None and isinstance(card[0], int):
+        async def figure() -> Markup:
+            image_id, artists, source = card
+            kept = await _kept(datasette, database, image_id)
+            return ImageCard(image_id, artists, source, kept).html(
+                site_address(datasette), PATH, datasette.urls.row(database, "images", str(image_id)))
+        return figure()
+    if table == "images" and column == "tags" and isinstance(value, str) and value.startswith("["):
+        names = [name for name in json.loads(value) if isinstance(name, str)]
+        return Markup(", ").join(Markup('<a href="{}?q={}">{}</a>').format(PATH, quote(_quoted(name)), name)
+                                 for name in names)
+    if column in _TEXT_COLUMNS and isinstance(value, str) and value:
+        return Markup('<div class="booru-text">{}</div>').format(value)
+    return None
+
+
+def _quoted(name: str) -> str:
+    """A tag name as a quoted search term (commas, parentheses and operators in it stay literal)."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+async def _stylesheet(request: Any) -> Response:
+    return Response(css(), content_type="text/css; charset=utf-8")
+
+
+@hookimpl
+def register_routes() -> list[tuple[str, Any]]:
+    return [(r"^/-/booru$", booru_search), (r"^/-/booru\.css$", _stylesheet)]
+
+
+@hookimpl
+def extra_css_urls() -> list[str]:
+    return ["/-/booru.css"]
+
+
+@hookimpl
+def menu_links(datasette: Any) -> list[dict[str, str]]:
+    return [{"href": PATH, "label": "Search images (site syntax)"}]
+
+
+__all__ = ["render_cell", "register_routes", "extra_css_urls", "menu_links", "database_name"]

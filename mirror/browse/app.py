@@ -1,0 +1,56 @@
+"""``mirror browse``: Datasette on the mirror, with this package's plugin and metadata."""
+
+from __future__ import annotations
+
+import asyncio
+import webbrowser
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from datasette.app import Datasette
+
+from ..config import Config
+from ..store import StoreError
+from .metadata import metadata
+
+__all__ = ["make_datasette", "browse_metadata", "run_browse"]
+
+# Datasette's own limit on a query's time, in milliseconds (the booru search keeps its own).
+SQL_TIME_LIMIT_MS = 5000
+
+
+def browse_metadata(config: Config, database: Path | None = None) -> dict[str, Any]:
+    """The metadata for the mirror at ``database`` (default: the config's)."""
+    path = Path(database or config.database)
+    return metadata(path.stem, config["site"]["base_url"], config["store"]["files"])
+
+
+def make_datasette(config: Config, database: Path | None = None) -> Datasette:
+    """Datasette on the mirror, read-only beside a writing sync (WAL), with the plugin's metadata."""
+    path = Path(database or config.database)
+    if not path.is_file():
+        raise StoreError(f"there is no mirror database at {path}; run `mirror sync` (or `mirror demo`) first")
+    return Datasette([str(path)], metadata=browse_metadata(config, path),
+                     settings={"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "facet_time_limit_ms": 1000})
+
+
+def run_browse(datasette: Datasette, *, host: str, port: int, open_browser: bool,
+               echo: Callable[[str], None] = print) -> None:
+    """Serve Datasette in the foreground until interrupted."""
+    server = uvicorn.Server(uvicorn.Config(datasette.app(), host=host, port=port, log_level="warning"))
+
+    async def announce() -> None:
+        while not server.started:
+            await asyncio.sleep(0.02)
+        bound = server.servers[0].sockets[0].getsockname()[1]
+        url = f"http://{host}:{bound}/"
+        echo(f"Browsing the mirror at {url}  (search with the site's syntax at {url}-/booru)")
+        if open_browser:
+            webbrowser.open(url)
+
+    async def main() -> None:
+        await asyncio.gather(server.serve(), announce())
+
+    asyncio.run(main())

@@ -1,0 +1,69 @@
+"""An image as the browser shows it: its kept thumbnail, with its artists, its source and its page.
+
+The site's usage rules ask that wherever an image is shown, its artist tags and its source URL
+are shown beside it, with a link to the image's page on the site. Every page of the browser that
+shows an image builds it here, so none can show one without them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+from markupsafe import Markup
+
+__all__ = ["ImageCard", "artists_of_tags", "artists_of_text"]
+
+
+def artists_of_tags(tags: str | list | None) -> list[str]:
+    """Artist names from an image's tag list (JSON text or a list)."""
+    names = json.loads(tags) if isinstance(tags, str) else (tags or [])
+    return [name[len("artist:"):] for name in names if isinstance(name, str) and name.startswith("artist:")]
+
+
+def artists_of_text(text: str | None) -> list[str]:
+    """Artist names from the ``artists`` column of ``image_details`` (comma-separated)."""
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
+@dataclass(frozen=True)
+class ImageCard:
+    """What is needed to show one image properly."""
+
+    image_id: int
+    artists: list[str]
+    source: str | None
+    kept: str | None  # the kept thumbnail's extension, None when no thumbnail is kept
+
+    def html(self, site: str, search_path: str = "/-/booru", row_path: str | None = None) -> Markup:
+        """The thumbnail (or a placeholder when the file is not kept) and its attribution."""
+        if self.kept in ("webm", "mp4"):
+            picture = Markup('<video class="booru-thumb" src="/-/media/thumbnail/{}" muted loop autoplay '
+                             'playsinline></video>').format(self.image_id)
+        elif self.kept:
+            picture = Markup('<img class="booru-thumb" src="/-/media/thumbnail/{}" alt="#{}">'
+                             ).format(self.image_id, self.image_id)
+        else:
+            picture = Markup('<div class="booru-thumb booru-missing">not downloaded</div>')
+        if row_path:
+            picture = Markup('<a href="{}">{}</a>').format(row_path, picture)
+        host = urlsplit(site).netloc or site
+        on_site = Markup('<a class="booru-page" href="{}/images/{}">#{} on {}</a>').format(
+            site, self.image_id, self.image_id, host)
+        return Markup('<figure class="booru-image" data-image-id="{}">{}<figcaption>{}{}{}</figcaption></figure>').format(
+            self.image_id, picture, on_site, self._artists(search_path), self._source())
+
+    def _artists(self, search_path: str) -> Markup:
+        if not self.artists:
+            return Markup('<span class="booru-artists">artist unknown</span>')
+        links = Markup(", ").join(
+            Markup('<a href="{}?q={}">{}</a>').format(search_path, quote(f"artist:{name}"), name)
+            for name in self.artists)
+        return Markup('<span class="booru-artists">by {}</span>').format(links)
+
+    def _source(self) -> Markup:
+        if not self.source:
+            return Markup('<span class="booru-source">no source given</span>')
+        return Markup('<span class="booru-source">source: <a href="{}" rel="noreferrer">{}</a></span>').format(
+            self.source, self.source)

@@ -1,0 +1,114 @@
+"""Datasette metadata for a mirror: labels, facets, sorts, canned queries, and the plugins' settings.
+
+It depends on the config only for two things: the site's address (attribution links to each
+image's page there) and the files folder (thumbnails come from the files the mirror keeps, served
+by datasette-media, never from the site).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["metadata", "PLUGIN", "KEPT_THUMBNAIL"]
+
+PLUGIN = "booru-mirror"
+
+# The thumbnail shown for an image: the smallest kept file that is one (`:key` is the image id).
+KEPT_THUMBNAIL = """
+SELECT {root} || '/' || path AS filepath FROM downloads
+WHERE image_id = CAST(:key AS INTEGER) AND status = 'done' AND representation IN ('thumb', 'thumb_small', 'full')
+ORDER BY CASE representation WHEN 'thumb' THEN 0 WHEN 'thumb_small' THEN 1 ELSE 2 END LIMIT 1
+"""
+
+QUERIES: dict[str, dict[str, Any]] = {
+    "top_artists": {
+        "title": "Top artists",
+        "description": "Artists by the number of mirrored images tagged with their artist tag.",
+        "sql": "SELECT substr(t.name, 8) AS artist, t.name AS tag, count(*) AS images\n"
+               "FROM image_tags it JOIN tags t ON t.id = it.tag_id\n"
+               "WHERE t.name LIKE 'artist:%' GROUP BY t.id ORDER BY images DESC, artist LIMIT 200",
+    },
+    "tags_with_tag": {
+        "title": "Tags that go with a tag",
+        "description": "The tags most often found on the images that carry :tag.",
+        "sql": "SELECT other.name AS tag, count(*) AS images_together\n"
+               "FROM tags t JOIN image_tags it ON it.tag_id = t.id\n"
+               "JOIN image_tags ot ON ot.image_id = it.image_id AND ot.tag_id != t.id\n"
+               "JOIN tags other ON other.id = ot.tag_id\n"
+               "WHERE t.name = :tag GROUP BY other.id ORDER BY images_together DESC LIMIT 100",
+    },
+    "last_sync": {
+        "title": "Images stored by the last sync",
+        "description": "Images written (new or changed) by the most recent images sync.",
+        "sql": "SELECT id, artists, rating, source_url, thumb_url, description FROM image_details\n"
+               "WHERE id IN (SELECT id FROM images WHERE mirrored_at >= (\n"
+               "  SELECT max(started_at) FROM sync_runs WHERE resource = 'images'))\n"
+               "ORDER BY id DESC LIMIT 500",
+    },
+    "gone_from_the_site": {
+        "title": "Images gone from the site but kept here",
+        "description": "Hidden, deleted and merged images, with the reason the site gives.",
+        "sql": "SELECT i.id, i.deletion_reason, i.duplicate_of AS merged_into, d.artists, d.source_url, d.thumb_url\n"
+               "FROM images i JOIN image_details d ON d.id = i.id WHERE i.hidden_from_users = 1 ORDER BY i.id DESC",
+    },
+    "forum_thread": {
+        "title": "A forum thread, in order",
+        "description": "Every kept post of one topic (:forum short name, :topic slug), oldest first.",
+        "sql": "SELECT id, author, created_at, body, hidden_from_users FROM posts\n"
+               "WHERE forum_short_name = :forum AND topic_slug = :topic ORDER BY created_at, id",
+    },
+    "gallery_in_order": {
+        "title": "A gallery, in order",
+        "description": "The images of gallery :gallery in the gallery's own order.",
+        "sql": "SELECT gi.position, d.id, d.artists, d.rating, d.source_url, d.thumb_url\n"
+               "FROM gallery_images gi JOIN image_details d ON d.id = gi.image_id\n"
+               "WHERE gi.gallery_id = CAST(:gallery AS INTEGER) ORDER BY gi.position",
+    },
+}
+
+TABLES: dict[str, dict[str, Any]] = {
+    "images": {
+        "description": "Every mirrored image; its thumbnail, artists, source and page on the site show in the "
+                       "representations cell (image_details shows them first).",
+        "sort_desc": "id",
+        "facets": ["format", "animated", "uploader", "hidden_from_users", "deletion_reason"],
+        "facets_array": ["tags"],
+        "label_column": "id",
+        "size": 25,
+    },
+    "image_details": {
+        "description": "Each image in one row: thumbnail, artists, rating and source.",
+        "sort_desc": "id",
+        "facets": ["rating", "artists", "format", "uploader", "hidden_from_users"],
+        "size": 25,
+    },
+    "tags": {"sort_desc": "images", "facets": ["category", "namespace"], "label_column": "name"},
+    "comments": {"sort_desc": "created_at", "facets": ["author"]},
+    "posts": {"sort_desc": "created_at", "facets": ["forum_short_name", "author"]},
+    "topics": {"sort_desc": "last_replied_to_at", "facets": ["forum_short_name"], "label_column": "title"},
+    "galleries": {"sort_desc": "id", "facets": ["creator"], "label_column": "title"},
+    "users": {"sort": "name", "facets": ["role"], "label_column": "name"},
+    "forums": {"label_column": "name"},
+    "filters": {"facets": ["system", "public"], "label_column": "name"},
+    "downloads": {"facets": ["status", "representation", "original"]},
+}
+
+
+def metadata(database: str, base_url: str, files: str | Path) -> dict[str, Any]:
+    """Datasette metadata for the mirror database named ``database`` (the file's stem)."""
+    root = Path(files).absolute().as_posix().replace("'", "''")
+    tables = {name: dict(options) for name, options in TABLES.items()}
+    for options in tables.values():
+        facets = options.pop("facets_array", [])
+        options["facets"] = options.get("facets", []) + [{"array": column} for column in facets]
+    return {
+        "title": f"booru mirror of {base_url}",
+        "description": "An offline copy of an image board. Images show with their artists and source; "
+                       "search them with the site's own syntax at /-/booru.",
+        "databases": {database: {"tables": tables, "queries": QUERIES}},
+        "plugins": {
+            "datasette-media": {"thumbnail": {"sql": KEPT_THUMBNAIL.format(root=f"'{root}'"), "database": database}},
+            PLUGIN: {"site": base_url.rstrip("/"), "database": database},
+        },
+    }

@@ -1,0 +1,81 @@
+"""``/-/booru``: search the mirror with the site's own syntax, as a grid of attributed thumbnails.
+
+The query is parsed and compiled by :mod:`mirror.search`, the same code that answers
+``mirror serve``, and runs on Datasette's read connection, within Datasette's time limit.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from typing import Any
+from urllib.parse import urlencode
+
+from datasette.utils.asgi import Response
+
+from ..search import engine
+from ..search.compile import TRUE, Sql
+from ..search.indexes import IMAGE_SEARCH_SPEC, IMAGES
+from ..search.query import MatchNone, Node, QueryError, parse_query
+from ..search.sort import IMAGE_SORT_FIELDS, image_order
+from .figure import ImageCard, artists_of_tags
+from .metadata import KEPT_THUMBNAIL
+from .settings import css, database_name, site_address
+
+PER_PAGE = 50
+PATH = "/-/booru"
+
+
+def _refuse(field: str):  # noqa: ANN202 - a transform for the parser
+    def transform(value: str) -> Node:
+        raise QueryError(f"`{field}:' needs an account on the site; the mirror has none.")
+    return transform
+
+
+def _page(conn: sqlite3.Connection, node: Node, sf: str | None, sd: str | None, page: int,
+          include_gone: bool) -> tuple[list[tuple[Any, ...]], int, dict[int, str]]:
+    """(rows of id, tags, source_url; total; the kept thumbnail's extension by image id) for one page."""
+    engine.register(conn)
+    where = TRUE if include_gone else Sql("coalesce(i.hidden_from_users, 0) = 0")
+    order = image_order(sf, sd, IMAGES.alias, seed=random.randrange(1, 2**32))
+    found = engine.search(conn, IMAGES, node, order=order, where=where, limit=PER_PAGE,
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id, {t}.tags, {t}.source_url")
+    kept = {}
+    for row in found.rows:
+        thumbnail = conn.execute(KEPT_THUMBNAIL.format(root="''"), {"key": row[0]}).fetchone()
+        if thumbnail:
+            kept[row[0]] = thumbnail[0].rpartition(".")[2]
+    return [tuple(row) for row in found.rows], found.total, kept
+
+
+async def booru_search(datasette: Any, request: Any) -> Response:
+    args = request.args
+    q, sf, sd = args.get("q", ""), args.get("sf") or "first_seen_at", args.get("sd") or "desc"
+    include_gone = args.get("del") == "1"
+    try:
+        page = max(1, int(args.get("page", "1")))
+    except ValueError:
+        page = 1
+    context: dict[str, Any] = {"q": q, "sf": sf, "sd": sd, "page": page, "include_gone": include_gone,
+                               "sort_fields": list(IMAGE_SORT_FIELDS) + ["random"], "path": PATH,
+                               "css": css(), "error": None, "cards": [], "total": 0, "pages": 0}
+    if q.strip():
+        try:
+            node = parse_query(q, IMAGE_SEARCH_SPEC, transforms={"my": _refuse("my"), "filter_id": _refuse("filter_id")})
+            db = datasette.get_database(database_name(datasette))
+            rows, total, kept = await db.execute_fn(lambda conn: _page(conn, node, sf, sd, page, include_gone))
+        except (QueryError, engine.SearchTooSlow) as e:
+            context["error"] = str(e)
+        else:
+            if not isinstance(node, MatchNone):
+                site, database = site_address(datasette), database_name(datasette)
+                context.update(total=total, pages=-(-total // PER_PAGE), cards=[
+                    ImageCard(image_id, artists_of_tags(tags), source or None, kept.get(image_id)).html(
+                        site, PATH, datasette.urls.row(database, "images", str(image_id)))
+                    for image_id, tags, source in rows])
+
+    def page_url(number: int) -> str:
+        return PATH + "?" + urlencode({"q": q, "sf": sf, "sd": sd, "page": number, **({"del": "1"} if include_gone else {})})
+
+    context["page_url"] = page_url
+    return Response.html(await datasette.render_template("booru_search.html", context, request=request))

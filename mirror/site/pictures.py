@@ -1,0 +1,89 @@
+"""Real pictures for a generated board: shapes, colours and the image's id, at the record's size.
+
+The stand-ins in :mod:`.media` are a few bytes each, enough for hashing and downloading; a board
+meant to be looked at (the demo, the browsing tests) gets pictures someone can see instead:
+Pillow draws PNG, JPEG and animated GIF files, and SVG is written as text. Everything is drawn
+from a seed, so the same image always gets the same bytes. WebM stays a stand-in: drawing video
+needs an encoder this project does not carry.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+
+from PIL import Image, ImageDraw, ImageFont
+
+__all__ = ["picture", "fit", "FORMATS"]
+
+FORMATS = ("png", "jpg", "gif", "svg")  # what can be drawn; other files stay stand-ins
+
+# Above this many pixels a picture is drawn smaller and scaled up: flat shapes lose nothing.
+_DRAW_PIXELS = 640 * 640
+
+
+def _colours(key: str) -> list[tuple[int, int, int]]:
+    digest = hashlib.sha256(key.encode()).digest()
+    return [tuple(digest[i:i + 3]) for i in range(0, 18, 3)]  # type: ignore[misc]
+
+
+def fit(width: int, height: int, box: tuple[int, int]) -> tuple[int, int]:
+    """The size of a ``width`` x ``height`` picture scaled down to fit ``box`` (never up)."""
+    scale = min(box[0] / width, box[1] / height, 1.0)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def _draw(key: str, label: str, width: int, height: int, frame: int = 0, *, palette: bool = False) -> Image.Image:
+    """The picture at ``width`` x ``height``: drawn at most :data:`_DRAW_PIXELS` large (with a
+    palette when asked, before scaling, which is what keeps big GIFs and PNGs cheap), then
+    scaled up without smoothing."""
+    colours = _colours(f"{key}:{frame}")
+    scale = min(1.0, (_DRAW_PIXELS / (width * height)) ** 0.5)
+    w, h = max(1, round(width * scale)), max(1, round(height * scale))
+    image = Image.new("RGB", (w, h), colours[0])
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((w * 0.08, h * 0.1, w * 0.55, h * 0.6), fill=colours[1])
+    draw.ellipse((w * 0.4, h * 0.3, w * 0.92, h * 0.9), fill=colours[2], outline=colours[3], width=max(1, w // 80))
+    draw.polygon([(w * 0.1, h * 0.9), (w * 0.3, h * 0.65), (w * 0.5, h * 0.9)], fill=colours[4])
+    if min(w, h) >= 24:
+        font = ImageFont.load_default(size=max(10, min(w, h) // 6))
+        draw.text((w / 2, h / 2), label, fill=(255, 255, 255), anchor="mm", font=font,
+                  stroke_width=max(1, min(w, h) // 60), stroke_fill=(0, 0, 0))
+    if palette:
+        image = image.convert("P", palette=Image.Palette.ADAPTIVE, colors=64)
+    return image if scale == 1.0 else image.resize((width, height), Image.Resampling.NEAREST)
+
+
+@functools.lru_cache(maxsize=64)  # an image's full file and its upload are the same picture
+def picture(key: str, fmt: str, width: int, height: int, label: str, *, animated: bool = False) -> bytes:
+    """A ``fmt`` file (png, jpg, gif or svg) of ``width`` x ``height`` showing ``label``."""
+    if fmt == "svg":
+        return _svg(key, width, height, label)
+    out = io.BytesIO()
+    if fmt == "gif":
+        frames = [_draw(key, label, width, height, frame, palette=True) for frame in range(3 if animated else 1)]
+        frames[0].save(out, "GIF", save_all=animated, append_images=frames[1:], duration=300, loop=0)
+    elif fmt == "jpg":
+        _draw(key, label, width, height).save(out, "JPEG", quality=85)
+    elif fmt == "png":
+        _draw(key, label, width, height, palette=True).save(out, "PNG", compress_level=6)
+    else:
+        raise ValueError(f"no picture for format {fmt!r}")
+    return out.getvalue()
+
+
+def _svg(key: str, width: int, height: int, label: str) -> bytes:
+    c = ["#%02x%02x%02x" % colour for colour in _colours(key)]
+    size = max(10, min(width, height) // 6)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}"><title>{label}</title>'
+        f'<rect width="{width}" height="{height}" fill="{c[0]}"/>'
+        f'<rect x="{width * 0.08:.0f}" y="{height * 0.1:.0f}" width="{width * 0.47:.0f}" '
+        f'height="{height * 0.5:.0f}" fill="{c[1]}"/>'
+        f'<circle cx="{width * 0.66:.0f}" cy="{height * 0.6:.0f}" r="{min(width, height) * 0.28:.0f}" fill="{c[2]}"/>'
+        f'<text x="50%" y="50%" font-size="{size}" text-anchor="middle" dominant-baseline="middle" '
+        f'fill="#fff" stroke="#000">{label}</text></svg>\n'
+    ).encode()
