@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -192,7 +193,7 @@ def browse_url(gallery, tmp_path_factory):
         process.wait(timeout=10)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # function scope: Playwright's event loop must be gone before any async test runs
 def browser():
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
@@ -247,3 +248,17 @@ def test_thumbnails_load_from_local_files_in_a_real_browser(gallery, browse_url,
     assert [card["id"] for card in row] == [image_id] and row[0]["width"] > 0
     assert_attributed_in_the_browser(row, db, base)
     page.close()
+
+
+async def test_browsing_goes_on_while_a_sync_holds_a_write_transaction(client, gallery):
+    config, db, base = gallery
+    writer = sqlite3.connect(config.database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # as a sync does while it writes a page
+    try:
+        writer.execute("UPDATE sync_state SET updated_at = updated_at")
+        response = await client.get("/-/booru", params={"q": "*"})
+        assert response.status_code == 200 and FIGURE.search(response.text)
+        assert (await client.get("/mirror/image_details")).status_code == 200
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeVar
@@ -15,6 +16,31 @@ from .schema import apply_migrations, check_schema
 
 # Seconds a write waits for another program's write transaction before the run stops (store.busy_timeout).
 DEFAULT_BUSY_TIMEOUT = 30.0
+
+
+class MirrorDatabase(Database):
+    """A sqlite-utils Database whose transactions take the write lock when they begin.
+
+    sqlite-utils opens transactions with a plain ``BEGIN``, which reads first and asks for the
+    write lock at the first write. While another program holds a write transaction, SQLite
+    refuses that upgrade at once (waiting could deadlock), so ``store.busy_timeout`` would never
+    apply. ``BEGIN IMMEDIATE`` asks for the lock first, and waits for it as long as that says.
+    """
+
+    @contextmanager
+    def atomic(self) -> Iterator[Database]:
+        if self.conn.in_transaction:
+            with super().atomic():  # a savepoint inside the transaction already open
+                yield self
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            with super().atomic():
+                yield self
+        except BaseException:
+            self.rollback()
+            raise
+        self.conn.execute("COMMIT")
 
 
 def open_database(path: str | Path, *, migrate: bool = True, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Database:
@@ -30,7 +56,7 @@ def open_database(path: str | Path, *, migrate: bool = True, busy_timeout: float
     except OSError as e:
         raise store_error(e, f"the folder of the database {path}", busy_timeout) from None
     with database_errors(path, busy_timeout):
-        db = Database(path)
+        db = MirrorDatabase(path)
         db.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
         check_schema(db, path)
         db.enable_wal()
