@@ -1,16 +1,92 @@
 """The oracle for the SQL search: documents built in plain Python from a mirror's rows, in the
-shape the search engine indexes them (reference section 6), matched by the parser's evaluator.
+shape the search engine indexes them (reference section 6), and a plain evaluator of parsed
+queries over them (:func:`matches`).
 
-It shares nothing with ``mirror.search.compile`` or ``mirror.search.indexes`` on purpose: the
-compiled SQL must find exactly the rows this plain evaluation finds.
+It shares nothing with ``mirror.search.compile`` or ``mirror.search.indexes`` but the fuzzy
+distance, on purpose: the compiled SQL must find exactly the rows this plain evaluation finds.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from datetime import datetime
+import operator
+import re
+from collections.abc import Mapping
+from datetime import datetime, timezone
 
+from mirror.search.query import And, MatchAll, MatchNone, Node, Not, Or, Term, edit_distance, wildcard_regex
 from mirror.search.slugs import unslug
+
+_COMPARE = {"eq": operator.eq, "gt": operator.gt, "gte": operator.ge, "lt": operator.lt, "lte": operator.le}
+
+
+def matches(node: Node, doc: Mapping[str, object]) -> bool:
+    """Whether ``doc`` matches the parsed query ``node``; a missing field or None never matches,
+    a list-valued field matches if any element does."""
+    if isinstance(node, MatchAll):
+        return True
+    if isinstance(node, MatchNone):
+        return False
+    if isinstance(node, And):
+        return all(matches(child, doc) for child in node.children)
+    if isinstance(node, Or):
+        return any(matches(child, doc) for child in node.children)
+    if isinstance(node, Not):
+        return not matches(node.child, doc)
+    if isinstance(node, Term):
+        raw = doc.get(node.field)
+        items = raw if isinstance(raw, (list, tuple, set, frozenset)) else (raw,)
+        return any(x is not None and _term(node, x) for x in items)
+    raise TypeError(f"no rule for {type(node).__name__}")
+
+
+def _term(term: Term, x: object) -> bool:
+    if term.kind in ("compare", "between"):
+        bound = term.value[1] if term.kind == "compare" else term.value[0]
+        x = _comparable(x, bound)
+        if x is None:
+            return False
+        if term.kind == "compare":
+            return _COMPARE[term.value[0]](x, bound)
+        lower, upper, inclusive = term.value
+        return lower <= x and (x <= upper if inclusive else x < upper)
+    if not isinstance(x, str):
+        return False
+    text = x.lower() if term.fold else x
+    if term.kind == "term":
+        return text == term.value
+    if term.kind == "wildcard":
+        return _regex(term.value).fullmatch(text) is not None
+    if term.kind == "fuzzy":
+        target, distance = term.value
+        return edit_distance(text, target, distance) <= distance
+    if term.kind == "phrase":
+        return term.value != "" and term.value in text
+    return any(_regex(term.value).fullmatch(word) for word in text.split())  # phrase_wildcard
+
+
+def _comparable(x: object, like: object) -> object | None:
+    """``x`` in a form comparable with ``like``, or None if the types do not fit."""
+    if isinstance(like, bool):
+        return x if isinstance(x, bool) else None
+    if isinstance(like, (int, float)):
+        return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+    if isinstance(like, datetime):
+        if isinstance(x, str):
+            try:
+                x = datetime.fromisoformat(x)
+            except ValueError:
+                return None
+        if not isinstance(x, datetime):
+            return None
+        return x if x.tzinfo is not None else x.replace(tzinfo=timezone.utc)
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(wildcard_regex(pattern), re.DOTALL)
 
 CATEGORIES = ("body-type", "error", "character", "content-fanmade", "content-official", "oc", "origin",
               "rating", "species", "spoiler")

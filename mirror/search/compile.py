@@ -35,7 +35,7 @@ from .query import (
     Not,
     Or,
     Term,
-    _edit_distance,
+    edit_distance,
     wildcard_regex,
 )
 from .slugs import unslug
@@ -220,7 +220,7 @@ def _lower(value: object) -> object:
 
 
 def _fuzzy(value: object, target: str, distance: int) -> int:
-    return int(isinstance(value, str) and _edit_distance(value, target, distance) <= distance)
+    return int(isinstance(value, str) and edit_distance(value, target, distance) <= distance)
 
 
 def _any_word(value: object, pattern: str) -> int:

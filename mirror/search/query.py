@@ -1,8 +1,8 @@
-"""Philomena search query language: tokenizer, recursive-descent parser and in-memory evaluator.
+"""Philomena search query language: tokenizer, recursive-descent parser and field tables.
 
 Behaviour follows section 6 of the Philomena API reference (lexer.ex, parser.ex,
 term_range_parser.ex, literal/int/float/date/bool parsers).  ``parse_query`` turns a query string
-into a tree of :class:`Node` objects; ``node.matches(doc)`` evaluates it against a mapping.
+into a tree of :class:`Node` objects, which :mod:`mirror.search.compile` turns into SQL.
 
 Grammar (lowest precedence first)::
 
@@ -12,7 +12,7 @@ Grammar (lowest precedence first)::
     not   := NOT group | group         -- "NOT ", "!", "-"
     group := "(" or ")" | term
 
-Differences from Philomena, which compiles to OpenSearch rather than matching in memory:
+Differences from Philomena, which compiles queries to OpenSearch rather than to SQL:
 boosts are ignored; an escaped ``\\*``/``\\?`` inside a wildcard value stays literal (Philomena
 drops the backslash, making it a wildcard); fuzzy terms use edit distance ``min(2, int(fuzz))``
 (below 1 means exact); ngram (match_phrase) fields match a case-insensitive substring, and their
@@ -22,8 +22,6 @@ wildcards match any whitespace-separated word; ip fields, ``my:`` and ``filter_i
 
 from __future__ import annotations
 
-import functools
-import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -64,48 +62,32 @@ class FieldSpec:
 # --------------------------------------------------------------------------------------------
 
 class Node:
-    def matches(self, doc: Mapping[str, object]) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
+    """A node of a parsed query; :mod:`mirror.search.compile` turns a tree of them into SQL."""
 
 
 @dataclass(frozen=True)
 class MatchAll(Node):
-    def matches(self, doc: Mapping[str, object]) -> bool:
-        return True
+    pass
 
 
 @dataclass(frozen=True)
 class MatchNone(Node):
-    def matches(self, doc: Mapping[str, object]) -> bool:
-        return False
+    pass
 
 
 @dataclass(frozen=True)
 class And(Node):
     children: tuple[Node, ...]
 
-    def matches(self, doc: Mapping[str, object]) -> bool:
-        return all(c.matches(doc) for c in self.children)
-
 
 @dataclass(frozen=True)
 class Or(Node):
     children: tuple[Node, ...]
 
-    def matches(self, doc: Mapping[str, object]) -> bool:
-        return any(c.matches(doc) for c in self.children)
-
 
 @dataclass(frozen=True)
 class Not(Node):
     child: Node
-
-    def matches(self, doc: Mapping[str, object]) -> bool:
-        return not self.child.matches(doc)
-
-
-_COMPARE = {"eq": operator.eq, "gt": operator.gt, "gte": operator.ge,
-            "lt": operator.lt, "lte": operator.le}
 
 
 @dataclass(frozen=True)
@@ -129,67 +111,8 @@ class Term(Node):
     value: Any
     fold: bool = True
 
-    def matches(self, doc: Mapping[str, object]) -> bool:
-        raw = doc.get(self.field)
-        if raw is None:
-            return False
-        items = raw if isinstance(raw, (list, tuple, set, frozenset)) else (raw,)
-        return any(x is not None and self._match_one(x) for x in items)
 
-    def _match_one(self, x: object) -> bool:
-        kind = self.kind
-        if kind in ("term", "wildcard", "fuzzy", "phrase", "phrase_wildcard"):
-            if not isinstance(x, str):
-                return False
-            text = x.lower() if self.fold else x
-            if kind == "term":
-                return text == self.value
-            if kind == "wildcard":
-                return _regex(self.value).fullmatch(text) is not None
-            if kind == "fuzzy":
-                target, distance = self.value
-                return _edit_distance(text, target, distance) <= distance
-            if kind == "phrase":
-                return self.value != "" and self.value in text
-            rx = _regex(self.value)
-            return any(rx.fullmatch(word) for word in text.split())
-        if kind == "compare":
-            op, bound = self.value
-            x = _coerce_like(x, bound)
-            return x is not None and _COMPARE[op](x, bound)
-        if kind == "between":
-            lower, upper, inclusive = self.value
-            x = _coerce_like(x, lower)
-            if x is None:
-                return False
-            return lower <= x and (x <= upper if inclusive else x < upper)
-        raise AssertionError(f"unknown term kind {kind!r}")
-
-
-def _coerce_like(x: object, like: object) -> object | None:
-    """Return ``x`` in a form comparable with ``like``, or None if the types do not fit."""
-    if isinstance(like, bool):
-        return x if isinstance(x, bool) else None
-    if isinstance(like, (int, float)):
-        return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
-    if isinstance(like, datetime):
-        if isinstance(x, str):
-            try:
-                x = datetime.fromisoformat(x)
-            except ValueError:
-                return None
-        if not isinstance(x, datetime):
-            return None
-        return x if x.tzinfo is not None else x.replace(tzinfo=timezone.utc)
-    return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(wildcard_regex(pattern), re.DOTALL)
-
-
-def _edit_distance(a: str, b: str, limit: int) -> int:
+def edit_distance(a: str, b: str, limit: int) -> int:
     """Optimal-string-alignment distance (Levenshtein plus adjacent transpositions)."""
     if abs(len(a) - len(b)) > limit:
         return limit + 1
