@@ -376,7 +376,7 @@ def assert_nothing_lost(run: Run, case: Case, *, complete: bool,
         stored = {row[0]: json.loads(row[1]) for row in db.execute("SELECT id, raw FROM images")}
         rejects = sorted(row[0] for row in db.execute("SELECT raw FROM rejects WHERE resource = 'images'"))
         assert set(stored) <= set(intact)
-        assert [(key, {k: (v, intact[key].get(k)) for k, v in stored[key].items() if v != intact[key].get(k)}) for key in stored if stored[key] != intact[key]][:2] == []
+        assert [differences(stored[key], intact[key]) for key in stored if stored[key] != intact[key]][:2] == []
         assert set(rejects) <= set(broken)
         if complete:
             assert set(stored) == set(intact) and rejects == broken
@@ -388,6 +388,12 @@ def assert_nothing_lost(run: Run, case: Case, *, complete: bool,
     return (f"nothing: {len(stored)} of {len(intact)} records served with a valid id stored exactly as served"
             + (f", {len(rejects)} broken ones kept in rejects" if broken else "")
             + (f" ({unsent} never sent, reported)" if unsent else "") + files + "; integrity_check ok")
+
+
+def differences(stored: dict[str, Any], served: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The fields where a stored record differs from the served one: (stored, served), for a readable failure."""
+    return {key: (stored.get(key), served.get(key)) for key in stored.keys() | served.keys()
+            if stored.get(key) != served.get(key)}
 
 
 def assert_tags_from_intact_records(db, stored: dict[int, dict[str, Any]]) -> None:
