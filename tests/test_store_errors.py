@@ -7,6 +7,9 @@ import os
 import sqlite3
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -16,17 +19,26 @@ from mirror.cli import EXIT_STORE, cli
 from .conftest import site_config, write_config
 
 
-@pytest.fixture
-def tiny_disk(tmp_path):
-    """A real 8 MB file system (tmpfs) to fill up; skipped where mounting one is not permitted."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount_point)],
+@contextmanager
+def mounted_tmpfs(mount_point: Path, size: str) -> Iterator[Path]:
+    """A real file system of ``size`` (tmpfs, e.g. "8m") at ``mount_point``, to fill up; the test is
+    skipped where mounting one is not permitted."""
+    mount_point.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)],
                              capture_output=True, text=True)
     if mounted.returncode:
         pytest.skip(f"a full disk needs a small tmpfs, and mounting one was refused: {mounted.stderr.strip()}")
-    yield mount_point
-    subprocess.run(["umount", "-l", str(mount_point)], check=False)
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A real 8 MB file system (tmpfs) to fill up."""
+    with mounted_tmpfs(tmp_path / "disk", "8m") as mount_point:
+        yield mount_point
 
 
 def fill(folder) -> None:

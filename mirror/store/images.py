@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .records import valid_id
+from .records import storable_text, valid_id
 from .specs import IMAGES, is_image_stub
 from .writer import RecordWriter, Saved
 
@@ -39,9 +39,12 @@ class ImageWriter:
         tags: dict[int, str] = {}
         links = []
         for record in records:
-            for tag_id, name in zip(record.get("tag_ids") or [], record.get("tags") or []):
+            tag_ids, names = record.get("tag_ids"), record.get("tags")
+            if not (isinstance(tag_ids, list) and isinstance(names, list)):
+                continue  # mistyped (a string of names would pair each id with a letter): raw keeps it
+            for tag_id, name in zip(tag_ids, names):
                 if type(tag_id) is int and isinstance(name, str):
-                    tags[tag_id] = name
+                    tags[tag_id] = storable_text(name)
                     links.append((record["id"], tag_id))
         self._save_tag_names(tags)
         self._save_links({r["id"] for r in records}, set(links))

@@ -1,7 +1,10 @@
 """Turning an API record into a row: typed columns by field name, plus the record kept raw.
 
 A value that does not fit its column's type is stored as NULL in that column; the record in
-``raw`` still holds it, so nothing the site sent is lost.
+``raw`` still holds it, so nothing the site sent is lost. JSON may carry a lone surrogate
+(``"\ud800"``), which is no Unicode character and cannot be written to SQLite as UTF-8: ``raw``
+keeps it as the JSON escape (so it parses back to the very string received), and a text column
+holds U+FFFD in its place.
 """
 
 from __future__ import annotations
@@ -14,8 +17,23 @@ from ..urls import https_url
 
 
 def to_json(value: Any) -> str:
-    """Compact JSON that round-trips to an equal value (unicode kept as is)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON that round-trips to an equal value (unicode kept as is, unless it holds a lone
+    surrogate: then everything beyond ASCII is escaped, since SQLite could not store it as UTF-8)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if _utf8(text) else json.dumps(value, separators=(",", ":"))
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def storable_text(text: str) -> str:
+    """``text`` as an SQLite TEXT value: lone surrogates (valid in JSON, not in UTF-8) become U+FFFD."""
+    return text if _utf8(text) else text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _parsed(value: str, parse: Callable[[str], Any]) -> Any:
@@ -71,9 +89,9 @@ def _bool(value: Any) -> int | None:
 
 
 def _text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return to_json(value)
+    if value is None:
+        return None
+    return storable_text(value) if isinstance(value, str) else to_json(value)
 
 
 def _json(value: Any) -> str | None:
@@ -84,7 +102,7 @@ def column_converters(fields: Mapping[str, str], base_url: str) -> dict[str, Cal
     """One converter per field, by the field's kind (see ``schema.IMAGE_FIELDS``)."""
 
     def url(value: Any) -> str | None:
-        return https_url(value, base_url) if isinstance(value, str) else None
+        return https_url(storable_text(value), base_url) if isinstance(value, str) else None
 
     def url_map(value: Any) -> str | None:
         if not isinstance(value, dict):
