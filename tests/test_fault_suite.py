@@ -24,7 +24,6 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
