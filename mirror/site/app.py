@@ -8,6 +8,7 @@ is answered, so several changes in a row cost one publication.
 
 from __future__ import annotations
 
+import sqlite3
 import tempfile
 import threading
 from pathlib import Path
@@ -49,7 +50,7 @@ class PublishedBoard(Board):
         self._published = version
         return path
 
-    def connection(self):  # noqa: ANN201 - same as Board.connection
+    def connection(self) -> sqlite3.Connection:
         if self.dataset.version != self._published:
             with self._publishing:
                 if self.dataset.version != self._published:

@@ -18,11 +18,12 @@ favourites and hides (``site_interactions``), each post's place in its topic
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sqlite_utils import Database
 
 from ..store import ImageWriter, open_database
-from ..store.specs import COMMENTS, FILTERS, FORUMS, GALLERIES, POSTS, TAGS, TOPICS, USERS
+from ..store.specs import COMMENTS, FILTERS, FORUMS, GALLERIES, POSTS, TAGS, TOPICS, USERS, TableSpec
 from ..store.writer import RecordWriter
 from .dataset import Dataset
 from .records import parse_iso
@@ -52,7 +53,8 @@ def publish(ds: Dataset, path: str | Path) -> None:
     db.close()
 
 
-def save(db: Database, spec, records: list, context: dict | None = None) -> None:  # noqa: ANN001
+def save(db: Database, spec: TableSpec, records: list[Any], context: dict[str, Any] | None = None) -> None:
+    """Write records of one resource through the store's writer, in batches."""
     writer = RecordWriter(db, spec, FILE_ROOT)
     for start in range(0, len(records), _BATCH):
         writer.save(records[start:start + _BATCH], context)
