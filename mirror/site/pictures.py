@@ -2,9 +2,9 @@
 
 The stand-ins in :mod:`.media` are a few bytes each, enough for hashing and downloading; a board
 meant to be looked at (the demo, the browsing tests) gets pictures someone can see instead:
-Pillow draws PNG, JPEG and animated GIF files, and SVG is written as text. Everything is drawn
-from a seed, so the same image always gets the same bytes. WebM stays a stand-in: drawing video
-needs an encoder this project does not carry.
+Pillow draws PNG, JPEG and animated GIF files, PyAV encodes WebM (VP8) from the same drawings,
+and SVG is written as text. Everything is drawn from a seed, so the same image always gets the
+same bytes.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ import functools
 import hashlib
 import io
 
+import av
 from PIL import Image, ImageDraw, ImageFont
 
 __all__ = ["picture", "fit", "FORMATS"]
 
-FORMATS = ("png", "jpg", "gif", "svg")  # what can be drawn; other files stay stand-ins
+FORMATS = ("png", "jpg", "gif", "svg", "webm")  # what can be drawn; other files (mp4) stay stand-ins
+_WEBM_FRAMES, _WEBM_RATE = 4, 4  # a second of video
 
 # Above this many pixels a picture is drawn smaller and scaled up: flat shapes lose nothing.
 _DRAW_PIXELS = 640 * 640
@@ -68,9 +70,22 @@ def picture(key: str, fmt: str, width: int, height: int, label: str, *, animated
         _draw(key, label, width, height).save(out, "JPEG", quality=85)
     elif fmt == "png":
         _draw(key, label, width, height, palette=True).save(out, "PNG", compress_level=6)
+    elif fmt == "webm":
+        _webm(out, [_draw(key, label, width, height, frame) for frame in range(_WEBM_FRAMES)])
     else:
         raise ValueError(f"no picture for format {fmt!r}")
     return out.getvalue()
+
+
+def _webm(out: io.BytesIO, frames: list[Image.Image]) -> None:
+    """A VP8 WebM of ``frames`` (deterministic: no timestamps from the clock)."""
+    container = av.open(out, mode="w", format="webm", options={"fflags": "+bitexact"})
+    stream = container.add_stream("libvpx", rate=_WEBM_RATE)
+    stream.width, stream.height, stream.pix_fmt = frames[0].width, frames[0].height, "yuv420p"
+    for image in frames:
+        container.mux(stream.encode(av.VideoFrame.from_image(image).reformat(format="yuv420p")))
+    container.mux(stream.encode())
+    container.close()
 
 
 def _svg(key: str, width: int, height: int, label: str) -> bytes:
