@@ -56,7 +56,7 @@ def intensities_of(data: bytes) -> tuple[Intensities, float]:
 
 
 def _on_black(picture: Image.Image) -> Image.Image:
-    if picture.mode in ("RGB", "L"):
+    if picture.mode not in ("RGBA", "LA", "PA", "RGBa", "La") and "transparency" not in picture.info:
         return picture.convert("RGB")
     rgba = picture.convert("RGBA")
     black = Image.new("RGBA", rgba.size, (0, 0, 0, 255))

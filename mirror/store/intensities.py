@@ -8,7 +8,7 @@ from sqlite_utils import Database
 
 from .database import utc_now
 
-__all__ = ["save_intensities", "without_intensities"]
+__all__ = ["save_intensities", "save_record_intensities", "without_intensities"]
 
 
 def save_intensities(db: Database, image_id: int, values: tuple[float, float, float, float], aspect_ratio: float,
@@ -19,6 +19,17 @@ def save_intensities(db: Database, image_id: int, values: tuple[float, float, fl
         db.execute("INSERT OR REPLACE INTO image_intensities (image_id, nw, ne, sw, se, aspect_ratio, computed_from, "
                    "computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (image_id, nw, ne, sw, se, aspect_ratio, computed_from, utc_now()))
+
+
+def save_record_intensities(db: Database, records: list[dict], computed_from: str) -> None:
+    """Keep the intensities image records state (``{"nw", "ne", "sw", "se"}``), where they do."""
+    now = utc_now()
+    rows = [(r["id"], *(float(r["intensities"][k]) for k in ("nw", "ne", "sw", "se")),
+             float(r.get("aspect_ratio") or 0.0), computed_from, now)
+            for r in records if isinstance(r.get("intensities"), dict)]
+    with db.atomic():
+        db.conn.executemany("INSERT OR REPLACE INTO image_intensities (image_id, nw, ne, sw, se, aspect_ratio, "
+                            "computed_from, computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def without_intensities(db: Database, representations: tuple[str, ...]) -> Iterator[dict]:
