@@ -23,7 +23,7 @@ SOURCES = ("full", "svg")
 
 async def keep_intensities(db: Database, storage: Storage, image_id: int, representation: str, path: str) -> bool:
     """Read the kept file and store its intensities; False when it could not be read."""
-    if representation not in SOURCES:
+    if representation not in SOURCES or _has_full_row(db, image_id, representation):
         return False
     data = await asyncio.to_thread(storage.read, path)
     if data is None:
@@ -42,6 +42,15 @@ async def backfill_intensities(db: Database, storage: Storage) -> int:
     for row in list(without_intensities(db, SOURCES)):
         stored += await keep_intensities(db, storage, row["image_id"], row["representation"], row["path"])
     return stored
+
+
+def _has_full_row(db: Database, image_id: int, representation: str) -> bool:
+    """An SVG's original never replaces intensities read from ``full``, the site's own rendering
+    of it, which is what the site computed its intensities from."""
+    if representation == "full":
+        return False
+    row = db.execute("SELECT computed_from FROM image_intensities WHERE image_id = ?", [image_id]).fetchone()
+    return bool(row) and row[0] == "full"
 
 
 def _record_aspect(db: Database, image_id: int, fallback: float) -> float:
