@@ -26,7 +26,7 @@ from ..progress import Reporter
 from ..store import ImageWriter, is_image_stub
 from ..store import downloads as state
 from .fetch import Fetcher, FileFailed, Job, Recheck
-from .intensities import keep_intensities
+from .intensities import backfill_intensities, keep_intensities
 from .layout import expected_hash, extension, file_path, file_url, wanted
 from .storage import Digest, Storage
 
@@ -116,6 +116,8 @@ async def run_downloads(config: Config, db: Database, reporter: Reporter | None 
             await _work(db, fetcher, config["download"]["concurrency"], report, reporter)
         finally:
             report.requests = politeness.attempts
+    # A run killed between keeping a file and reading it left that file without intensities.
+    await backfill_intensities(db, storage)
     report.complete = True
     reporter.done(report)
     return report
