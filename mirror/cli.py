@@ -162,6 +162,87 @@ def status(ctx: click.Context) -> None:
 
 
 @cli.command()
+@click.argument("source")
+@click.option("--tags", required=True, help='Comma-separated tags, a rating among them: "safe, pony, artist:me".')
+@click.option("--source", "sources", multiple=True, help="Where the image comes from (repeat for more).")
+@click.option("--description", default="", help="The image's description.")
+@click.option("--anonymous", is_flag=True, help="Upload without your name on it.")
+@click.pass_context
+@handle_errors
+def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...], description: str,
+           anonymous: bool) -> None:
+    """Upload SOURCE (a file, or a URL the site fetches) with the API key; never posted twice."""
+    from .api.configured import make_client
+    from .api.upload import upload_fields, upload_image
+    from .reverse import SourceError, read_source
+
+    config = _config(ctx)
+    if config.api_key is None:
+        _fail("uploading needs an API key: set MIRROR_API_KEY (or site.api_key); nothing was sent", EXIT_USAGE)
+    try:
+        file = read_source(source)
+    except SourceError as e:
+        _fail(str(e), EXIT_USAGE)
+
+    async def send():  # noqa: ANN202
+        async with make_client(config) as client:
+            return await upload_image(client, file, upload_fields(tags, description, sources, anonymous))
+
+    result = asyncio.run(send())
+    image = result.image
+    if result.already_there:
+        click.echo(f"already on the site as image {image['id']} (an earlier attempt landed; not sent again)")
+    else:
+        click.echo(f"uploaded as image {image['id']}; the site is processing it, and `mirror sync` downloads its "
+                   "files once its thumbnails are generated")
+
+
+@cli.command()
+@click.argument("source")
+@click.option("--distance", type=click.FloatRange(0, 1), default=None,
+              help="How far each corner's brightness may differ, 0 to 1 (the site's default: 0.25).")
+@click.option("--local", is_flag=True, help="Search the archive offline instead of asking the site.")
+@click.pass_context
+@handle_errors
+def reverse(ctx: click.Context, source: str, distance: float | None, local: bool) -> None:
+    """Find the images that look like SOURCE (a file or a URL), on the site or (--local) in the archive."""
+    from .reverse import SourceError, describe_matches, read_source
+
+    config = _config(ctx)
+    try:
+        file = read_source(source, fetch=local)
+        if local:
+            records, total = _search_local(config, file.data or b"", distance)
+        else:
+            records, total = _search_site(config, file, distance)
+    except SourceError as e:
+        _fail(str(e), EXIT_USAGE)
+    click.echo(describe_matches(records, total))
+
+
+def _search_local(config: Any, data: bytes, distance: float | None) -> tuple[list, int]:
+    from .reverse import search_archive
+
+    if not config.database.exists():
+        _fail(f"No mirror yet at {config.database}; run `mirror sync` and `mirror download` first.", EXIT_USAGE)
+    busy_timeout = config["store"]["busy_timeout"]
+    db = open_read_only(config.database, busy_timeout=busy_timeout)
+    with database_errors(config.database, busy_timeout):
+        return search_archive(db.conn, data, distance)
+
+
+def _search_site(config: Any, file: Any, distance: float | None) -> tuple[list, int]:
+    from .api.configured import make_client
+
+    async def ask():  # noqa: ANN202
+        async with make_client(config) as client:
+            return await client.reverse_search(file, distance=distance)
+
+    page = asyncio.run(ask())
+    return page.records, page.total or len(page.records)
+
+
+@cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8808, show_default=True, help="Port to listen on (0 picks a free one).")
 @click.option("--db", "database", type=click.Path(dir_okay=False), default=None,
@@ -207,11 +288,15 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
 @click.option("--faults", default="", help="Fault profile, e.g. ratelimit, flaky, drops, slow, down, or a list.")
 @click.option("--fixtures", type=click.Path(exists=True, file_okay=False), default=None,
               help="Serve the recorded responses in this folder instead of generated data.")
-def site(seed: int, image_count: int, host: str, port: int, faults: str, fixtures: str | None) -> None:
+@click.option("--processing-delay", default=0.5, show_default=True, type=click.FloatRange(0),
+              help="Seconds before an upload is processed (thumbnails generated).")
+def site(seed: int, image_count: int, host: str, port: int, faults: str, fixtures: str | None,
+         processing_delay: float) -> None:
     """Run the local Philomena-compatible site (for tests, demos and benchmarks)."""
     from .site.server import run_site
 
-    run_site(seed=seed, images=image_count, host=host, port=port, faults=faults, fixtures=fixtures)
+    run_site(seed=seed, images=image_count, host=host, port=port, faults=faults, fixtures=fixtures,
+             processing_delay=processing_delay)
 
 
 @cli.command()

@@ -20,7 +20,7 @@ from .conftest import write_config
 
 # Our own bookkeeping: when a row was written or checked, how often a file was tried; never what the site said.
 BOOKKEEPING = {"mirrored_at", "first_seen_at", "downloaded_at", "seen_at", "checked_at", "done_at", "walked_at",
-               "found_gone_at", "attempts"}
+               "found_gone_at", "attempts", "computed_at"}
 # Tables whose ``updated_at`` is the mirror's (elsewhere it is the site's).
 OWN_UPDATED_AT = {"downloads", "topic_progress"}
 # Tables about runs rather than what was mirrored.

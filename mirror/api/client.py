@@ -43,6 +43,15 @@ class _RedactKey(logging.Filter):
 logging.getLogger("httpx").addFilter(_RedactKey())
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A file to send (its bytes and name), or a URL for the site to fetch instead."""
+
+    data: bytes | None = None
+    name: str = "upload"
+    url: str | None = None
+
+
 @dataclass
 class Page:
     """One page of a list endpoint: the records, the site's ``total`` and when the site said so."""
@@ -133,6 +142,48 @@ class PhilomenaClient:
         """GET /oembed?url=: the bare (unwrapped) oEmbed object for an image URL."""
         return _json_object((await self._request("/oembed", {"url": url}))[0], "/oembed")
 
+    async def reverse_search(self, upload: Upload, *, distance: float | None = None) -> Page:
+        """POST /search/reverse: images whose intensities are near the file's (no key needed).
+
+        Asking again changes nothing on the site, so this is retried like any GET.
+        """
+        data = {"distance": str(distance)} if distance is not None else {}
+
+        async def attempt() -> tuple[Any, httpx.Response]:
+            response = await self._send_post("/search/reverse", upload, data)
+            raise_for_retry(response)
+            return (_parse_json(response) if response.status_code == 200 else None), response
+
+        shown = f"POST {API_PREFIX}/search/reverse"
+        body, response = await self.politeness.call(attempt, shown)
+        if response.status_code != 200:
+            raise _error_for(response, shown)
+        return self._page_of(_json_object(body, shown), response, "images", shown)
+
+    async def post_image(self, upload: Upload, fields: Mapping[str, str]) -> httpx.Response:
+        """POST /images once, paced but never retried here: a lost answer may hide a landed upload,
+        so whether to try again is :mod:`mirror.api.upload`'s decision. Raises
+        :class:`RetryableFailure` for a failure that may be retried after a check."""
+        if not self._api_key:
+            raise KeyRequired("uploading needs an API key: set MIRROR_API_KEY (or site.api_key)")
+        await self.politeness.take_turn()
+        response = await self._send_post("/images", upload, {**fields, "key": self._api_key})
+        raise_for_retry(response)
+        return response
+
+    async def _send_post(self, path: str, upload: Upload, data: Mapping[str, str]) -> httpx.Response:
+        """One POST with the file (``image[image]``) or its ``url``, the key only ever in the body."""
+        form = dict(data)
+        files = None
+        if upload.url is not None:
+            form["url"] = upload.url
+        else:
+            files = {"image[image]": (upload.name, upload.data or b"", "application/octet-stream")}
+        try:
+            return await self._http.post(path, data=form, files=files)
+        except httpx.TransportError as e:
+            raise RetryableFailure(describe_transport_error(e)) from None
+
     # Tags ---------------------------------------------------------------------------------
 
     async def search_tags(self, q: str, *, page: int = 1, per_page: int = MAX_PER_PAGE) -> Page:
@@ -211,7 +262,10 @@ class PhilomenaClient:
 
     async def _page(self, path: str, params: Mapping[str, Any], key: str) -> Page:
         body, response = await self._request(path, params)
-        body = _json_object(body, path)
+        return self._page_of(_json_object(body, path), response, key, path)
+
+    @staticmethod
+    def _page_of(body: dict[str, Any], response: httpx.Response, key: str, path: str) -> Page:
         records = body.get(key)
         if not isinstance(records, list):
             raise UnexpectedResponse(f"{path} answered without a {key!r} list", url=path, status=200)

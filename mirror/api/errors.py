@@ -43,3 +43,15 @@ class RateLimited(SiteUnavailable):
 
 class UnexpectedResponse(ApiError):
     """The site answered 200 with a body that is not the JSON the endpoint promises."""
+
+
+class UploadRejected(BadQuery):
+    """The site refused an upload (400); ``errors`` maps each field to the site's messages."""
+
+    def __init__(self, message: str, errors: dict, *, url: str | None = None) -> None:
+        super().__init__(message, url=url, status=400)
+        self.errors = errors
+
+
+class UploadUncertain(SiteUnavailable):
+    """The answer to an upload was lost and whether it landed cannot be told: not retried."""

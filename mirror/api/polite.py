@@ -71,6 +71,7 @@ class Politeness:
         self.attempts = 0
         self._resume_at = 0.0
         self._backoff = wait_exponential_jitter(multiplier=backoff, max=max_backoff, jitter=backoff)
+        self._backoff_base, self._max_backoff = backoff, max_backoff
 
     async def slot(self) -> None:
         """Wait until a pause (from ``Retry-After``) is over and the pacing bucket has room."""
@@ -117,6 +118,17 @@ class Politeness:
         except RetryableFailure as failure:
             raise _exhausted(failure, what, f"after {self.max_retries + 1} attempts", RetriesExhausted) from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def failed(self, failure: RetryableFailure, what: str, attempt: int) -> None:
+        """Count a failure of a request its caller retries by hand (an upload, which must be
+        checked before it is sent again), and hold the budget as :meth:`call` would wait before
+        retry ``attempt`` (1 for the first). Raises when the run should give up."""
+        self._count_failure(failure, what)
+        backoff = min(self._backoff_base * 2 ** (attempt - 1), self._max_backoff)
+        self.pause(failure.retry_after if failure.retry_after is not None else max(backoff, failure.min_wait))
+
+    def succeeded(self) -> None:
+        self.consecutive_failures = 0
 
     def _count_failure(self, failure: RetryableFailure, what: str) -> None:
         self.consecutive_failures += 1

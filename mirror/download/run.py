@@ -26,6 +26,7 @@ from ..progress import Reporter
 from ..store import ImageWriter, is_image_stub
 from ..store import downloads as state
 from .fetch import Fetcher, FileFailed, Job, Recheck
+from .intensities import backfill_intensities, keep_intensities
 from .layout import expected_hash, extension, file_path, file_url, wanted
 from .storage import Digest, Storage
 
@@ -115,6 +116,8 @@ async def run_downloads(config: Config, db: Database, reporter: Reporter | None 
             await _work(db, fetcher, config["download"]["concurrency"], report, reporter)
         finally:
             report.requests = politeness.attempts
+    # A run killed between keeping a file and reading it left that file without intensities.
+    await backfill_intensities(db, storage)
     report.complete = True
     reporter.done(report)
     return report
@@ -161,6 +164,7 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
             await asyncio.to_thread(fetcher.drop_staged, job)
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=kept.size,
                             sha512=kept.sha512)
+            await keep_intensities(db, fetcher.storage, job.image_id, job.representation, job.path)
             report.adopted += 1
             report.fetched += 1
             report.originals += job.original
@@ -177,6 +181,7 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
         for job in jobs:
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=got.size,
                             sha512=got.sha512, attempts=job.attempts)
+            await keep_intensities(db, fetcher.storage, job.image_id, job.representation, job.path)
         report.downloaded += 1
         report.fetched += len(jobs)
         report.originals += sum(job.original for job in jobs)

@@ -122,6 +122,19 @@ class Storage:
 
         return self._guard(read, self.describe(path))
 
+    def read(self, path: str) -> bytes | None:
+        """The whole kept file ``path``, or None when there is none."""
+        final = f"{self.root}/{path}"
+
+        def read() -> bytes | None:
+            try:
+                with self.fs.open(final, "rb") as f:
+                    return f.read()
+            except FileNotFoundError:
+                return None
+
+        return self._guard(read, self.describe(path))
+
     def problem(self, path: str) -> str | None:
         """Why the kept file ``path`` is not a whole file of the format its extension names
         (:mod:`~mirror.download.kinds`), or None."""

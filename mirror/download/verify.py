@@ -20,6 +20,7 @@ from sqlite_utils import Database
 from ..config import Config
 from ..progress import Reporter
 from ..store import downloads as state
+from .intensities import backfill_intensities
 from .run import DownloadReport, open_storage, run_downloads
 from .storage import Storage
 
@@ -35,6 +36,7 @@ class VerifyReport:
     corrupt: list[str] = field(default_factory=list)
     repaired: DownloadReport | None = None
     unrepaired: int = 0  # damaged files still not kept after the repair
+    intensities: int = 0  # kept files whose intensities were computed now (for reverse search)
 
     @property
     def damaged(self) -> int:
@@ -42,6 +44,8 @@ class VerifyReport:
 
     def summary(self) -> str:
         text = f"verify: {self.fetched} files checked, {len(self.missing)} missing, {len(self.corrupt)} corrupt"
+        if self.intensities:
+            text += f", intensities computed for {self.intensities}"
         if self.repaired is not None:
             text += f"; re-fetched {self.repaired.downloaded + self.repaired.adopted}, {self.unrepaired} not repaired"
         elif self.damaged:
@@ -71,6 +75,7 @@ async def verify_files(config: Config, db: Database, reporter: Reporter | None =
         state.requeue(db, damaged, "verify found it missing or corrupt")
         report.repaired = await run_downloads(config, db, reporter)
         report.unrepaired = state.not_kept(db, damaged)
+    report.intensities = await backfill_intensities(db, storage)
     reporter.done(report)
     return report
 

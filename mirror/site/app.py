@@ -26,6 +26,7 @@ from .files import file_routes
 from .http import API_PREFIX, ProxyMiddleware
 from .log import RequestLog, RequestLogMiddleware
 from .publish import publish
+from .write import reverse_routes, upload_routes
 
 __all__ = ["create_app", "API_PREFIX", "PublishedBoard"]
 
@@ -84,7 +85,8 @@ def create_app(dataset: Dataset, faults: FaultProfile | str | None = None,
     fault_state = FaultState(faults if isinstance(faults, FaultProfile) else FaultProfile.parse(faults or ""))
     log = log if log is not None else RequestLog()
     app = SiteApp(
-        routes=control_routes() + file_routes() + api_routes(),
+        # The POST routes come before the GET API, whose catch-all would answer them 405.
+        routes=control_routes() + file_routes() + upload_routes() + reverse_routes() + api_routes(),
         middleware=[
             Middleware(RequestLogMiddleware, log=log),
             Middleware(FaultMiddleware, state=fault_state),

@@ -62,6 +62,11 @@ class Dataset:
         # Loaded from recordings: served exactly as recorded, file URLs included.
         self.recorded = False
         self.pictures = False  # real pictures (see generate) instead of tiny stand-ins
+        # Uploads (mirror/site/write.py): their files, the seconds before the site has "processed"
+        # one (thumbnails_generated turns true), and the tags the site forbids.
+        self.uploads: dict[int, bytes] = {}
+        self.processing_delay = 0.5
+        self.tag_blacklist: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ construction
 
@@ -210,6 +215,9 @@ class Dataset:
         Thumbnails are small distinct files of the same type.
         """
         key = image["file_key"]
+        upload = self.uploads.get(image["id"])
+        if upload is not None:
+            return upload if variant in ("full", "orig") else media.make_file(f"{key}/{variant}", ext)
         if variant == "full" and image.get("full_padding"):
             # A large file for memory tests: the stand-in followed by `full_padding` zero bytes.
             return self.image_file({**image, "full_padding": 0}, variant, ext) + bytes(image["full_padding"])
@@ -286,12 +294,13 @@ class Dataset:
         image["tags"] = [t["name"] for t in tags]
 
     def finish_image_file(self, image: Record) -> None:
-        """Set size and hashes from the image's generated files."""
+        """Set size, hashes and intensities from the image's files (as the site's processing does)."""
         full = self.image_file(image, "full", image["format"])
         orig = self.image_file(image, "orig", image["format"])
         image["size"], image["orig_size"] = len(full), len(orig)
         image["sha512_hash"] = hashlib.sha512(full).hexdigest()
         image["orig_sha512_hash"] = hashlib.sha512(orig).hexdigest()
+        image["intensities"] = _intensities(full)
 
     # ------------------------------------------------------------------ mutations (tests)
 
@@ -356,6 +365,45 @@ class Dataset:
             image.pop("raw", None)
             self.invalidate()
             return image
+
+    def add_upload(self, data: bytes, *, name: str, fmt: str, mime_type: str, width: int, height: int,
+                   duration: float, animated: bool, tags: list[str], description: str, source_urls: list[str],
+                   user_id: int | None, anonymous: bool) -> Record:
+        """Take an upload that passed the site's checks: a new image, not processed yet.
+
+        Like the site, it answers at once with ``processed`` and ``thumbnails_generated`` false,
+        and finishes ``processing_delay`` seconds later (``updated_at`` moves, so a sync sees it).
+        """
+        from .generate import new_image
+
+        with self.lock:
+            image_id = max(self.images, default=-1) + 1
+            image = new_image(self, random.Random(f"{self.seed}-upload-{image_id}"), image_id, self.now())
+            self.uploads[image_id] = data
+            image.update(name=name, format=fmt, mime_type=mime_type, width=width, height=height, duration=duration,
+                         animated=animated, description=description, source_urls=source_urls,
+                         uploader_id=None if anonymous else user_id,
+                         uploader=None if anonymous else self.user_name(user_id),
+                         upvotes=0, downvotes=0, score=0, faves=0, hides=0,
+                         thumbnails_generated=False, processed=False)
+            self.set_image_tags(image, self.resolve_tags(tags))
+            self.finish_image_file(image)
+            self.images[image_id] = image
+            self.invalidate()
+        timer = threading.Timer(self.processing_delay, self._processed, (image_id,))
+        timer.daemon = True
+        timer.start()
+        return image
+
+    def _processed(self, image_id: int) -> None:
+        with self.lock:
+            if image_id in self.images:
+                self.edit_image(image_id, thumbnails_generated=True)
+
+    def image_by_orig_hash(self, sha512: str) -> Record | None:
+        """The image uploaded with these bytes (the site's duplicate check), if any."""
+        with self.lock:
+            return next((i for i in self.images.values() if i["orig_sha512_hash"] == sha512), None)
 
     def hide_image(self, image_id: int, reason: str = "Rule #0") -> Record:
         """Delete an image: it becomes a stub carrying `deletion_reason`."""
@@ -613,6 +661,17 @@ class Dataset:
     @staticmethod
     def date(value: str) -> datetime:
         return parse_iso(value)
+
+
+def _intensities(data: bytes) -> dict[str, float] | None:
+    """The file's corner intensities as the record shows them; None when it cannot be read."""
+    from ..imaging import MediaError, intensities_of
+
+    try:
+        values, _ = intensities_of(data)
+    except MediaError:
+        return None
+    return {name: round(value, 6) for name, value in zip(("nw", "ne", "sw", "se"), values.as_tuple())}
 
 
 def _check_editable(fields: dict[str, Any], fixed: tuple[str, ...]) -> None:

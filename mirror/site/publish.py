@@ -23,6 +23,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..store import ImageWriter, open_database
+from ..store.intensities import save_record_intensities
 from ..store.specs import COMMENTS, FILTERS, FORUMS, GALLERIES, POSTS, TAGS, TOPICS, USERS, TableSpec
 from ..store.writer import RecordWriter
 from .dataset import Dataset
@@ -65,7 +66,10 @@ def _images(db: Database, ds: Dataset, urls: Urls) -> None:
     images = [ds.images[i] for i in sorted(ds.images)]
     for start in range(0, len(images), _BATCH):
         batch = images[start:start + _BATCH]
-        writer.save_page([render_image({**image, "hidden_from_users": False}, urls.img, ds.tags) for image in batch])
+        visible = [render_image({**image, "hidden_from_users": False}, urls.img, ds.tags) for image in batch]
+        writer.save_page(visible)
+        # What the site's reverse search reads: the intensities its processing computed.
+        save_record_intensities(db, visible, "site")
         writer.save_page([render_image(image, urls.img, ds.tags) for image in batch if image["hidden_from_users"]])
     days = {}
     for feature in sorted(ds.features, key=lambda f: f["created_at"]):

@@ -20,13 +20,14 @@ from .api import api_routes
 from .board import Board
 from .http import API_PREFIX, ProxyMiddleware
 from .kept_files import kept_file_routes
+from .write import reverse_routes
 
 __all__ = ["create_serve_app", "run_serve"]
 
 
 def create_serve_app(board: Board, storage: Storage) -> Starlette:
     """The JSON API over ``board`` and its kept files under ``/img`` from ``storage``."""
-    app = Starlette(routes=kept_file_routes() + api_routes(), middleware=[Middleware(ProxyMiddleware)])
+    app = Starlette(routes=kept_file_routes() + reverse_routes() + api_routes(), middleware=[Middleware(ProxyMiddleware)])
     app.state.board = board
     app.state.storage = storage
     return app

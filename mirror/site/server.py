@@ -98,9 +98,10 @@ class SiteServer(LoopbackServer):
 
 
 def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: int = 8808, faults: str = "",
-             fixtures: str | Path | None = None) -> None:
+             fixtures: str | Path | None = None, processing_delay: float = 0.5) -> None:
     """Serve a generated (or fixture) board in the foreground until interrupted (`mirror site`)."""
     dataset = Dataset.from_fixtures(fixtures) if fixtures else Dataset.generate(seed=seed, images=images)
+    dataset.processing_delay = processing_delay
     app = create_app(dataset, faults)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", http="h11", lifespan="off")
     server = uvicorn.Server(config)

@@ -309,3 +309,22 @@ def _image_details_picture_first(db: Database) -> None:
       images.description, images.uploader, images.source_urls, images.view_url,
       images.hidden_from_users, images.duplicate_of
     FROM images""")
+
+
+@migrations(name="0013_image_intensities")
+def _image_intensities(db: Database) -> None:
+    """Corner intensities computed from each image's kept file, for reverse search offline.
+
+    The aspect ratio is copied from the record so the search needs no join; ``computed_from``
+    names the representation read. The index on the four intensities and the aspect ratio lets
+    the ±3×distance box be found by a range scan of ``nw`` with the rest checked in the index.
+    """
+    db.execute("""
+        CREATE TABLE image_intensities (
+            image_id INTEGER PRIMARY KEY REFERENCES images(id),
+            nw REAL NOT NULL, ne REAL NOT NULL, sw REAL NOT NULL, se REAL NOT NULL,
+            aspect_ratio REAL NOT NULL,
+            computed_from TEXT NOT NULL,
+            computed_at TEXT NOT NULL
+        ) STRICT""")
+    db.execute("CREATE INDEX image_intensities_box ON image_intensities (nw, ne, sw, se, aspect_ratio, image_id)")

@@ -1,0 +1,133 @@
+"""Reverse search: how often a resized, re-encoded copy finds its original first, and how fast a
+local search is on a large archive.
+
+1. A local site with real pictures is mirrored (sync + download: intensities are computed from
+   the kept files); for 100 archived images a copy at half size, JPEG quality 80, is searched
+   offline at the default distance, and the original counted when it comes first.
+2. 100,000 synthetic intensity rows go into a fresh mirror database; the p50 and p95 of a local
+   search (the box query, ordering and the matches' records) are reported, and apart from it
+   the time to read the query file.
+
+    .venv/bin/python bench/reverse.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from PIL import Image
+
+from mirror.config import make_config
+from mirror.download.run import run_downloads
+from mirror.imaging import intensities_of
+from mirror.reverse import search_archive
+from mirror.search.reverse import ReverseQuery, find_matches
+from mirror.site.dataset import Dataset
+from mirror.site.server import SiteServer
+from mirror.store import open_database
+from mirror.sync.runner import run_sync
+
+FAST = {"requests_per_second": 500, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 10}
+
+
+def mirror_of_site(folder: Path, images: int) -> tuple[sqlite3.Connection, Path]:
+    dataset = Dataset.generate(seed=21, images=images, with_pictures=True)
+    with SiteServer(dataset) as site:
+        config = make_config({
+            "site": {"base_url": site.url, "filter_id": dataset.everything_filter_id},
+            "polite": FAST,
+            "store": {"database": str(folder / "mirror.db"), "files": str(folder / "files")},
+            "download": {"requests_per_second": 500, "representations": ["full"], "partial_dir": str(folder / "p")},
+        })
+        db = open_database(config.database)
+        asyncio.run(run_sync(config, db, ["images"]))
+        asyncio.run(run_downloads(config, db))
+    return db.conn, folder / "files"
+
+
+def half_size_jpeg(data: bytes) -> bytes:
+    picture = Image.open(io.BytesIO(data))
+    picture.seek(0)
+    rgb = picture.convert("RGB")
+    out = io.BytesIO()
+    rgb.resize((max(1, rgb.width // 2), max(1, rgb.height // 2)), Image.Resampling.LANCZOS).save(out, "JPEG", quality=80)
+    return out.getvalue()
+
+
+def accuracy(conn: sqlite3.Connection, files: Path, wanted: int = 100, min_side: int = 0) -> tuple[int, int, list[int]]:
+    """Of ``wanted`` archived images (at least ``min_side`` pixels a side), how many copies find them first."""
+    rows = conn.execute("SELECT d.image_id, d.path FROM downloads d JOIN image_intensities x ON x.image_id = d.image_id "
+                        "JOIN images i ON i.id = d.image_id WHERE d.representation = 'full' AND d.status = 'done' "
+                        "AND min(i.width, i.height) >= ? ORDER BY d.image_id LIMIT ?", [min_side, wanted]).fetchall()
+    first, missed = 0, []
+    for image_id, path in rows:
+        records, _ = search_archive(conn, half_size_jpeg((files / path).read_bytes()), None)
+        if records and records[0]["id"] == image_id:
+            first += 1
+        else:
+            missed.append(image_id)
+    return first, len(rows), missed
+
+
+def synthetic(folder: Path, n: int = 100_000) -> sqlite3.Connection:
+    open_database(folder / "big.db").close()
+    conn = sqlite3.connect(folder / "big.db")
+    rng = random.Random(5)
+    rows = []
+    for image_id in range(1, n + 1):
+        base = rng.gauss(120, 45)
+        values = [min(255.0, max(0.0, base + rng.gauss(0, 25))) for _ in range(4)]
+        aspect = rng.choice([1.0, 4 / 3, 16 / 9, 0.75, 1.5, rng.uniform(0.3, 3)])
+        rows.append((image_id, *values, aspect, "full", "2026-01-01T00:00:00Z"))
+    conn.executemany("INSERT INTO image_intensities VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.execute("INSERT INTO images (id, raw, mirrored_at) SELECT image_id, '{\"id\": ' || image_id || '}', '' "
+                 "FROM image_intensities")
+    conn.commit()
+    conn.execute("ANALYZE")
+    return conn
+
+
+def timings(conn: sqlite3.Connection, queries: int = 300) -> list[float]:
+    rng = random.Random(9)
+    rows = conn.execute("SELECT nw, ne, sw, se, aspect_ratio FROM image_intensities ORDER BY random() LIMIT ?",
+                        [queries]).fetchall()
+    took = []
+    for nw, ne, sw, se, aspect in rows:
+        query = ReverseQuery(tuple(v + rng.uniform(-0.5, 0.5) for v in (nw, ne, sw, se)), aspect)
+        start = time.perf_counter()
+        matches, _ = find_matches(conn, query)
+        for match in matches:
+            conn.execute("SELECT raw FROM images WHERE id = ?", [match.image_id]).fetchone()
+        took.append(time.perf_counter() - start)
+    return took
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-reverse-") as tmp:
+        folder = Path(tmp)
+        conn, files = mirror_of_site(folder, 260)
+        for min_side in (0, 200):
+            first, tried, missed = accuracy(conn, files, min_side=min_side)
+            print(f"accuracy (sides >= {min_side} px): {first} of {tried} half-size JPEG q80 copies find their "
+                  f"original first (distance 0.25){'; missed ' + ', '.join(map(str, missed)) if missed else ''}")
+        sample = half_size_jpeg((files / conn.execute("SELECT path FROM downloads WHERE representation = 'full' "
+                                                      "AND path LIKE '%.png' LIMIT 1").fetchone()[0]).read_bytes())
+        start = time.perf_counter()
+        for _ in range(20):
+            intensities_of(sample)
+        print(f"reading a query file (a half-size JPEG): {(time.perf_counter() - start) / 20 * 1000:.1f} ms")
+        big = synthetic(folder)
+        took = sorted(timings(big))
+        print(f"local search on 100,000 images: p50 {statistics.median(took) * 1000:.2f} ms, "
+              f"p95 {took[int(len(took) * 0.95)] * 1000:.2f} ms ({len(took)} searches)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""One still frame of a media file, as the site takes it for thumbnails and intensities: the
+frame at half the duration for GIF and WebM (``mediathumb``), the SVG rasterised, the picture
+itself otherwise.
+
+SVG is rendered by cairosvg with every external reference refused, so an uploaded SVG cannot
+make this process fetch anything; cairosvg needs the cairo library, and without it SVG files are
+reported as unreadable with a message saying why.
+"""
+
+from __future__ import annotations
+
+import io
+
+from PIL import Image, UnidentifiedImageError
+
+from .analyze import Analysis, MediaError
+
+__all__ = ["still_frame", "render_svg"]
+
+# An SVG is rendered no larger than this many pixels (its aspect ratio kept): enough for
+# intensities, which are averages, and it bounds the work an uploaded SVG can ask for.
+_SVG_PIXELS = 2048 * 2048
+
+
+def still_frame(data: bytes, analysis: Analysis) -> Image.Image:
+    """The picture the site would take from ``data`` (raises :class:`MediaError` if there is none)."""
+    if analysis.format == "svg":
+        return render_svg(data)
+    if analysis.format == "webm":
+        return _video_frame(data, analysis.duration / 2)
+    try:
+        picture = Image.open(io.BytesIO(data))
+        if analysis.format == "gif" and analysis.animated:
+            _seek_to_time(picture, analysis.duration * 1000 / 2)
+        picture.load()
+        return picture
+    except (UnidentifiedImageError, OSError, ValueError, EOFError) as e:
+        raise MediaError(f"cannot read the picture: {e}") from None
+
+
+def _seek_to_time(picture: Image.Image, millis: float) -> None:
+    """Go to the frame showing at ``millis`` from the start."""
+    elapsed = 0.0
+    for index in range(picture.n_frames):
+        picture.seek(index)
+        elapsed += float(picture.info.get("duration", 0) or 0)
+        if elapsed > millis:
+            return
+
+
+def _video_frame(data: bytes, seconds: float) -> Image.Image:
+    import av
+
+    try:
+        with av.open(io.BytesIO(data)) as container:
+            stream = container.streams.video[0]
+            if seconds > 0 and stream.time_base:
+                container.seek(int(seconds / stream.time_base), stream=stream, backward=True)
+            last = None
+            for frame in container.decode(stream):
+                last = frame
+                if frame.time is not None and frame.time >= seconds:
+                    break
+            if last is None:
+                raise MediaError("the video has no frame")
+            return last.to_image()
+    except (av.error.FFmpegError, IndexError, ValueError, OSError) as e:
+        raise MediaError(f"cannot read the video: {e}") from None
+
+
+def render_svg(data: bytes) -> Image.Image:
+    """The SVG rasterised at its own size (scaled down past :data:`_SVG_PIXELS`)."""
+    try:
+        import cairosvg
+    except (ImportError, OSError) as e:  # OSError: the cairo library itself is missing
+        raise MediaError(f"SVG files cannot be read here: cairosvg is not usable ({e})") from None
+    try:
+        tree = cairosvg.parser.Tree(bytestring=data, url_fetcher=_refuse_fetch, unsafe=False)
+        out = io.BytesIO()
+        surface = cairosvg.surface.PNGSurface(tree, out, 96, scale=_scale(tree))
+        surface.finish()
+        return Image.open(io.BytesIO(out.getvalue()))
+    except MediaError:
+        raise
+    except Exception as e:  # cairosvg raises many kinds on bad input; all mean "not a readable SVG"
+        raise MediaError(f"cannot render the SVG: {type(e).__name__}: {e}") from None
+
+
+def _scale(tree: object) -> float:
+    """Below 1 for an SVG larger than :data:`_SVG_PIXELS`."""
+    from cairosvg.surface import size
+
+    width, height = size(None, tree.get("width"), "x"), size(None, tree.get("height"), "y")  # type: ignore[attr-defined]
+    return min(1.0, (_SVG_PIXELS / (width * height)) ** 0.5) if width and height else 1.0
+
+
+def _refuse_fetch(url: str, *args: object, **kwargs: object) -> bytes:
+    raise MediaError(f"the SVG refers to {url!r}; external references are not followed")

@@ -1,0 +1,273 @@
+"""Uploads and reverse search: against the local site (as the real server answers them), through
+the client and the CLI, and offline against the archive."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from mirror.api import KeyRequired
+from mirror.api.client import PhilomenaClient, Upload
+from mirror.api.errors import UploadRejected
+from mirror.api.polite import Politeness
+from mirror.api.upload import upload_fields, upload_image
+from mirror.cli import cli
+from mirror.download.run import run_downloads
+from mirror.imaging import intensities_of_picture
+from mirror.site.app import create_app
+from mirror.site.dataset import Dataset
+from mirror.site.pictures import picture
+from mirror.site.server import LoopbackServer, SiteServer
+from mirror.site.upload_rules import CORRUPT
+
+from .conftest import site_config, sync, write_config
+
+BLANK = "can't be blank"
+
+
+@pytest.fixture(scope="module")
+def board():
+    dataset = Dataset.generate(seed=11, images=40, with_pictures=True)
+    dataset.processing_delay = 0.3
+    dataset.tag_blacklist = ("forbidden thing",)
+    with SiteServer(dataset) as server:
+        yield server
+
+
+def key_of(site) -> str:
+    return next(iter(site.dataset.api_keys))
+
+
+def png(seed: str, width: int = 120, height: int = 90) -> bytes:
+    return picture(seed, "png", width, height, seed)
+
+
+def post(site, *, key=True, file: bytes | None = None, name="a.png", **fields) -> httpx.Response:
+    data = {f"image[{k}]": v for k, v in fields.items()}
+    if key:
+        data["key"] = key_of(site)
+    files = {"image[image]": (name, file, "application/octet-stream")} if file is not None else None
+    return httpx.post(site.api_url + "/images", data=data, files=files)
+
+
+# ------------------------------------------------------------------ intensities
+
+
+def test_intensities_are_bt709_luma_per_quadrant_overlapping_on_odd_sides_on_black():
+    image = Image.new("RGBA", (3, 3), (0, 0, 0, 255))
+    image.putpixel((1, 1), (255, 255, 255, 255))  # the middle pixel belongs to every quadrant
+    image.putpixel((0, 0), (255, 0, 0, 255))
+    image.putpixel((2, 2), (0, 255, 0, 128))  # half transparent: composited on black
+    got = intensities_of_picture(image)
+    assert got.nw == pytest.approx((255 + 0.2126 * 255) / 4)
+    assert got.ne == pytest.approx(255 / 4)
+    assert got.se == pytest.approx((255 + 0.7152 * 128) / 4, abs=0.2)
+
+
+# ------------------------------------------------------------------ validation, message by message
+
+def _tags(rejected: httpx.Response) -> list[str]:
+    assert rejected.status_code == 400
+    return rejected.json()["errors"].get("tag_input", [])
+
+
+@pytest.mark.parametrize(("tags", "messages"), [
+    ("solo", ["must contain at least one rating tag", "must contain at least 3 tags"]),
+    ("safe, solo, forbidden thing", ["contains forbidden tag `forbidden thing'"]),
+    ("safe, explicit, solo", ["may not contain any other rating if safe"]),
+    ("explicit, suggestive, solo", ["may contain at most one sexual rating"]),
+    ("grimdark, semi-grimdark, solo", ["may contain at most one grim rating"]),
+    ("sfw, pony, solo", []),  # an alias of safe is a rating tag
+])
+def test_tag_rules_and_their_messages_newest_first(board, tags, messages):
+    assert _tags(post(board, tag_input=tags)) == messages
+
+
+def test_no_file_gives_every_analysis_field_blank_and_the_corrupt_message(board):
+    errors = post(board, tag_input="safe, pony, solo").json()["errors"]
+    assert errors["image"] == [CORRUPT, BLANK]
+    for field in ("image_width", "image_height", "image_size", "image_orig_size", "image_format", "image_mime_type",
+                  "image_aspect_ratio", "image_duration", "image_orig_sha512_hash", "image_sha512_hash",
+                  "uploaded_image", "image_is_animated"):
+        assert errors[field] == [BLANK]
+
+
+def test_an_unsupported_type_is_named_on_image_mime_type(board):
+    out = io.BytesIO()
+    Image.new("RGB", (10, 10)).save(out, "WEBP")
+    errors = post(board, tag_input="safe, pony, solo", file=out.getvalue(), name="a.webp").json()["errors"]
+    assert errors["image_mime_type"] == ["(image/webp) is invalid"]
+    assert errors["image"] == [CORRUPT] and errors["image_format"] == [BLANK]
+
+
+def test_text_limits_sources_and_name(board):
+    errors = post(board, tag_input="safe, pony, solo", file=png("limits"), name="n" * 256 + ".png",
+                  description="x" * 50_001, source_url="ftp://nope",
+                  **{f"sources][{i}][source": f"https://example.com/{i}" for i in range(16)}).json()["errors"]
+    assert errors["description"] == ["should be at most 50000 byte(s)"]
+    assert errors["source_url"] == ["has invalid format"]
+    assert errors["sources"] == ["should have at most 15 item(s)"]
+    assert errors["image_name"] == ["should be at most 255 byte(s)"]
+    bad = post(board, tag_input="safe, pony, solo", file=png("limits"),
+               **{"sources][0][source": "nope", "sources][1][source": "https://example.com/" + "x" * 250})
+    assert bad.json()["errors"]["sources"] == [{"source": ["has invalid format"]},
+                                               {"source": ["should be at most 255 character(s)"]}]
+
+
+def test_dimensions_too_large_and_corrupt_contents(board, monkeypatch):
+    from mirror.site import write
+    from mirror.imaging import Analysis
+
+    monkeypatch.setattr(write, "analyze", lambda data: Analysis("image/png", "png", 32000, 32000, 0.04))
+    assert post(board, tag_input="safe, pony, solo", file=b"big").json()["errors"] == {
+        "image": ["dimensions are too large to process"]}
+    monkeypatch.setattr(write, "analyze", lambda data: Analysis("image/png", "png", 10, 10, 0.04))
+    monkeypatch.setattr("mirror.site.upload_rules.MAX_SIZE", 2)
+    assert post(board, tag_input="safe, pony, solo", file=b"big").json()["errors"] == {
+        "image_size": ["must be less than or equal to 2"]}
+
+
+def test_no_key_is_401_empty_and_a_duplicate_names_the_image(board):
+    refused = post(board, key=False, tag_input="safe, pony, solo", file=png("dup"))
+    assert refused.status_code == 401 and refused.content == b""
+    first = post(board, tag_input="safe, pony, solo", file=png("dup"))
+    assert first.status_code == 200
+    image = first.json()["image"]
+    assert (image["processed"], image["thumbnails_generated"], image["intensities"]) == (False, False, None)
+    again = post(board, tag_input="safe, pony, solo", file=png("dup"))
+    assert again.json() == {"errors": {"image": [f"has already been uploaded: it's image {image['id']}"]}}
+
+
+def test_a_url_upload_is_fetched_from_loopback_only(board):
+    with LoopbackServer(_FileApp(png("by-url"))) as files:
+        fetched = httpx.post(
+            board.api_url + "/images", data={"key": key_of(board), "url": files.url + "/pic.png",
+                                             "image[tag_input]": "safe, pony, solo"})
+    assert fetched.status_code == 200 and fetched.json()["image"]["name"] == "pic.png"
+    remote = httpx.post(board.api_url + "/images", data={"key": key_of(board), "url": "http://example.com/a.png",
+                                                         "image[tag_input]": "safe, pony, solo"})
+    assert remote.json()["errors"]["image"] == [CORRUPT, BLANK]
+
+
+class _FileApp:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    async def __call__(self, scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"image/png")]})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+# ------------------------------------------------------------------ the client and the CLI
+
+
+def client_for(url: str, key: str | None) -> PhilomenaClient:
+    return PhilomenaClient(url, api_key=key, politeness=Politeness(200, backoff=0.01, max_retries=3))
+
+
+async def _upload(client, data: bytes, tags="safe, pony, solo"):
+    async with client:
+        return await upload_image(client, Upload(data, "x.png"), upload_fields(tags, sources=("https://example.com/s",)))
+
+
+def test_no_key_is_a_clear_error_before_any_request(board):
+    board.clear_requests()
+    with pytest.raises(KeyRequired, match="MIRROR_API_KEY"):
+        asyncio.run(_upload(client_for(board.url, None), png("nokey")))
+    assert board.requests == []
+
+
+def test_rejections_are_one_line_per_field(board):
+    with pytest.raises(UploadRejected) as caught:
+        asyncio.run(_upload(client_for(board.url, key_of(board)), b"not a picture", tags="solo"))
+    message = str(caught.value)
+    assert "--tags: must contain at least one rating tag; must contain at least 3 tags" in message
+    assert "file: (text/plain) is invalid" in message
+    assert key_of(board) not in message
+
+
+class LoseAnswers:
+    """Loses the answer to the first ``n`` uploads (a 500 after, or instead of, storing them)."""
+
+    def __init__(self, app, n: int, *, land: bool) -> None:
+        self.app, self.left, self.land, self.posts = app, n, land, 0
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].endswith("/images"):
+            self.posts += 1
+            if self.left > 0:
+                self.left -= 1
+                if self.land:
+                    async def discard(message):
+                        pass
+                    await self.app(scope, receive, discard)
+                await send({"type": "http.response.start", "status": 502, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+        await self.app(scope, receive, send)
+
+
+@pytest.mark.parametrize("landed", [True, False])
+def test_a_lost_answer_is_checked_by_hash_and_never_posted_twice(landed):
+    dataset = Dataset.generate(seed=12, images=20)
+    app = LoseAnswers(create_app(dataset), 1, land=landed)
+    before = len(dataset.images)
+    with LoopbackServer(app) as server:
+        result = asyncio.run(_upload(client_for(server.url, next(iter(dataset.api_keys))), png(f"lost-{landed}")))
+    assert len(dataset.images) == before + 1
+    assert result.already_there is landed
+    assert app.posts == (1 if landed else 2)
+
+
+def test_upload_then_sync_then_gated_download(board, tmp_path):
+    config = site_config(board, tmp_path, api_key=key_of(board),
+                         download={"enabled": True, "requests_per_second": 500, "partial_dir": str(tmp_path / "p")})
+    path = write_config(config, tmp_path / "mirror.toml")
+    runner = CliRunner()
+    data = png("gated", 200, 150)
+    (tmp_path / "up.png").write_bytes(data)
+    board.dataset.processing_delay = 1.5
+    done = runner.invoke(cli, ["-c", str(path), "upload", str(tmp_path / "up.png"), "--tags", "safe, pony, solo",
+                               "--source", "https://example.com/gated"], env={"MIRROR_API_KEY": key_of(board)})
+    assert done.exit_code == 0, done.output
+    image_id = int(done.output.split("image ")[1].split(";")[0])
+    _, db = sync(config)
+    assert db["images"].get(image_id)["thumbnails_generated"] == 0  # the sync downloaded: not this one
+    assert not list(db["downloads"].rows_where("image_id = ?", [image_id]))
+    import time
+    time.sleep(1.7)
+    _, db = sync(config)
+    asyncio.run(run_downloads(config, db))
+    kept = {r["representation"]: r for r in db["downloads"].rows_where("image_id = ?", [image_id])}
+    assert kept["full"]["status"] == "done" and (tmp_path / "files" / kept["full"]["path"]).read_bytes() == data
+    row = db["image_intensities"].get(image_id)
+    assert row["computed_from"] == "full"
+    # Found offline in the archive, from a smaller re-encoded copy.
+    copy = tmp_path / "copy.jpg"
+    Image.open(io.BytesIO(data)).convert("RGB").resize((100, 75)).save(copy, "JPEG", quality=80)
+    found = runner.invoke(cli, ["-c", str(path), "reverse", str(copy), "--local"])
+    assert found.exit_code == 0, found.output
+    assert found.output.splitlines()[1].startswith(f"  {image_id}: by ")
+
+
+def test_reverse_search_on_the_site_and_its_rules(board, tmp_path):
+    target = board.dataset.images[3]
+    original = board.dataset.image_file(target, "full", target["format"])
+    config = site_config(board, tmp_path)
+    path = write_config(config, tmp_path / "mirror.toml")
+    (tmp_path / "q.bin").write_bytes(original)
+    found = CliRunner().invoke(cli, ["-c", str(path), "reverse", str(tmp_path / "q.bin")])
+    if target["intensities"] is not None:
+        assert found.exit_code == 0 and f"  {target['id']}: " in found.output.splitlines()[1]
+    files = {"image[image]": ("q", original, "application/octet-stream")}
+    for params in ({"distance": "2"}, {"limit": "0"}, {"limit": "x"}):
+        assert httpx.post(board.api_url + "/search/reverse", data=params, files=files).json() == {
+            "images": [], "interactions": [], "total": 0}
+    assert httpx.post(board.api_url + "/search/reverse", files={"image[image]": ("q", b"junk", "x")}).status_code == 200
+    wide = httpx.post(board.api_url + "/search/reverse", data={"distance": "1", "limit": "1"}, files=files).json()
+    assert len(wide["images"]) == min(wide["total"], 50) and wide["total"] >= 1
