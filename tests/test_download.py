@@ -152,6 +152,19 @@ def _options(config):
     return {"endpoint_url": endpoint} if endpoint else {}
 
 
+def download_under(site, config, faults: str):
+    """Sync, then download while the site misbehaves as ``faults`` says (a fault profile), with the
+    request log cleared first; the faults are off again afterwards. Returns (report, db)."""
+    sync(config)
+    db = open_database(config.database)
+    site.clear_requests()
+    site.set_faults(faults)
+    try:
+        return asyncio.run(run_downloads(config, db)), db
+    finally:
+        site.set_faults("")
+
+
 def assert_everything_kept_and_verified(config, db, site, representations=("thumb", "full")):
     wanted = ready_files(site, representations)
     done = {(r["image_id"], r["representation"]): r for r in db["downloads"].rows_where("status = 'done'")}
@@ -247,11 +260,7 @@ def test_a_mismatch_from_a_file_replaced_since_the_sync_is_settled_by_the_fresh_
 
 def test_corrupt_bodies_are_caught_rechecked_and_retried(site, tmp_path, files_url):
     config = configure(site, tmp_path, files_url, representations=["full"])
-    sync(config)
-    db = open_database(config.database)
-    site.clear_requests()
-    site.set_faults("corrupt:4")
-    report = asyncio.run(run_downloads(config, db))
+    report, db = download_under(site, config, "corrupt:4")
     wanted = ready_files(site, ["full"])
     assert report.downloaded == len(wanted) and report.failed == 0
     corrupted = len(file_requests(site)) - len(wanted)
@@ -267,12 +276,7 @@ def test_html_pages_and_halved_bodies_are_never_kept_as_thumbnails(site, tmp_pat
     """A thumbnail has no hash in its record: an HTML page with status 200, or half a file with a
     Content-Length to match, is caught by its format and fetched again."""
     config = configure(site, tmp_path, representations=["thumb"])
-    sync(config)
-    db = open_database(config.database)
-    site.clear_requests()
-    site.set_faults("badfiles:3")
-    report = asyncio.run(run_downloads(config, db))
-    site.set_faults("")
+    report, db = download_under(site, config, "badfiles:3")
     wanted = ready_files(site, ["thumb"])
     assert report.failed == 0 and report.downloaded == len({path for _, path in wanted.values()})
     assert len(file_requests(site)) >= report.downloaded * 4 // 3  # every 3rd answer was a lie, then retried
@@ -305,12 +309,7 @@ def test_svg_images_keep_the_svg_as_original_and_png_renderings(site, tmp_path):
 
 def test_truncated_bodies_and_dropped_connections_resume_with_range(site, tmp_path):
     config = configure(site, tmp_path)
-    sync(config)
-    db = open_database(config.database)
-    site.clear_requests()
-    site.set_faults("drops:3")
-    report = asyncio.run(run_downloads(config, db))
-    site.set_faults("")
+    report, db = download_under(site, config, "drops:3")
     statuses = Counter(r.status for r in file_requests(site))
     assert statuses[206] > 0  # a cut-short body was resumed, not fetched again from the start
     assert report.failed == 0
@@ -328,11 +327,7 @@ def cut_thumbnails(site, tmp_path, files_url) -> tuple:
     a truncated body), and with no retries each leaves its ``.part`` (and its validator) behind.
     """
     config = configure(site, tmp_path, files_url, polite={"max_retries": 0}, representations=["thumb"])
-    sync(config)
-    db = open_database(config.database)
-    site.set_faults("drops:2")
-    asyncio.run(run_downloads(config, db))
-    site.set_faults("")
+    _, db = download_under(site, config, "drops:2")
     wanted = {record["id"]: path for record, path in ready_files(site, ["thumb"]).values()}
     parts = {}
     for part in open_storage(config).staging.rglob("*.part"):
