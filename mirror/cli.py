@@ -285,7 +285,8 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
 @click.option("--images", "image_count", default=500, show_default=True, help="How many images to generate.")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8808, show_default=True, help="Port to listen on (0 picks a free one).")
-@click.option("--faults", default="", help="Fault profile, e.g. ratelimit, flaky, drops, slow, down, or a list.")
+@click.option("--faults", default="", help="Fault profile: a comma list of ratelimit, flaky, drops, corrupt, badfiles, "
+              "slow, down, repeat, badids, vanish, redirect, trickle (parameters in mirror/site/faults.py).")
 @click.option("--fixtures", type=click.Path(exists=True, file_okay=False), default=None,
               help="Serve the recorded responses in this folder instead of generated data.")
 @click.option("--processing-delay", default=0.5, show_default=True, type=click.FloatRange(0),
