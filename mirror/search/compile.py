@@ -40,7 +40,7 @@ from .query import (
 )
 from .slugs import unslug
 
-__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Unknown", "Field", "compile_node", "register_functions"]
+__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Linked", "Unknown", "Field", "compile_node", "register_functions"]
 
 _OPERATORS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
@@ -105,6 +105,33 @@ class Related:
         if self.per_row:
             return Sql(f"EXISTS ({select} AND {inner.text})", inner.params)
         return Sql(f"{self.key.format(t=alias)} IN ({select} WHERE {inner.text})", inner.params)
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A field whose values are names of rows linked to the row by id (an image's tags).
+
+    The row matches when it links to any row whose name matches, found by one of ``names``:
+    pairs of a SELECT of ids and the name that SELECT tests (a tag's own name, the names of
+    the tags aliased to it). The ids are resolved first (a handful of rows, through the name
+    indexes), then the links of exactly those ids are read (``links`` is a SELECT of ``key``
+    values ending in the id column), so a search walks one index range per tag instead of
+    joining every link with its tag.
+    """
+
+    key: str
+    links: str
+    names: tuple[tuple[str, str], ...]
+    folded: bool = False
+
+    def condition(self, term: Term, alias: str) -> Sql:
+        tests = [(select, _predicate(value, term, "text", self.folded)) for select, value in self.names]
+        tests = [(select, test) for select, test in tests if test != FALSE]
+        if not tests:
+            return FALSE
+        ids = " UNION ALL ".join(f"{select} WHERE {test.text}" for select, test in tests)
+        return Sql(f"{self.key.format(t=alias)} IN ({self.links} IN ({ids}))",
+                   tuple(v for _, test in tests for v in test.params))
 
 
 @dataclass(frozen=True)

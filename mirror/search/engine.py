@@ -8,6 +8,7 @@ gets :class:`SearchTooSlow`, which the API answers with a clear message instead 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -60,14 +61,36 @@ def time_limit(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
 def search(conn: sqlite3.Connection, index: Index, node: Node, *, order: Sql, limit: int, offset: int,
            where: Sql = TRUE, columns: str = "{t}.raw", seconds: float = 5.0) -> Page:
     """The rows of ``index`` matching ``node`` and ``where``, in ``order``, one page of them."""
+    total_sql, page_sql = statements(index, node, order=order, where=where)
+    with time_limit(conn, seconds):
+        total = conn.execute(total_sql.text, total_sql.params).fetchone()[0]
+        keys = [row[0] for row in conn.execute(page_sql.text, page_sql.params + (limit, offset))] \
+            if total > offset else []
+        rows = _rows(conn, index, keys, columns)
+    return Page(rows, total)
+
+
+def statements(index: Index, node: Node, *, order: Sql, where: Sql = TRUE) -> tuple[Sql, Sql]:
+    """The two statements a search runs: its exact total, and the rowids of one page in order
+    (``LIMIT ? OFFSET ?`` to bind).
+
+    The page is found by rowid alone, and its rows read after: sorting whole rows would read
+    every matching record (several KiB each, with overflow pages) only to keep a page of them.
+    """
     t = index.alias
     condition = compile_node(node, index.fields, t) & where
     source = f'FROM "{index.table}" {t} WHERE {condition.text}'
-    with time_limit(conn, seconds):
-        total = conn.execute(f"SELECT count(*) {source}", condition.params).fetchone()[0]
-        rows = conn.execute(f"SELECT {columns.format(t=t)} {source} ORDER BY {order.text} LIMIT ? OFFSET ?",
-                            condition.params + order.params + (limit, offset)).fetchall() if total > offset else []
-    return Page(rows, total)
+    return (Sql(f"SELECT count(*) {source}", condition.params),
+            Sql(f"SELECT {t}.rowid {source} ORDER BY {order.text} LIMIT ? OFFSET ?", condition.params + order.params))
+
+
+def _rows(conn: sqlite3.Connection, index: Index, keys: list[int], columns: str) -> list[sqlite3.Row]:
+    """The ``columns`` of the rows with these rowids, in the order given."""
+    if not keys:
+        return []
+    t = index.alias
+    return conn.execute(f'SELECT {columns.format(t=t)} FROM json_each(?) page JOIN "{index.table}" {t} '
+                        f"ON {t}.rowid = page.value ORDER BY page.key", (json.dumps(keys),)).fetchall()
 
 
 def count(conn: sqlite3.Connection, index: Index, node: Node, where: Sql = TRUE) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from .compile import Field, Related, Scalar, Sql, Unknown
+from .compile import Field, Linked, Related, Scalar, Unknown
 from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS, FieldSpec,
                     Term)
 
@@ -46,25 +46,12 @@ def _bool(expr: str) -> Scalar:
 
 
 # An image's tag names plus the names of the tags aliased to them (reference section 6).
-_IMAGE_TAG_NAMES = Related(
+_IMAGE_TAGS = Linked(
     key="{t}.id",
-    select="SELECT it.image_id FROM image_tags it JOIN tags tg ON tg.id = it.tag_id",
-    value="tg.name", folded=True)
-_IMAGE_ALIAS_NAMES = Related(
-    key="{t}.id",
-    select="SELECT it.image_id FROM image_tags it JOIN tags tg ON tg.id = it.tag_id "
-           "JOIN tags alias ON alias.aliased_tag = tg.slug",
-    value="alias.name", folded=True)
-
-
-@dataclass(frozen=True)
-class _TagsAndAliases:
-    """``tags``: a name of one of the image's tags, or of a tag aliased to one of them."""
-
-    def condition(self, term: Term, alias: str) -> Sql:
-        direct = _IMAGE_TAG_NAMES.condition(term, alias)
-        aliased = _IMAGE_ALIAS_NAMES.condition(term, alias)
-        return Sql(f"({direct.text}) OR ({aliased.text})", direct.params + aliased.params)
+    links="SELECT it.image_id FROM image_tags it WHERE it.tag_id",
+    names=(("SELECT tg.id FROM tags tg", "tg.name"),
+           ("SELECT tg.id FROM tags tg JOIN tags alias ON alias.aliased_tag = tg.slug", "alias.name")),
+    folded=True)
 
 
 def _category_count(category: str) -> Scalar:
@@ -104,7 +91,7 @@ IMAGES = Index("images", "images", "i", IMAGE_FIELDS, {
     "description": _text("{t}.description"),
     "gallery_id": Related("{t}.id", "SELECT gallery_id_of.image_id FROM gallery_images gallery_id_of",
                           "gallery_id_of.gallery_id", kind="number"),
-    "tags": _TagsAndAliases(),
+    "tags": _IMAGE_TAGS,
 })
 
 COMMENTS = Index("comments", "comments", "c", COMMENT_FIELDS, {
