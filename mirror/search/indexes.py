@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from .compile import Field, Linked, Related, Scalar, Unknown
-from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS, FieldSpec,
-                    Term)
+from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS,
+                    FieldSpec)
 
 __all__ = ["Index", "IMAGES", "COMMENTS", "POSTS", "GALLERIES", "GALLERIES_DATED", "TAGS", "FILTERS", "INDEXES",
            "TAG_COUNT_CATEGORIES"]

@@ -73,10 +73,16 @@ class ImageFilter:
 
 
 def _has_tag(tag_ids: Sequence[int]) -> Sql:
+    """True for an image carrying any of ``tag_ids``.
+
+    Asked of each image in turn (a probe of ``image_tags``' key per tag), not by listing every
+    image that has one of them: a filter's tags (``explicit``, ``grimdark``...) are on a good
+    part of the board, and listing them would cost as much for one image shown as for a search.
+    """
     if not tag_ids:
         return FALSE
-    return Sql("i.id IN (SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?)))",
-               (json.dumps(list(tag_ids)),))
+    return Sql("EXISTS (SELECT 1 FROM image_tags filtered WHERE filtered.image_id = i.id "
+               "AND filtered.tag_id IN (SELECT value FROM json_each(?)))", (json.dumps(list(tag_ids)),))
 
 
 def _any_of(*parts: Sql) -> Sql:
