@@ -40,7 +40,7 @@ from .query import (
 )
 from .slugs import unslug
 
-__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Linked", "Unknown", "Field", "compile_node", "register_functions"]
+__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Linked", "TrigramIndexed", "Unknown", "Field", "compile_node", "register_functions"]
 
 _OPERATORS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
@@ -80,6 +80,30 @@ class Scalar:
 
     def condition(self, term: Term, alias: str) -> Sql:
         return _predicate(self.expr.format(t=alias), term, self.kind, self.folded)
+
+
+@dataclass(frozen=True)
+class TrigramIndexed(Scalar):
+    """A text column with a trigram index (``index``, an FTS5 table over the row's rowid).
+
+    A phrase (a case-insensitive substring) is looked up in the index first, and the exact test
+    then runs on the rows found only. The index folds case much as ``str.lower`` does, so it finds
+    a superset of the rows that match, with two exceptions it is not used for: phrases under
+    three characters (no trigram) and phrases with non-ASCII letters (folding rules differ). A
+    phrase ending in ``i`` is also looked up ending in ``İ``, which ``str.lower`` makes ``i̇``
+    and the index keeps as it is.
+    """
+
+    index: str = ""
+
+    def condition(self, term: Term, alias: str) -> Sql:
+        exact = super().condition(term, alias)
+        if term.kind != "phrase" or len(term.value) < 3 or not term.value.isascii():
+            return exact
+        phrases = [term.value] + ([term.value[:-1] + "\u0130"] if term.value.endswith("i") else [])
+        match = " OR ".join('"' + p.replace('"', '""') + '"' for p in phrases)
+        return Sql(f'{alias}.rowid IN (SELECT rowid FROM "{self.index}" WHERE "{self.index}" MATCH ?) '
+                   f"AND {exact.text}", (match,) + exact.params)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from .compile import Field, Linked, Related, Scalar, Unknown
+from .compile import Field, Linked, Related, Scalar, TrigramIndexed, Unknown
 from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS,
                     FieldSpec)
 
@@ -88,7 +88,7 @@ IMAGES = Index("images", "images", "i", IMAGE_FIELDS, {
     "animated": _bool("{t}.animated"),
     "processed": _bool("{t}.processed"),
     "thumbnails_generated": _bool("{t}.thumbnails_generated"),
-    "description": _text("{t}.description"),
+    "description": TrigramIndexed("{t}.description", "text", index="images_description"),
     "gallery_id": Related("{t}.id", "SELECT gallery_id_of.image_id FROM gallery_images gallery_id_of",
                           "gallery_id_of.gallery_id", kind="number"),
     "tags": _IMAGE_TAGS,

@@ -70,7 +70,6 @@ from .render import Urls, render_forum
 __all__ = ["BulkSizes", "BulkReport", "generate_board"]
 
 Record = dict[str, Any]
-FTS_TABLES = tuple(spec.table for spec in SPECS.values() if spec.fts)
 # Pages of SQLite's cache while loading (negative: KiB): the secondary indexes' pages stay in
 # memory, so rows arriving in id order do not make their inserts seek all over the file.
 _CACHE_KIB = 256 * 1024
@@ -277,17 +276,17 @@ def _nothing() -> Iterator[None]:
 
 
 @contextmanager
-def deferred_fts(db: Database, tables: tuple[str, ...] = FTS_TABLES) -> Iterator[None]:
-    """Write ``tables`` without their FTS triggers, then rebuild each index and restore the triggers.
+def deferred_fts(db: Database) -> Iterator[None]:
+    """Write without the FTS triggers, then rebuild each full-text index and restore the triggers.
 
     The triggers come back from their own SQL as ``sqlite_master`` held it, so the schema is
-    unchanged; ``rebuild`` reads every row of the content table, so the index is what the
+    unchanged; ``rebuild`` reads every row of the content table, so each index is what the
     triggers would have made, whatever was written meanwhile.
     """
-    names = [f"{t}_{suffix}" for t in tables for suffix in ("ai", "ad", "au")]
-    marks = ",".join("?" * len(names))
-    triggers = db.execute(f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN ({marks})",
-                          names).fetchall()
+    indexes = [name for (name,) in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'")]
+    triggers = [(name, sql) for name, sql in db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+                if any(f'"{index}"' in sql for index in indexes)]
     with db.atomic():
         for name, _ in triggers:
             db.execute(f'DROP TRIGGER "{name}"')
@@ -295,7 +294,7 @@ def deferred_fts(db: Database, tables: tuple[str, ...] = FTS_TABLES) -> Iterator
         yield
     finally:
         with db.atomic():
-            for table in tables:
-                db.execute(f"INSERT INTO \"{table}_fts\" (\"{table}_fts\") VALUES ('rebuild')")
+            for index in indexes:
+                db.execute(f"INSERT INTO \"{index}\" (\"{index}\") VALUES ('rebuild')")
             for _, sql in triggers:
                 db.execute(sql)
