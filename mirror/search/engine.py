@@ -19,7 +19,6 @@ from typing import Any
 from .compile import TRUE, Sql, compile_node, register_functions
 from .indexes import Index
 from .query import Node
-from .sort import random_score
 
 # SQLite virtual-machine steps between two looks at the clock.
 _STEPS = 10_000
@@ -38,7 +37,6 @@ class Page:
 def prepare(conn: sqlite3.Connection) -> None:
     """Make ``conn`` able to run compiled searches (functions, row access by name)."""
     register_functions(conn)
-    conn.create_function("mirror_random", 2, random_score, deterministic=True)
     conn.row_factory = sqlite3.Row
 
 
