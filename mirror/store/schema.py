@@ -348,3 +348,10 @@ def substring_index(db: Database, table: str, column: str) -> None:
     db.execute(f'CREATE TRIGGER "{fts}_au" AFTER UPDATE ON "{table}" WHEN old."{column}" IS NOT new."{column}" '
                f"BEGIN {delete} {insert} END")
     db.execute(f"INSERT INTO \"{fts}\" (\"{fts}\") VALUES ('rebuild')")
+
+
+@migrations(name="0014_filters_by_name")
+def _filters_by_name(db: Database) -> None:
+    """Every anonymous API request looks up the system filter named ``Default``: by index, not by
+    reading every filter (thousands on a large board)."""
+    db["filters"].create_index(["name"])
