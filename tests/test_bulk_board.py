@@ -78,10 +78,12 @@ def test_the_board_counts_its_records(boards):
                                 "AND i.hidden_from_users = 0").fetchone()[0]
 
 
-DESCRIPTIONS = ["xxab\u0130 yy", "Magic show", "nonmagical", "\u00c0BC abc", "\u212aelvin", "ab\u0130c", None, ""]
+DESCRIPTIONS = ["xxab\u0130 yy", "Magic show", "nonmagical", "\u00c0BC abc", "\u212aelvin", "ab\u0130c", None, "",
+                "\u017ftar", "Star ſtar", "STAR"]
 
 
-@pytest.mark.parametrize("phrase", ["abi", "agic", "magic", "AGIC S", "kelvin", "àbc", "abc", "ab", "xxabi", "ic s"])
+@pytest.mark.parametrize("phrase", ["abi", "agic", "magic", "AGIC S", "kelvin", "àbc", "abc", "ab", "xxabi", "ic s",
+                                    "star", "tar", "ſtar", "c sh"])
 def test_description_phrases_find_what_the_evaluator_finds(tmp_path, phrase):
     """The trigram index only narrows the rows tested: a dotted capital I, the Kelvin sign,
     short and non-ASCII phrases find what plain evaluation finds."""

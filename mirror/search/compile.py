@@ -86,15 +86,19 @@ class Scalar:
 class TrigramIndexed(Scalar):
     """A text column with a trigram index (``index``, an FTS5 table over the row's rowid).
 
-    A phrase (a case-insensitive substring) is looked up in the index first, and the exact test
-    then runs on the rows found only. The index folds case much as ``str.lower`` does, so it finds
-    a superset of the rows that match, with two exceptions it is not used for: phrases under
-    three characters (no trigram) and phrases with non-ASCII letters (folding rules differ). A
-    phrase ending in ``i`` is also looked up ending in ``İ``, which ``str.lower`` makes ``i̇``
-    and the index keeps as it is.
+    A phrase (a case-insensitive substring) of three ASCII characters or more is looked up in the
+    index, which then decides alone, without reading the text: for such a phrase its case folding
+    finds exactly what ``str.lower`` finds, with two exceptions made good here. ``İ`` becomes
+    ``i̇`` for ``str.lower`` and stays as it is in the index, so a phrase ending in ``i`` is also
+    looked up ending in ``İ``; and the index folds the long s ``ſ`` to ``s``, which ``str.lower``
+    does not, so a phrase with an ``s`` is tested exactly on the rows found that hold an ``ſ``
+    (``long_s``).
+    (Every code point was checked against every ASCII character.) Shorter phrases, and phrases
+    with other letters, whose folding rules differ, are tested on every row.
     """
 
     index: str = ""
+    long_s: str = ""  # a SELECT of the rowids whose text holds an ``ſ`` (by a partial index), over ``{t}``
 
     def condition(self, term: Term, alias: str) -> Sql:
         exact = super().condition(term, alias)
@@ -102,8 +106,13 @@ class TrigramIndexed(Scalar):
             return exact
         phrases = [term.value] + ([term.value[:-1] + "\u0130"] if term.value.endswith("i") else [])
         match = " OR ".join('"' + p.replace('"', '""') + '"' for p in phrases)
-        return Sql(f'{alias}.rowid IN (SELECT rowid FROM "{self.index}" WHERE "{self.index}" MATCH ?) '
-                   f"AND {exact.text}", (match,) + exact.params)
+        found = Sql(f'{alias}.rowid IN (SELECT rowid FROM "{self.index}" WHERE "{self.index}" MATCH ?)', (match,))
+        if "s" not in term.value:
+            return found
+        rows = self.long_s.format(t="long_s")
+        exact = super().condition(term, "long_s")  # on those rows only: the row searched is not read
+        return Sql(f"{found.text} AND ({alias}.rowid NOT IN ({rows}) OR {alias}.rowid IN ({rows} AND {exact.text}))",
+                   found.params + exact.params)
 
 
 @dataclass(frozen=True)
