@@ -128,12 +128,12 @@ def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
 IMAGE_COLUMNS = "{t}.id, {t}.raw, {t}.stub, {t}.hidden_from_users"
 
 
-def image_where(image_filter: ImageFilter, *, deleted: bool) -> Sql:
+def image_where(board: Board, image_filter: ImageFilter, *, deleted: bool) -> Sql:
     """What every image search of a caller adds to its query: the filter's hides and, unless
     ``deleted`` (``del=1``), no hidden images."""
     hides = image_filter.hides()
     where = TRUE if hides == FALSE else Sql(f"NOT coalesce(({hides.text}), 0)", hides.params)
-    return where if deleted else Sql("coalesce(i.hidden_from_users, 0) = 0") & where
+    return where if deleted else board.shown() & where
 
 
 def can_view_filter(row: Record, user_id: int | None) -> bool:
@@ -180,7 +180,7 @@ def search_images(ctx: Context) -> Record:
     node = ctx.query(IMAGE_SEARCH_SPEC, {"my": _my(ctx), "filter_id": _filter_id(ctx)})
     if isinstance(node, MatchNone):
         return {"images": [], "interactions": [], "total": 0}
-    where = image_where(ctx.image_filter, deleted=ctx.params.get("del") == "1")
+    where = image_where(ctx.board, ctx.image_filter, deleted=ctx.params.get("del") == "1")
     if ctx.user_id is not None and ctx.params.get("hidden") != "1":  # the caller's hidden images
         where = where & Sql("i.id NOT IN (SELECT image_id FROM site_interactions WHERE user_id = ? "
                             "AND interaction_type = 'hidden')", (ctx.user_id,))
