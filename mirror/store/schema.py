@@ -324,6 +324,23 @@ def refresh_statistics(db: Database) -> None:
     db.execute("ANALYZE")
 
 
+# Below this many images the planner's guesses do as well as statistics.
+STATISTICS_FROM = 10_000
+
+
+def refresh_statistics_if_grown(db: Database) -> None:
+    """Refresh the statistics once the images have doubled since they were taken (from
+    :data:`STATISTICS_FROM` images on): a mirror grows by syncs, from empty, and its first
+    statistics are those of an empty database."""
+    images = db.execute("SELECT count(*) FROM images").fetchone()[0]
+    if images < STATISTICS_FROM:
+        return
+    stat = db.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = 'images' LIMIT 1").fetchone() \
+        if db["sqlite_stat1"].exists() else None
+    if stat is None or images >= 2 * int(stat[0].split()[0]):
+        refresh_statistics(db)
+
+
 @migrations(name="0013_description_search")
 def _description_search(db: Database) -> None:
     """A trigram index of image descriptions, for ``description:`` searches on large mirrors.
