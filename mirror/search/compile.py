@@ -40,7 +40,7 @@ from .query import (
 )
 from .slugs import unslug
 
-__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Unknown", "Field", "compile_node", "register_functions"]
+__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Linked", "TrigramIndexed", "Unknown", "Field", "compile_node", "register_functions"]
 
 _OPERATORS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
@@ -83,6 +83,39 @@ class Scalar:
 
 
 @dataclass(frozen=True)
+class TrigramIndexed(Scalar):
+    """A text column with a trigram index (``index``, an FTS5 table over the row's rowid).
+
+    A phrase (a case-insensitive substring) of three ASCII characters or more is looked up in the
+    index, which then decides alone, without reading the text: for such a phrase its case folding
+    finds exactly what ``str.lower`` finds, with two exceptions made good here. ``İ`` becomes
+    ``i̇`` for ``str.lower`` and stays as it is in the index, so a phrase ending in ``i`` is also
+    looked up ending in ``İ``; and the index folds the long s ``ſ`` to ``s``, which ``str.lower``
+    does not, so a phrase with an ``s`` is tested exactly on the rows found that hold an ``ſ``
+    (``long_s``).
+    (Every code point was checked against every ASCII character.) Shorter phrases, and phrases
+    with other letters, whose folding rules differ, are tested on every row.
+    """
+
+    index: str = ""
+    long_s: str = ""  # a SELECT of the rowids whose text holds an ``ſ`` (by a partial index), over ``{t}``
+
+    def condition(self, term: Term, alias: str) -> Sql:
+        exact = super().condition(term, alias)
+        if term.kind != "phrase" or len(term.value) < 3 or not term.value.isascii():
+            return exact
+        phrases = [term.value] + ([term.value[:-1] + "\u0130"] if term.value.endswith("i") else [])
+        match = " OR ".join('"' + p.replace('"', '""') + '"' for p in phrases)
+        found = Sql(f'{alias}.rowid IN (SELECT rowid FROM "{self.index}" WHERE "{self.index}" MATCH ?)', (match,))
+        if "s" not in term.value:
+            return found
+        rows = self.long_s.format(t="long_s")
+        exact = super().condition(term, "long_s")  # on those rows only: the row searched is not read
+        return Sql(f"{found.text} AND ({alias}.rowid NOT IN ({rows}) OR {alias}.rowid IN ({rows} AND {exact.text}))",
+                   found.params + exact.params)
+
+
+@dataclass(frozen=True)
 class Related:
     """A field with any number of values per row, reached through other tables.
 
@@ -105,6 +138,33 @@ class Related:
         if self.per_row:
             return Sql(f"EXISTS ({select} AND {inner.text})", inner.params)
         return Sql(f"{self.key.format(t=alias)} IN ({select} WHERE {inner.text})", inner.params)
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A field whose values are names of rows linked to the row by id (an image's tags).
+
+    The row matches when it links to any row whose name matches, found by one of ``names``:
+    pairs of a SELECT of ids and the name that SELECT tests (a tag's own name, the names of
+    the tags aliased to it). The ids are resolved first (a handful of rows, through the name
+    indexes), then the links of exactly those ids are read (``links`` is a SELECT of ``key``
+    values ending in the id column), so a search walks one index range per tag instead of
+    joining every link with its tag.
+    """
+
+    key: str
+    links: str
+    names: tuple[tuple[str, str], ...]
+    folded: bool = False
+
+    def condition(self, term: Term, alias: str) -> Sql:
+        tests = [(select, _predicate(value, term, "text", self.folded)) for select, value in self.names]
+        tests = [(select, test) for select, test in tests if test != FALSE]
+        if not tests:
+            return FALSE
+        ids = " UNION ALL ".join(f"{select} WHERE {test.text}" for select, test in tests)
+        return Sql(f"{self.key.format(t=alias)} IN ({self.links} IN ({ids}))",
+                   tuple(v for _, test in tests for v in test.params))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ gets :class:`SearchTooSlow`, which the API answers with a clear message instead 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -18,7 +19,6 @@ from typing import Any
 from .compile import TRUE, Sql, compile_node, register_functions
 from .indexes import Index
 from .query import Node
-from .sort import random_score
 
 # SQLite virtual-machine steps between two looks at the clock.
 _STEPS = 10_000
@@ -37,14 +37,11 @@ class Page:
 def register(conn: sqlite3.Connection) -> None:
     """Give ``conn`` the SQL functions compiled searches call (a connection someone else owns, too)."""
     register_functions(conn)
-    conn.create_function("mirror_random", 2, random_score, deterministic=True)
-
 
 def prepare(conn: sqlite3.Connection) -> None:
     """Make a connection of our own able to run compiled searches, its rows readable by name."""
     register(conn)
     conn.row_factory = sqlite3.Row
-
 
 @contextmanager
 def time_limit(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
@@ -61,26 +58,43 @@ def time_limit(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
     finally:
         conn.set_progress_handler(None, 0)
 
-
 def search(conn: sqlite3.Connection, index: Index, node: Node, *, order: Sql, limit: int, offset: int,
            where: Sql = TRUE, columns: str = "{t}.raw", seconds: float = 5.0) -> Page:
     """The rows of ``index`` matching ``node`` and ``where``, in ``order``, one page of them."""
+    total_sql, page_sql = statements(index, node, order=order, where=where)
+    with time_limit(conn, seconds):
+        total = conn.execute(total_sql.text, total_sql.params).fetchone()[0]
+        keys = [row[0] for row in conn.execute(page_sql.text, page_sql.params + (limit, offset))] \
+            if total > offset else []
+        rows = _rows(conn, index, keys, columns)
+    return Page(rows, total)
+
+def statements(index: Index, node: Node, *, order: Sql, where: Sql = TRUE) -> tuple[Sql, Sql]:
+    """The two statements a search runs: its exact total, and the rowids of one page in order
+    (``LIMIT ? OFFSET ?`` to bind).
+
+    The page is found by rowid alone, and its rows read after: sorting whole rows would read
+    every matching record (several KiB each, with overflow pages) only to keep a page of them.
+    """
     t = index.alias
     condition = compile_node(node, index.fields, t) & where
     source = f'FROM "{index.table}" {t} WHERE {condition.text}'
-    with time_limit(conn, seconds):
-        total = conn.execute(f"SELECT count(*) {source}", condition.params).fetchone()[0]
-        rows = conn.execute(f"SELECT {columns.format(t=t)} {source} ORDER BY {order.text} LIMIT ? OFFSET ?",
-                            condition.params + order.params + (limit, offset)).fetchall() if total > offset else []
-    return Page(rows, total)
+    return (Sql(f"SELECT count(*) {source}", condition.params),
+            Sql(f"SELECT {t}.rowid {source} ORDER BY {order.text} LIMIT ? OFFSET ?", condition.params + order.params))
 
+def _rows(conn: sqlite3.Connection, index: Index, keys: list[int], columns: str) -> list[sqlite3.Row]:
+    """The ``columns`` of the rows with these rowids, in the order given."""
+    if not keys:
+        return []
+    t = index.alias
+    return conn.execute(f'SELECT {columns.format(t=t)} FROM json_each(?) page JOIN "{index.table}" {t} '
+                        f"ON {t}.rowid = page.value ORDER BY page.key", (json.dumps(keys),)).fetchall()
 
 def count(conn: sqlite3.Connection, index: Index, node: Node, where: Sql = TRUE) -> int:
     """How many rows of ``index`` match (for tests and tools)."""
     condition = compile_node(node, index.fields, index.alias) & where
     return conn.execute(f'SELECT count(*) FROM "{index.table}" {index.alias} WHERE {condition.text}',
                         condition.params).fetchone()[0]
-
 
 def ids(conn: sqlite3.Connection, index: Index, node: Node, where: Sql = TRUE) -> set[Any]:
     """The ids of every matching row (for tests and tools)."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from .compile import Field, Related, Scalar, Sql, Unknown
-from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS, FieldSpec,
-                    Term)
+from .compile import Field, Linked, Related, Scalar, TrigramIndexed, Unknown
+from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS,
+                    FieldSpec)
 
 __all__ = ["Index", "IMAGES", "COMMENTS", "POSTS", "GALLERIES", "GALLERIES_DATED", "TAGS", "FILTERS", "INDEXES",
            "TAG_COUNT_CATEGORIES"]
@@ -46,25 +46,12 @@ def _bool(expr: str) -> Scalar:
 
 
 # An image's tag names plus the names of the tags aliased to them (reference section 6).
-_IMAGE_TAG_NAMES = Related(
+_IMAGE_TAGS = Linked(
     key="{t}.id",
-    select="SELECT it.image_id FROM image_tags it JOIN tags tg ON tg.id = it.tag_id",
-    value="tg.name", folded=True)
-_IMAGE_ALIAS_NAMES = Related(
-    key="{t}.id",
-    select="SELECT it.image_id FROM image_tags it JOIN tags tg ON tg.id = it.tag_id "
-           "JOIN tags alias ON alias.aliased_tag = tg.slug",
-    value="alias.name", folded=True)
-
-
-@dataclass(frozen=True)
-class _TagsAndAliases:
-    """``tags``: a name of one of the image's tags, or of a tag aliased to one of them."""
-
-    def condition(self, term: Term, alias: str) -> Sql:
-        direct = _IMAGE_TAG_NAMES.condition(term, alias)
-        aliased = _IMAGE_ALIAS_NAMES.condition(term, alias)
-        return Sql(f"({direct.text}) OR ({aliased.text})", direct.params + aliased.params)
+    links="SELECT it.image_id FROM image_tags it WHERE it.tag_id",
+    names=(("SELECT tg.id FROM tags tg", "tg.name"),
+           ("SELECT tg.id FROM tags tg JOIN tags alias ON alias.aliased_tag = tg.slug", "alias.name")),
+    folded=True)
 
 
 def _category_count(category: str) -> Scalar:
@@ -101,10 +88,11 @@ IMAGES = Index("images", "images", "i", IMAGE_FIELDS, {
     "animated": _bool("{t}.animated"),
     "processed": _bool("{t}.processed"),
     "thumbnails_generated": _bool("{t}.thumbnails_generated"),
-    "description": _text("{t}.description"),
+    "description": TrigramIndexed("{t}.description", "text", index="images_description",
+                                  long_s="SELECT {t}.id FROM images {t} WHERE instr({t}.description, 'ſ') > 0"),
     "gallery_id": Related("{t}.id", "SELECT gallery_id_of.image_id FROM gallery_images gallery_id_of",
                           "gallery_id_of.gallery_id", kind="number"),
-    "tags": _TagsAndAliases(),
+    "tags": _IMAGE_TAGS,
 })
 
 COMMENTS = Index("comments", "comments", "c", COMMENT_FIELDS, {

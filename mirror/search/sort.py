@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from .compile import Sql
@@ -45,8 +44,9 @@ def image_order(sf: str | None, sd: str | None, alias: str, *, seed: int) -> Sql
         return Sql(f"{t}.id {direction}")
     if sf.startswith("random"):
         given = integer_parse(sf.partition(":")[2])
-        return Sql(f"mirror_random(?, {t}.id) {direction}, {t}.id {direction}",
-                   (given if given is not None else seed,))
+        score = random_score_sql(f"{t}.id")
+        return Sql(f"{score.text} {direction}, {t}.id {direction}",
+                   ((given if given is not None else seed) & _MASK,) * len(score.params))
     if sf.startswith("gallery_id:"):
         value = sf.partition(":")[2]
         if not value.isdigit():
@@ -57,7 +57,16 @@ def image_order(sf: str | None, sd: str | None, alias: str, *, seed: int) -> Sql
     return Sql(f"{column} {direction}, {t}.id {direction}")
 
 
-def random_score(seed: int, image_id: int) -> float:
-    """A stable pseudo-random score for an image under a seed (registered as ``mirror_random``)."""
-    digest = hashlib.blake2b(f"{seed}:{image_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64
+_MASK = 0xFFFFFFFF
+_PRIME = 2**31 - 1
+
+
+def random_score_sql(key: str) -> Sql:
+    """A stable pseudo-random score of ``key`` under a seed (each ``?``), in SQL arithmetic.
+
+    A random sort scores every matching image; a Python function called per row costs more
+    than the rest of the search. Affine steps modulo the prime 2**31 - 1 with a squaring between
+    them (so neighbouring ids do not keep their order); every product stays below 2**63.
+    """
+    mixed = f"((({key}) & {_MASK}) * 48271 + ?) % {_PRIME}"
+    return Sql(f"((({mixed}) * ({mixed}) + 11) % {_PRIME} * 16807) % {_PRIME}", (0, 0))

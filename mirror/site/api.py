@@ -52,7 +52,7 @@ from .http import (
 )
 from .records import display_key
 
-__all__ = ["api_routes", "Context"]
+__all__ = ["api_routes", "Context", "image_where", "IMAGE_COLUMNS"]
 
 Record = dict[str, Any]
 # A query longer than this is refused before it is parsed: one request cannot stall the server.
@@ -125,7 +125,15 @@ def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
 
 # ---------------------------------------------------------------------------- images
 
-_IMAGE_COLUMNS = "{t}.id, {t}.raw, {t}.stub, {t}.hidden_from_users"
+IMAGE_COLUMNS = "{t}.id, {t}.raw, {t}.stub, {t}.hidden_from_users"
+
+
+def image_where(board: Board, image_filter: ImageFilter, *, deleted: bool) -> Sql:
+    """What every image search of a caller adds to its query: the filter's hides and, unless
+    ``deleted`` (``del=1``), no hidden images."""
+    hides = image_filter.hides()
+    where = TRUE if hides == FALSE else Sql(f"NOT coalesce(({hides.text}), 0)", hides.params)
+    return where if deleted else board.shown() & where
 
 
 def can_view_filter(row: Record, user_id: int | None) -> bool:
@@ -172,15 +180,12 @@ def search_images(ctx: Context) -> Record:
     node = ctx.query(IMAGE_SEARCH_SPEC, {"my": _my(ctx), "filter_id": _filter_id(ctx)})
     if isinstance(node, MatchNone):
         return {"images": [], "interactions": [], "total": 0}
-    hides = ctx.image_filter.hides()
-    where = TRUE if hides == FALSE else Sql(f"NOT coalesce(({hides.text}), 0)", hides.params)
-    if ctx.params.get("del") != "1":
-        where = Sql("coalesce(i.hidden_from_users, 0) = 0") & where
+    where = image_where(ctx.board, ctx.image_filter, deleted=ctx.params.get("del") == "1")
     if ctx.user_id is not None and ctx.params.get("hidden") != "1":  # the caller's hidden images
         where = where & Sql("i.id NOT IN (SELECT image_id FROM site_interactions WHERE user_id = ? "
                             "AND interaction_type = 'hidden')", (ctx.user_id,))
     order = image_order(ctx.params.get("sf"), ctx.params.get("sd"), IMAGES.alias, seed=random.randrange(1, 2**32))
-    page = ctx.search(IMAGES, node, order, where=where, default_size=15, columns=_IMAGE_COLUMNS)
+    page = ctx.search(IMAGES, node, order, where=where, default_size=15, columns=IMAGE_COLUMNS)
     images = ctx.board.images(page.rows, ctx.image_filter, ctx.origin)
     return {"images": images, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
 

@@ -11,7 +11,9 @@ writes to the same database (WAL: neither blocks the other).
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
@@ -34,12 +36,24 @@ class BoardMissing(Exception):
     """The database to serve does not exist or is not a mirror."""
 
 
+# A plain absolute URL: (path, query). Every file URL of a record is one; others go through urlsplit.
+_ABSOLUTE = re.compile(r"https?://[^/?#\s]*([^?#\s]*)(?:\?([^#\s]*))?(?:#\S*)?")
+
+
 def rebase(url: Any, origin: str) -> Any:
-    """A file URL of the site, pointing at ``origin`` instead (same path)."""
+    """A file URL of the site, pointing at ``origin`` instead (same path).
+
+    An image record has a dozen file URLs and an image show is little else: a plain absolute
+    URL is taken apart with one regular expression, which gives what ``urlsplit`` gives.
+    """
     if not isinstance(url, str) or not url:
         return url
-    parts = urlsplit(url if "//" in url else "//host" + url)
-    return origin + parts.path + (f"?{parts.query}" if parts.query else "")
+    if match := _ABSOLUTE.fullmatch(url):
+        path, query = match.groups()
+    else:
+        parts = urlsplit(url if "//" in url else "//host" + url)
+        path, query = parts.path, parts.query
+    return origin + path + (f"?{query}" if query else "")
 
 
 @dataclass(frozen=True)
@@ -55,8 +69,8 @@ class ImageFilter:
     def of(cls, row: Record | None) -> ImageFilter:
         if row is None:
             return cls()
-        return cls(tuple(json.loads(row["hidden_tag_ids"] or "[]")), tuple(json.loads(row["spoilered_tag_ids"] or "[]")),
-                   complex_filter(row["hidden_complex"]), complex_filter(row["spoilered_complex"]))
+        return _image_filter(row["hidden_tag_ids"], row["spoilered_tag_ids"], row["hidden_complex"],
+                             row["spoilered_complex"])
 
     def hides(self) -> Sql:
         """True for the images this filter hides from searches."""
@@ -72,11 +86,25 @@ class ImageFilter:
         return FALSE if node is None else compile_node(node, IMAGES.fields, IMAGES.alias)
 
 
+@functools.lru_cache(maxsize=64)
+def _image_filter(hidden_tags: str | None, spoilered_tags: str | None, hidden_complex: str | None,
+                  spoilered_complex: str | None) -> ImageFilter:
+    """A filter row's effect, parsed once: every request applies a filter, most the same few."""
+    return ImageFilter(tuple(json.loads(hidden_tags or "[]")), tuple(json.loads(spoilered_tags or "[]")),
+                       complex_filter(hidden_complex), complex_filter(spoilered_complex))
+
+
 def _has_tag(tag_ids: Sequence[int]) -> Sql:
+    """True for an image carrying any of ``tag_ids``.
+
+    Asked of each image in turn (a probe of ``image_tags``' key per tag), not by listing every
+    image that has one of them: a filter's tags (``explicit``, ``grimdark``...) are on a good
+    part of the board, and listing them would cost as much for one image shown as for a search.
+    """
     if not tag_ids:
         return FALSE
-    return Sql("i.id IN (SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?)))",
-               (json.dumps(list(tag_ids)),))
+    return Sql("EXISTS (SELECT 1 FROM image_tags filtered WHERE filtered.image_id = i.id "
+               "AND filtered.tag_id IN (SELECT value FROM json_each(?)))", (json.dumps(list(tag_ids)),))
 
 
 def _any_of(*parts: Sql) -> Sql:
@@ -136,6 +164,17 @@ class Board:
             engine.prepare(conn)
             self._local.conn, self._local.path = conn, path
         return self._local.conn
+
+    def shown(self) -> Sql:
+        """True for an image not hidden: in a search, asked of its entry in ``images_search``.
+
+        Its row would be read whole (several KiB, overflow pages included) to reach its last
+        column. A mirror made before that index (served as it is, read-only) asks the row.
+        """
+        if self.one("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'images_search'") is None:
+            return Sql("coalesce(i.hidden_from_users, 0) = 0")
+        return Sql("NOT EXISTS (SELECT 1 FROM images shown INDEXED BY images_search "
+                   "WHERE shown.id = i.id AND coalesce(shown.hidden_from_users, 0) != 0)")
 
     def one(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         return self.connection().execute(sql, tuple(params)).fetchone()

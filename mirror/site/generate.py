@@ -8,6 +8,7 @@ ranges (2012..2025), never from the wall clock; only later mutations use "now".
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -201,8 +202,12 @@ def _image_tag_names(rng: random.Random, vocab: dict[str, list[str]]) -> list[st
 
 
 def new_image(ds: Dataset, rng: random.Random, image_id: int, created: str,
-              vocab: dict[str, list[str]] | None = None) -> Record:
-    """One visible image record uploaded at `created` (also used by `Dataset.add_images`)."""
+              vocab: dict[str, list[str]] | None = None, users: Sequence[int] | None = None) -> Record:
+    """One visible image record uploaded at `created` (also used by `Dataset.add_images`).
+
+    ``users`` is ``sorted(ds.users)``, given by callers that make many images: sorting every
+    account for each image would dominate generating a large board.
+    """
     if vocab is None:
         vocab = {
             "artists": sorted(t["name"] for t in ds.tags.values() if t["namespace"] == "artist") or ["artist:anon"],
@@ -214,7 +219,7 @@ def new_image(ds: Dataset, rng: random.Random, image_id: int, created: str,
     duration = 0.0 if fmt == "svg" else round(rng.uniform(1, 60), 2) if animated else 0.04
     upvotes = 0 if rng.random() < 0.1 else int(rng.paretovariate(1.2) * 5)
     downvotes = rng.randint(0, max(1, upvotes // 10)) if rng.random() < 0.6 else 0
-    users = sorted(ds.users)
+    users = sorted(ds.users) if users is None else users
     anonymous = rng.random() < 0.15 or not users
     uploader_id = None if anonymous else rng.choice(users)
     base = rng.choice(["", "", "untitled", "drawing", "комикс", "ポニー", "commission final v2"])
@@ -339,136 +344,207 @@ def _users(ds: Dataset, rng: random.Random, n: int, artists: list[str]) -> None:
     ds.api_keys[f"testkey-{ds.seed}"] = key_user
 
 
+def _date_image(rng: random.Random, image: Record, created: datetime, previous: Record | None) -> None:
+    """Some images were imported earlier or tie with the one before; updates come later."""
+    roll = rng.random()
+    if roll < 0.04 and previous is not None:
+        image["first_seen_at"] = iso(created - timedelta(days=rng.randint(1, 400)))  # imported earlier
+    elif roll < 0.08 and previous is not None:
+        image["first_seen_at"] = previous["first_seen_at"]  # a tie
+    image["updated_at"] = iso(min(created + timedelta(seconds=rng.randint(0, 86400 * 700)), END))
+
+
+def set_fate(rng: random.Random, image: Record, merge_targets: Callable[[], Sequence[int]]) -> None:
+    """Delete, merge (into one of ``merge_targets()``, earlier visible images) or leave unprocessed a few images."""
+    roll = rng.random()
+    if roll < 0.02:
+        image.update(hidden_from_users=True, deletion_reason=rng.choice(DELETION_REASONS))
+    elif roll < 0.03:
+        image.update(hidden_from_users=True, duplicate_of=rng.choice(merge_targets()))
+    elif roll < 0.05:
+        image.update(thumbnails_generated=False, processed=rng.random() < 0.3)
+
+
+def upload_time(index: int, count: int, rng: random.Random) -> datetime:
+    """When the ``index``-th of ``count`` images was uploaded: evenly spread over the board's years."""
+    step = (END - START) / max(count, 1)
+    return START + step * index + timedelta(seconds=rng.randint(0, max(int(step.total_seconds()) - 1, 0)))
+
+
+def dated_image(ds: Dataset, rng: random.Random, image_id: int, index: int, count: int, vocab: dict[str, list[str]],
+                users: Sequence[int], previous: Record | None) -> Record:
+    """The ``index``-th image of a board of ``count``, with its upload, first-seen and update dates."""
+    created = upload_time(index, count, rng)
+    image = new_image(ds, rng, image_id, iso(created), vocab, users)
+    _date_image(rng, image, created, previous)
+    return image
+
+
+def next_image_id(rng: random.Random, image_id: int) -> int:
+    """Ids mostly follow each other; a few are skipped (uploads that never finished)."""
+    return image_id + (1 if rng.random() > 0.02 else rng.randint(2, 5))
+
+
 def _images(ds: Dataset, rng: random.Random, n: int, vocab: dict[str, list[str]]) -> None:
-    step = (END - START) / max(n, 1)
-    image_id = 0
+    image_id, previous = 0, None
+    users = sorted(ds.users)
     for i in range(n):
-        created = START + step * i + timedelta(seconds=rng.randint(0, max(int(step.total_seconds()) - 1, 0)))
-        image = new_image(ds, rng, image_id, iso(created), vocab)
-        roll = rng.random()
-        if roll < 0.04 and i:
-            image["first_seen_at"] = iso(created - timedelta(days=rng.randint(1, 400)))  # imported earlier
-        elif roll < 0.08 and i:
-            image["first_seen_at"] = ds.images[max(ds.images)]["first_seen_at"]  # a tie
-        image["updated_at"] = iso(min(created + timedelta(seconds=rng.randint(0, 86400 * 700)), END))
-        ds.images[image_id] = image
-        image_id += 1 if rng.random() > 0.02 else rng.randint(2, 5)
+        previous = ds.images[image_id] = dated_image(ds, rng, image_id, i, n, vocab, users, previous)
+        image_id = next_image_id(rng, image_id)
     ids = sorted(ds.images)
     if not ids:
         return
     for image_id in ids[1:]:
-        image = ds.images[image_id]
-        roll = rng.random()
-        if roll < 0.02:
-            image.update(hidden_from_users=True, deletion_reason=rng.choice(DELETION_REASONS))
-        elif roll < 0.03:
-            target = rng.choice([i for i in ids if i < image_id and not ds.images[i]["hidden_from_users"]])
-            image.update(hidden_from_users=True, duplicate_of=target)
-        elif roll < 0.05:
-            image.update(thumbnails_generated=False, processed=rng.random() < 0.3)
-    # the newest image is always still processing, like a fresh upload
-    ds.images[ids[-1]].update(thumbnails_generated=False, processed=False, hidden_from_users=False,
-                              deletion_reason=None, duplicate_of=None)
+        set_fate(rng, ds.images[image_id],
+                 lambda: [i for i in ids if i < image_id and not ds.images[i]["hidden_from_users"]])
+    mark_processing(ds.images[ids[-1]])
+
+
+def mark_processing(image: Record) -> None:
+    """The newest image is always still processing, like a fresh upload."""
+    image.update(thumbnails_generated=False, processed=False, hidden_from_users=False, deletion_reason=None,
+                 duplicate_of=None)
+
+
+def comment_on(ds: Dataset, rng: random.Random, comment_id: int, image: Record, users: Sequence[int]) -> Record:
+    """A comment on ``image`` by one of ``users`` (or anonymous); a few hidden, destroyed or edited.
+
+    The image's ``comment_count`` counts it unless it is destroyed.
+    """
+    user_id = None if rng.random() < 0.15 else rng.choice(users)
+    created = _date_between(rng, parse_iso(image["created_at"]), END)
+    comment = make_comment(ds, rng, comment_id, image["id"], user_id, iso(created))
+    roll = rng.random()
+    if roll < 0.05:
+        comment.update(hidden_from_users=True, deletion_reason="Rule #1")
+    elif roll < 0.07:
+        comment.update(destroyed_content=True, hidden_from_users=True)
+    elif roll < 0.15:
+        edited = created + timedelta(minutes=rng.randint(1, 600))
+        comment.update(edited_at=iso(edited), updated_at=iso(edited),
+                       edit_reason=rng.choice([None, "typo", "fixed link"]))
+    if not comment["destroyed_content"]:
+        image["comment_count"] += 1
+    return comment
+
+
+def active_users(ds: Dataset) -> list[int]:
+    """Ids of the accounts that were not deleted, in order: who comments, posts and makes galleries."""
+    return sorted(u for u, rec in ds.users.items() if not rec["deleted"])
 
 
 def _comments(ds: Dataset, rng: random.Random, n: int) -> None:
     ids = sorted(ds.images)
     if not ids:
         return
-    users = sorted(u for u, rec in ds.users.items() if not rec["deleted"])
+    users = active_users(ds)
     for comment_id in range(1, n + 1):
-        image = ds.images[rng.choice(ids)]
-        user_id = None if rng.random() < 0.15 else rng.choice(users)
-        created = _date_between(rng, parse_iso(image["created_at"]), END)
-        comment = make_comment(ds, rng, comment_id, image["id"], user_id, iso(created))
-        roll = rng.random()
-        if roll < 0.05:
-            comment.update(hidden_from_users=True, deletion_reason="Rule #1")
-        elif roll < 0.07:
-            comment.update(destroyed_content=True, hidden_from_users=True)
-        elif roll < 0.15:
-            edited = created + timedelta(minutes=rng.randint(1, 600))
-            comment.update(edited_at=iso(edited), updated_at=iso(edited),
-                           edit_reason=rng.choice([None, "typo", "fixed link"]))
-        if not comment["destroyed_content"]:
-            image["comment_count"] += 1
-        ds.comments[comment_id] = comment
+        ds.comments[comment_id] = comment_on(ds, rng, comment_id, ds.images[rng.choice(ids)], users)
+
+
+def make_forums() -> dict[str, Record]:
+    """The board's forums, by short name, with no topics yet."""
+    return {short: {"id": i, "short_name": short, "name": name, "description": description, "access_level": access,
+                    "topic_count": 0, "post_count": 0}
+            for i, (short, name, description, access) in enumerate(FORUMS, start=1)}
+
+
+def make_topic(ds: Dataset, rng: random.Random, topic_id: int, forum: Record, used_slugs: set[tuple[str, str]],
+               users: Sequence[int], first_post_id: int) -> tuple[Record, list[Record]]:
+    """A topic of ``forum`` and its posts (ids from ``first_post_id``); the forum's counters count it."""
+    title = _sentence(rng, rng.randint(2, 7)).rstrip(".")
+    if topic_id % 7 == 3:
+        title += " " + rng.choice(UNICODE_SNIPPETS)
+    topic_slug = slug_of_title(title, topic_id)
+    while (forum["short_name"], topic_slug) in used_slugs:
+        topic_slug += "-"
+    used_slugs.add((forum["short_name"], topic_slug))
+    created = _date_between(rng, START, END - timedelta(days=5))
+    user_id = None if rng.random() < 0.1 else rng.choice(users)
+    topic = {
+        "id": topic_id, "forum": forum["short_name"], "slug": topic_slug, "title": title,
+        "user_id": user_id, "anonymous": user_id is None,
+        "author": background_pony(topic_id, "op") if user_id is None else ds.user_name(user_id),
+        "view_count": rng.randint(0, 100000), "sticky": topic_id % 9 == 1, "locked": topic_id % 11 == 5,
+        "hidden": topic_id % 13 == 7, "created_at": iso(created), "last_replied_to_at": iso(created),
+        "post_count": 0,
+    }
+    count = 80 if topic_id == 2 else rng.randint(1, 30)  # topic 2 spans several pages
+    when = created
+    posts = []
+    for position in range(count):
+        when = min(when + timedelta(minutes=rng.randint(1, 3000)), END)
+        posts.append(_reply(ds, rng, first_post_id + position, topic, position, users, when))
+    topic["post_count"] = count
+    topic["last_replied_to_at"] = iso(when)
+    if not topic["hidden"]:
+        forum["topic_count"] += 1
+        forum["post_count"] += count
+    return topic, posts
+
+
+def _reply(ds: Dataset, rng: random.Random, post_id: int, topic: Record, position: int, users: Sequence[int],
+           when: datetime) -> Record:
+    author = None if rng.random() < 0.1 else rng.choice(users)
+    post = make_post(ds, rng, post_id, topic, position, author, iso(when))
+    roll = rng.random()
+    if roll < 0.04 and position:
+        post.update(hidden_from_users=True, deletion_reason="Off topic")
+    elif roll < 0.06 and position:
+        post.update(destroyed_content=True, hidden_from_users=True)
+    elif roll < 0.12:
+        edited = when + timedelta(minutes=5)
+        post.update(edited_at=iso(edited), updated_at=iso(edited), edit_reason=None)
+    return post
+
+
+def forum_of(forums: dict[str, Record], topic_id: int) -> Record:
+    """Topics go round the forums in turn."""
+    shorts = [f[0] for f in FORUMS]
+    return forums[shorts[(topic_id - 1) % len(shorts)]]
 
 
 def _forums(ds: Dataset, rng: random.Random, n_topics: int) -> None:
-    users = sorted(u for u, rec in ds.users.items() if not rec["deleted"])
-    for i, (short, name, description, access) in enumerate(FORUMS, start=1):
-        ds.forums[short] = {"id": i, "short_name": short, "name": name, "description": description,
-                            "access_level": access, "topic_count": 0, "post_count": 0}
-    shorts = [f[0] for f in FORUMS]
-    post_id = 1
+    users = active_users(ds)
+    ds.forums.update(make_forums())
     used_slugs: set[tuple[str, str]] = set()
+    post_id = 1
     for topic_id in range(1, n_topics + 1):
-        forum = ds.forums[shorts[(topic_id - 1) % len(shorts)]]
-        title = _sentence(rng, rng.randint(2, 7)).rstrip(".")
-        if topic_id % 7 == 3:
-            title += " " + rng.choice(UNICODE_SNIPPETS)
-        topic_slug = slug_of_title(title, topic_id)
-        while (forum["short_name"], topic_slug) in used_slugs:
-            topic_slug += "-"
-        used_slugs.add((forum["short_name"], topic_slug))
-        created = _date_between(rng, START, END - timedelta(days=5))
-        user_id = None if rng.random() < 0.1 else rng.choice(users)
-        topic = {
-            "id": topic_id, "forum": forum["short_name"], "slug": topic_slug, "title": title,
-            "user_id": user_id, "anonymous": user_id is None,
-            "author": background_pony(topic_id, "op") if user_id is None else ds.user_name(user_id),
-            "view_count": rng.randint(0, 100000), "sticky": topic_id % 9 == 1, "locked": topic_id % 11 == 5,
-            "hidden": topic_id % 13 == 7, "created_at": iso(created), "last_replied_to_at": iso(created),
-            "post_count": 0,
-        }
+        topic, posts = make_topic(ds, rng, topic_id, forum_of(ds.forums, topic_id), used_slugs, users, post_id)
         ds.topics[topic_id] = topic
-        count = 80 if topic_id == 2 else rng.randint(1, 30)  # topic 2 spans several pages
-        when = created
-        for position in range(count):
-            when = min(when + timedelta(minutes=rng.randint(1, 3000)), END)
-            author = None if rng.random() < 0.1 else rng.choice(users)
-            post = make_post(ds, rng, post_id, topic, position, author, iso(when))
-            roll = rng.random()
-            if roll < 0.04 and position:
-                post.update(hidden_from_users=True, deletion_reason="Off topic")
-            elif roll < 0.06 and position:
-                post.update(destroyed_content=True, hidden_from_users=True)
-            elif roll < 0.12:
-                edited = when + timedelta(minutes=5)
-                post.update(edited_at=iso(edited), updated_at=iso(edited), edit_reason=None)
-            ds.posts[post_id] = post
-            post_id += 1
-        topic["post_count"] = count
-        topic["last_replied_to_at"] = iso(when)
-        if not topic["hidden"]:
-            forum["topic_count"] += 1
-            forum["post_count"] += count
+        ds.posts.update((post["id"], post) for post in posts)
+        post_id += len(posts)
+
+
+def make_gallery(rng: random.Random, gallery_id: int, user_id: int, visible: Sequence[int]) -> Record:
+    """A gallery of 1 to 40 of the ``visible`` images, made by ``user_id``."""
+    images = rng.sample(visible, min(len(visible), rng.randint(1, 40)))
+    created = _date_between(rng, START, END)
+    return {
+        "id": gallery_id,
+        "title": (_sentence(rng, rng.randint(1, 4)).rstrip(".") + ("" if gallery_id % 6 else " 🎨"))[:100],
+        "description": "" if rng.random() < 0.3 else _text(rng, visible),
+        "spoiler_warning": rng.choice(["", "", "", "grimdark", "contains spoilers"]),
+        "thumbnail_id": images[0] if images else None,
+        "user_id": user_id,
+        "image_ids": images,
+        "subscriber_count": rng.randint(0, 40),
+        "created_at": iso(created),
+        "updated_at": iso(min(created + timedelta(days=rng.randint(0, 300)), END)),
+    }
 
 
 def _galleries(ds: Dataset, rng: random.Random, n: int) -> None:
     visible = sorted(i for i, im in ds.images.items() if not im["hidden_from_users"])
-    users = sorted(u for u, rec in ds.users.items() if not rec["deleted"])
+    users = active_users(ds)
     key_user = next(iter(ds.api_keys.values()))
     for gallery_id in range(1, n + 1):
         user_id = key_user if gallery_id == 1 else rng.choice(users)
-        images = rng.sample(visible, min(len(visible), rng.randint(1, 40)))
-        created = _date_between(rng, START, END)
-        ds.galleries[gallery_id] = {
-            "id": gallery_id,
-            "title": (_sentence(rng, rng.randint(1, 4)).rstrip(".") + ("" if gallery_id % 6 else " 🎨"))[:100],
-            "description": "" if rng.random() < 0.3 else _text(rng, visible),
-            "spoiler_warning": rng.choice(["", "", "", "grimdark", "contains spoilers"]),
-            "thumbnail_id": images[0] if images else None,
-            "user_id": user_id,
-            "image_ids": images,
-            "subscriber_count": rng.randint(0, 40),
-            "created_at": iso(created),
-            "updated_at": iso(min(created + timedelta(days=rng.randint(0, 300)), END)),
-        }
+        ds.galleries[gallery_id] = make_gallery(rng, gallery_id, user_id, visible)
 
 
-def _filters(ds: Dataset, rng: random.Random) -> None:
+def make_filters(ds: Dataset, rng: random.Random) -> None:
+    """The system filters (``Default`` among them) and some users' own, public or not."""
     def ids(*names: str) -> list[int]:
         return [ds.tag_by_name(n)["id"] for n in names]
 
@@ -519,29 +595,47 @@ def _interactions(ds: Dataset, rng: random.Random) -> None:
                             "created_at": iso(parse_iso(ds.images[image_id]["created_at"]) + timedelta(days=1))})
 
 
+ACTIVITY = {"uploads_count": "uploader_id", "comments_count": "user_id", "posts_count": "user_id",
+            "topics_count": "user_id"}
+
+
+def zero_counts(users: dict[int, Record]) -> None:
+    for user in users.values():
+        user.update(dict.fromkeys(ACTIVITY, 0))
+
+
+def count_activity(users: dict[int, Record], kind: str, records: Iterable[Record]) -> None:
+    """Add ``records`` (uploads, comments, posts or topics) to their authors' ``kind`` counter."""
+    field = ACTIVITY[kind]
+    for record in records:
+        if record.get(field) in users:
+            users[record[field]][kind] += 1
+
+
 def _counts(ds: Dataset) -> None:
     """Per-user counters shown on profiles."""
-    for user in ds.users.values():
-        user.update(uploads_count=0, comments_count=0, posts_count=0, topics_count=0)
-    for image in ds.images.values():
-        if image["uploader_id"] in ds.users:
-            ds.users[image["uploader_id"]]["uploads_count"] += 1
-    for kind, records in (("comments_count", ds.comments), ("posts_count", ds.posts),
+    zero_counts(ds.users)
+    for kind, records in (("uploads_count", ds.images), ("comments_count", ds.comments), ("posts_count", ds.posts),
                           ("topics_count", ds.topics)):
-        for record in records.values():
-            if record.get("user_id") in ds.users:
-                ds.users[record["user_id"]][kind] += 1
+        count_activity(ds.users, kind, records.values())
+
+
+def make_vocabulary(ds: Dataset, rng: random.Random, *, artists: int, users: int) -> dict[str, list[str]]:
+    """The tags (with ``artists`` artist tags) and ``users`` accounts, the test key's owner among
+    them; returns the tag names images draw from."""
+    vocab = _make_tags(ds, rng, n_artists=artists)
+    _users(ds, rng, users, vocab["artists"])
+    return vocab
 
 
 def populate(ds: Dataset, rng: random.Random, images: int) -> None:
     """Fill an empty dataset with a whole board of `images` images."""
-    vocab = _make_tags(ds, rng, n_artists=max(5, images // 8))
-    _users(ds, rng, max(12, images // 8), vocab["artists"])
+    vocab = make_vocabulary(ds, rng, artists=max(5, images // 8), users=max(12, images // 8))
     _images(ds, rng, images, vocab)
     _comments(ds, rng, images * 3 // 2)
     _forums(ds, rng, max(8, images // 12))
     _galleries(ds, rng, max(3, images // 20))
-    _filters(ds, rng)
+    make_filters(ds, rng)
     _interactions(ds, rng)
     _counts(ds)
     ds.invalidate()

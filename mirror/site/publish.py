@@ -17,6 +17,7 @@ favourites and hides (``site_interactions``), each post's place in its topic
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ from .render import (Urls, render_comment, render_filter, render_forum, render_g
 
 __all__ = ["publish", "FILE_ROOT"]
 
+Record = dict[str, Any]
+
 # Where published records say the files are; the API points them at whichever origin serves them.
 FILE_ROOT = "https://derpicdn.net"
 _BATCH = 500
@@ -44,12 +47,11 @@ def publish(ds: Dataset, path: str | Path) -> None:
     urls = Urls(FILE_ROOT)
     with ds.lock:
         _images(db, ds, urls)
-        _tags(db, ds, urls)
-        _comments(db, ds, urls)
+        save_tags(db, ds, ds.tag_image_counts(), urls)
+        save_comments(db, [c for _, c in sorted(ds.comments.items())], ds.users, urls)
         _forums(db, ds, urls)
-        _galleries(db, ds)
-        save(db, FILTERS, [render_filter(f) for _, f in sorted(ds.filters.items())])
-        save(db, USERS, [render_user(u, urls) for _, u in sorted(ds.users.items()) if not u.get("deleted")])
+        save_galleries(db, [g for _, g in sorted(ds.galleries.items())], ds.users)
+        save_filters_and_users(db, ds, urls)
         _site_only(db, ds)
     db.close()
 
@@ -61,52 +63,84 @@ def save(db: Database, spec: TableSpec, records: list[Any], context: dict[str, A
         writer.save(records[start:start + _BATCH], context)
 
 
+def save_images(writer: ImageWriter, images: list[Record], urls: Urls, tags: Mapping[int, Record]) -> None:
+    """One page of images: each in full, then the stubs of the hidden ones over them.
+
+    A hidden image is kept as a mirror that saw it before it was hidden keeps it: its full
+    record and tags, marked by the stub (searches with ``del=1`` still match it by its tags).
+    """
+    visible = [render_image({**image, "hidden_from_users": False}, urls.img, tags) for image in images]
+    writer.save_page(visible)
+    # What the site's reverse search reads: the intensities its processing computed.
+    save_record_intensities(writer.db, visible, "site")
+    writer.save_page([render_image(image, urls.img, tags) for image in images if image["hidden_from_users"]])
+
+
 def _images(db: Database, ds: Dataset, urls: Urls) -> None:
     writer = ImageWriter(db, FILE_ROOT)
     images = [ds.images[i] for i in sorted(ds.images)]
     for start in range(0, len(images), _BATCH):
-        batch = images[start:start + _BATCH]
-        visible = [render_image({**image, "hidden_from_users": False}, urls.img, ds.tags) for image in batch]
-        writer.save_page(visible)
-        # What the site's reverse search reads: the intensities its processing computed.
-        save_record_intensities(db, visible, "site")
-        writer.save_page([render_image(image, urls.img, ds.tags) for image in batch if image["hidden_from_users"]])
+        save_images(writer, images[start:start + _BATCH], urls, ds.tags)
+    save_features(db, ds.features)
+
+
+def save_features(db: Database, features: list[Record]) -> None:
+    """The featured image of each day (the last one featured that day)."""
     days = {}
-    for feature in sorted(ds.features, key=lambda f: f["created_at"]):
+    for feature in sorted(features, key=lambda f: f["created_at"]):
         days[parse_iso(feature["created_at"]).date().isoformat()] = feature
     db["featured_images"].insert_all([{"day": day, "image_id": f["image_id"], "seen_at": f["created_at"]}
                                       for day, f in days.items()], pk="day", replace=True)
 
 
-def _tags(db: Database, ds: Dataset, urls: Urls) -> None:
-    counts, aliases, implied_by = ds.tag_image_counts(), ds.alias_names(), ds.implied_by()
+def save_tags(db: Database, ds: Dataset, counts: Mapping[int, int], urls: Urls) -> None:
+    """Every tag of ``ds`` in full; ``counts``: tag id -> visible images carrying it."""
+    aliases, implied_by = ds.alias_names(), ds.implied_by()
     save(db, TAGS, [render_tag(t, ds.tags, counts, aliases, implied_by, urls) for _, t in sorted(ds.tags.items())])
 
 
-def _comments(db: Database, ds: Dataset, urls: Urls) -> None:
-    comments = [c for _, c in sorted(ds.comments.items()) if not c["destroyed_content"]]
-    # Rendered as if the image were visible: the API refuses them while it is hidden (403).
-    save(db, COMMENTS, [render_comment(c, None, ds.users, urls) for c in comments])
+def save_comments(db: Database, comments: list[Record], users: Mapping[int, Record], urls: Urls) -> None:
+    """Comments, less the destroyed ones. Rendered as if the image were visible: the API refuses
+    them while it is hidden (403)."""
+    save(db, COMMENTS, [render_comment(c, None, users, urls) for c in comments if not c["destroyed_content"]])
+
+
+def reachable_forums(forums: Mapping[str, Record]) -> dict[str, Record]:
+    """The forums an API caller can read (not the staff ones)."""
+    return {s: f for s, f in forums.items() if f["access_level"] == "normal"}
+
+
+def save_topic(db: Database, forum: str, topic: Record, posts: list[Record], users: Mapping[int, Record],
+               urls: Urls) -> None:
+    """A topic of a readable forum and its posts; a hidden topic is not written at all."""
+    if topic.get("hidden"):
+        return
+    save(db, TOPICS, [render_topic(topic)], {"forum_short_name": forum})
+    rendered = [render_post(p, topic, users, urls) for p in posts]
+    save(db, POSTS, [p for p in rendered if p is not None], {"forum_short_name": forum, "topic_slug": topic["slug"]})
 
 
 def _forums(db: Database, ds: Dataset, urls: Urls) -> None:
-    forums = {s: f for s, f in ds.forums.items() if f["access_level"] == "normal"}
+    forums = reachable_forums(ds.forums)
     save(db, FORUMS, [render_forum(f) for _, f in sorted(forums.items())])
     for topic_id, topic in sorted(ds.topics.items()):
-        if topic["forum"] not in forums or topic.get("hidden"):
-            continue
-        save(db, TOPICS, [render_topic(topic)], {"forum_short_name": topic["forum"]})
-        posts = [render_post(p, topic, ds.users, urls) for p in ds.topic_posts(topic_id)]
-        save(db, POSTS, [p for p in posts if p is not None],
-             {"forum_short_name": topic["forum"], "topic_slug": topic["slug"]})
+        if topic["forum"] in forums:
+            save_topic(db, topic["forum"], topic, ds.topic_posts(topic_id), ds.users, urls)
 
 
-def _galleries(db: Database, ds: Dataset) -> None:
-    save(db, GALLERIES, [render_gallery(g, ds.users) for _, g in sorted(ds.galleries.items())])
+def save_galleries(db: Database, galleries: list[Record], users: Mapping[int, Record]) -> None:
+    """Galleries and their images in gallery order."""
+    save(db, GALLERIES, [render_gallery(g, users) for g in galleries])
     db["gallery_images"].insert_all(
         [{"gallery_id": g["id"], "image_id": image_id, "position": position}
-         for g in ds.galleries.values() for position, image_id in enumerate(g["image_ids"])],
+         for g in galleries for position, image_id in enumerate(g["image_ids"])],
         pk=("gallery_id", "image_id"), replace=True)
+
+
+def save_filters_and_users(db: Database, ds: Dataset, urls: Urls) -> None:
+    """Every filter, and the profiles of the accounts not deleted."""
+    save(db, FILTERS, [render_filter(f) for _, f in sorted(ds.filters.items())])
+    save(db, USERS, [render_user(u, urls) for _, u in sorted(ds.users.items()) if not u.get("deleted")])
 
 
 def _site_only(db: Database, ds: Dataset) -> None:

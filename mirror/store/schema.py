@@ -328,3 +328,90 @@ def _image_intensities(db: Database) -> None:
             computed_at TEXT NOT NULL
         ) STRICT""")
     db.execute("CREATE INDEX image_intensities_box ON image_intensities (nw, ne, sw, se, aspect_ratio, image_id)")
+
+
+@migrations(name="0014_search_indexes")
+def _search_indexes(db: Database) -> None:
+    """Indexes for ``mirror serve``'s image searches on large mirrors.
+
+    ``images_search`` holds, per image, everything a search's total and its page order need
+    besides the query's own terms: whether the image is hidden, and the sort fields. A search
+    finds its candidate ids through other indexes (a tag's links, a date range), and then never
+    reads the image rows themselves (several KiB each, the record kept whole) except for the one
+    page it returns. ``first_seen_at`` (the default order) and ``wilson_score`` are indexed like
+    ``score`` already is, so a search matching most images reads them in order and stops after
+    one page.
+    """
+    db.execute("CREATE INDEX images_search ON images (id, hidden_from_users, first_seen_at, score, wilson_score)")
+    db["images"].create_index(["first_seen_at"])
+    db["images"].create_index(["wilson_score"])
+    refresh_statistics(db)
+
+
+def refresh_statistics(db: Database) -> None:
+    """Let SQLite's planner know how big the tables and how selective the indexes are.
+
+    Without these statistics it guesses, and looks images up by id in the table (reading each
+    whole record) rather than in ``images_search``, which holds all a search's total needs.
+    ``analysis_limit`` samples each index instead of reading it all: milliseconds, at any size.
+    """
+    db.execute("PRAGMA analysis_limit=1000")
+    db.execute("ANALYZE")
+
+
+# Below this many images the planner's guesses do as well as statistics.
+STATISTICS_FROM = 10_000
+
+
+def refresh_statistics_if_grown(db: Database) -> None:
+    """Refresh the statistics once the images have doubled since they were taken (from
+    :data:`STATISTICS_FROM` images on): a mirror grows by syncs, from empty, and its first
+    statistics are those of an empty database."""
+    images = db.execute("SELECT count(*) FROM images").fetchone()[0]
+    if images < STATISTICS_FROM:
+        return
+    stat = db.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = 'images' LIMIT 1").fetchone() \
+        if db["sqlite_stat1"].exists() else None
+    if stat is None or images >= 2 * int(stat[0].split()[0]):
+        refresh_statistics(db)
+
+
+@migrations(name="0015_description_search")
+def _description_search(db: Database) -> None:
+    """A trigram index of image descriptions, for ``description:`` searches on large mirrors.
+
+    The query language matches a description by case-insensitive substring (``description:agic``
+    finds "magic"), which a word index (``images_fts``: words, stemmed) cannot answer. A trigram
+    index can: it finds every description holding the phrase's letters in a row, and the exact
+    test then runs on those few rows instead of on every image.
+    """
+    substring_index(db, "images", "description")
+
+
+def substring_index(db: Database, table: str, column: str) -> None:
+    """``{table}_{column}``: FTS5 trigrams of ``column``, kept in step by triggers, filled now."""
+    fts = f"{table}_{column}"
+    db.execute(f"""CREATE VIRTUAL TABLE "{fts}" USING fts5("{column}", content='{table}', content_rowid='rowid',
+                   tokenize='trigram')""")
+    insert = f'INSERT INTO "{fts}" (rowid, "{column}") VALUES (new.rowid, new."{column}");'
+    delete = f'INSERT INTO "{fts}" ("{fts}", rowid, "{column}") VALUES (\'delete\', old.rowid, old."{column}");'
+    db.execute(f'CREATE TRIGGER "{fts}_ai" AFTER INSERT ON "{table}" BEGIN {insert} END')
+    db.execute(f'CREATE TRIGGER "{fts}_ad" AFTER DELETE ON "{table}" BEGIN {delete} END')
+    db.execute(f'CREATE TRIGGER "{fts}_au" AFTER UPDATE ON "{table}" WHEN old."{column}" IS NOT new."{column}" '
+               f"BEGIN {delete} {insert} END")
+    db.execute(f"INSERT INTO \"{fts}\" (\"{fts}\") VALUES ('rebuild')")
+
+
+@migrations(name="0016_filters_by_name")
+def _filters_by_name(db: Database) -> None:
+    """Every anonymous API request looks up the system filter named ``Default``: by index, not by
+    reading every filter (thousands on a large board)."""
+    db["filters"].create_index(["name"])
+
+
+@migrations(name="0017_descriptions_with_long_s")
+def _descriptions_with_long_s(db: Database) -> None:
+    """The few images whose description holds a long s ``ſ``, which the trigram index of
+    descriptions folds to ``s`` (and ``str.lower`` does not): a search for a phrase with an ``s``
+    tests exactly only those of the rows the index finds, without reading every description found."""
+    db.execute("CREATE INDEX images_long_s ON images (id) WHERE instr(description, 'ſ') > 0")

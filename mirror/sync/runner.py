@@ -17,6 +17,7 @@ from ..api.configured import make_client
 from ..config import Config
 from ..download import run_downloads
 from ..progress import Reportable, Reporter
+from ..store.schema import refresh_statistics_if_grown
 from . import session
 from .featured import record_featured
 
@@ -72,4 +73,5 @@ async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[s
         if config["download"]["enabled"]:
             reports.append(await run_downloads(config, db, reporter, client=client))
     session.end(db)
+    refresh_statistics_if_grown(db)  # the planner's view of the tables, for `mirror serve`'s searches
     return reports
