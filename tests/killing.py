@@ -99,8 +99,12 @@ def mirror_state(database: Path, files: Path) -> dict[str, list]:
     try:
         state = {}
         tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        # Full-text indexes (and their shadow tables) and planner statistics are derived data whose
+        # layout depends on how the writes were batched; their contents are checked elsewhere.
+        virtual = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'")]
         for table in tables:
-            if table in RUN_TABLES or "_fts" in table:
+            if (table in RUN_TABLES or table.startswith("sqlite_stat")
+                    or any(table == v or table.startswith(v + "_") for v in virtual)):
                 continue
             columns = [r[1] for r in db.execute(f"PRAGMA table_info('{table}')")
                        if r[1] not in BOOKKEEPING and not (r[1] == "updated_at" and table in OWN_UPDATED_AT)]
