@@ -271,3 +271,29 @@ def test_reverse_search_on_the_site_and_its_rules(board, tmp_path):
     assert httpx.post(board.api_url + "/search/reverse", files={"image[image]": ("q", b"junk", "x")}).status_code == 200
     wide = httpx.post(board.api_url + "/search/reverse", data={"distance": "1", "limit": "1"}, files=files).json()
     assert len(wide["images"]) == min(wide["total"], 50) and wide["total"] >= 1
+
+
+def test_intensities_read_from_an_svg_give_way_to_its_kept_rendering(tmp_path):
+    """A run killed after keeping an SVG's original (and reading it) but before reading its PNG
+    rendering must end with the rendering's intensities, as a run that was never killed does."""
+    from mirror.download.intensities import backfill_intensities
+    from mirror.download.storage import Storage
+    from mirror.store import open_database
+    from mirror.store.intensities import save_intensities
+
+    db = open_database(tmp_path / "mirror.db")
+    db["images"].insert({"id": 7, "format": "svg", "aspect_ratio": 1.0, "raw": "{}",
+                         "mirrored_at": "2026-01-01T00:00:00Z"})
+    files = tmp_path / "files"
+    for representation, ext, fmt in (("svg", "svg", "svg"), ("full", "png", "png")):
+        path = f"{representation}/0/7.{ext}"
+        (files / path).parent.mkdir(parents=True, exist_ok=True)
+        (files / path).write_bytes(picture("k", fmt, 64, 64, "#7"))
+        db["downloads"].insert({"image_id": 7, "representation": representation, "status": "done", "path": path,
+                                "attempts": 0, "updated_at": "2026-01-01T00:00:00Z"})
+    save_intensities(db, 7, (1.0, 2.0, 3.0, 4.0), 1.0, "svg")  # what the killed run read first
+    asyncio.run(backfill_intensities(db, Storage(str(files))))
+    row = db["image_intensities"].get(7)
+    expected = intensities_of_picture(Image.open(files / "full/0/7.png"))
+    assert row["computed_from"] == "full"
+    assert (row["nw"], row["ne"], row["sw"], row["se"]) == pytest.approx(expected.as_tuple())

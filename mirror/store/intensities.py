@@ -33,11 +33,18 @@ def save_record_intensities(db: Database, records: list[dict], computed_from: st
 
 
 def without_intensities(db: Database, representations: tuple[str, ...]) -> Iterator[dict]:
-    """Kept files of those ``representations`` whose image has no intensities yet (oldest id first)."""
+    """Kept files of those ``representations`` whose image has no intensities yet, or whose
+    intensities were read from another file than its kept ``full`` (the file preferred: an SVG's
+    original is read only while its rendering is not kept), oldest id first.
+
+    Which files a run kept before it was killed must not decide the values a mirror ends with."""
     marks = ", ".join("?" for _ in representations)
     sql = (f"SELECT d.image_id, d.representation, d.path, coalesce(i.aspect_ratio, 0) AS aspect_ratio "
            f"FROM downloads d JOIN images i ON i.id = d.image_id "
            f"WHERE d.status = 'done' AND d.representation IN ({marks}) "
-           f"AND d.image_id NOT IN (SELECT image_id FROM image_intensities) ORDER BY d.image_id")
+           f"AND (d.image_id NOT IN (SELECT image_id FROM image_intensities) "
+           f"     OR (d.representation = 'full' AND d.image_id IN ("
+           f"         SELECT image_id FROM image_intensities WHERE computed_from != 'full'))) "
+           f"ORDER BY d.image_id, d.representation = 'full'")
     for row in db.execute(sql, representations).fetchall():
         yield dict(zip(("image_id", "representation", "path", "aspect_ratio"), row))
