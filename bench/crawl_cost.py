@@ -9,8 +9,8 @@ request log, each request classified by what it asks (its path and query):
 3. ``--changes`` existing images changed (their score, which moves ``updated_at``).
 
 The images rows are compared with the minimum, ceil(n / 50) + 1: one request per page of 50 and
-the one that finds nothing more. ``images.refresh_overlap`` is set to 0 (and the phases are a
-second apart) so each phase counts its own changes only: with the default 900 s, what changed
+the one that finds nothing more. ``images.refresh_overlap`` is set to 0 (and the phases are
+seconds apart) so each phase counts its own changes only: with the default 900 s, what changed
 in the 15 minutes before a run started is fetched again by the next one, by design.
 
     .venv/bin/python bench/crawl_cost.py [--images 2000] [--changes 1000]
@@ -101,9 +101,10 @@ def itemise(requests: list[Logged]) -> collections.Counter[tuple[str, str]]:
 
 
 def phase(site: SiteServer, config: object) -> collections.Counter[tuple[str, str]]:
-    """Sync every resource and count its requests by reason (the phases are a second apart, so
-    changes made before one phase's start are not re-counted by the next)."""
-    time.sleep(1.1)
+    """Sync every resource and count its requests by reason. The phases are 2.5 s apart, so
+    changes made before one phase are not counted again by the next: a run's start is taken as
+    the earlier of its clock and the site's whole-second ``Date`` header, which can lag by 1 s."""
+    time.sleep(2.5)
     site.clear_requests()
     sync(config, ALL)
     return itemise(logged(site))
