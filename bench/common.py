@@ -218,3 +218,30 @@ def timed() -> Iterator[dict[str, float]]:
         yield result
     finally:
         result["wall"], result["cpu"] = time.perf_counter() - wall, time.process_time() - cpu
+
+
+def gallery_dl() -> Path | str:
+    """The venv's gallery-dl (a test extra; pip-installed into the venv when missing), or why not."""
+    executable = Path(sys.executable).with_name("gallery-dl")
+    if not executable.exists():
+        install = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "gallery-dl"], capture_output=True,
+                                 text=True)
+        if install.returncode != 0 or not executable.exists():
+            return f"gallery-dl could not be installed: {install.stderr.strip()[-300:]}"
+    return executable
+
+
+def gallery_dl_config(url: str, filter_id: int | None, target: Path, path: Path, *, sleep: float = 0.0,
+                      **philomena: Any) -> Path:
+    """A gallery-dl config whose Philomena extractor knows the site at ``url`` as a custom
+    instance ("local"), saving under ``target`` and sleeping ``sleep`` s between API requests
+    (its default for Philomena is 0.5-1.5 s)."""
+    host = url.split("//", 1)[1]
+    config = {"extractor": {
+        "base-directory": str(target),
+        "sleep-request": sleep,
+        "philomena": {"local": {"root": url, "pattern": host.replace(".", r"\."), "filter_id": str(filter_id)},
+                      **philomena},
+    }}
+    path.write_text(json.dumps(config))
+    return path
