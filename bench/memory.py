@@ -5,7 +5,7 @@ memory, not the measured one) and a `mirror sync` subprocess mirrors it, unpaced
 database; VmHWM is read from /proc as that process exits. The sizes are compared in one run:
 a sync that streams page by page stays flat however big the board.
 
-    .venv/bin/python bench/memory.py [--sizes 10000,100000] [--resources images]
+    .venv/bin/python bench/memory.py [--sizes 10000,50000] [--resources images]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def measure(images: int, resources: list[str], work: Path) -> tuple[float, float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000", help="board sizes, comma-separated")
+    parser.add_argument("--sizes", default="10000,50000", help="board sizes, comma-separated (100000 takes the local site long to generate)")
     parser.add_argument("--resources", default="images", help="what to sync, comma-separated")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
