@@ -15,8 +15,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,17 +206,6 @@ def _cell(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
-
-
-@contextmanager
-def timed() -> Iterator[dict[str, float]]:
-    """``with timed() as t: ...`` then ``t["wall"]``, ``t["cpu"]`` (this process)."""
-    result: dict[str, float] = {}
-    wall, cpu = time.perf_counter(), time.process_time()
-    try:
-        yield result
-    finally:
-        result["wall"], result["cpu"] = time.perf_counter() - wall, time.process_time() - cpu
 
 
 def gallery_dl() -> Path | str:
