@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shutil
 import subprocess
-import sys
 import tempfile
 import textwrap
 import time
 from pathlib import Path
+
+from common import gallery_dl, gallery_dl_config, run_cli_measured
 
 from mirror.config import Config, make_config
 from mirror.download import run_downloads
@@ -72,26 +72,13 @@ def mirror_rate(site: SiteServer, work: Path, concurrency: int, files: int) -> f
 
 def gallery_dl_rate(site: SiteServer, work: Path, files: int, latency: float) -> tuple[float, float] | str:
     """(files/s over the whole job, files/s less its API pages) for gallery-dl, or why it could not run."""
-    executable = Path(sys.executable).with_name("gallery-dl")
-    if not executable.exists():
-        install = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "gallery-dl"], capture_output=True,
-                                 text=True)
-        if install.returncode != 0 or not executable.exists():
-            return f"gallery-dl could not be installed: {install.stderr.strip()[-300:]}"
-    host = site.url.split("//", 1)[1]
+    executable = gallery_dl()
+    if isinstance(executable, str):
+        return executable
     target = work / "gallery-dl"
-    config = {"extractor": {
-        "base-directory": str(target),
-        "sleep-request": 0,  # its default for Philomena is 0.5-1.5 s between API requests
-        "philomena": {
-            # A custom instance of its Philomena extractor: the local site.
-            "local": {"root": site.url, "pattern": host.replace(".", r"\."),
-                      "filter_id": str(site.dataset.everything_filter_id)},
-            "svg": False,  # fetch `full` as listed (the mirror also fetches SVG originals: counted apart)
-        },
-    }}
-    config_path = work / "gallery-dl.json"
-    config_path.write_text(json.dumps(config))
+    # "svg": False fetches `full` as listed (the mirror also fetches SVG originals: counted apart).
+    config_path = gallery_dl_config(site.url, site.dataset.everything_filter_id, target, work / "gallery-dl.json",
+                                    svg=False)
     started = time.perf_counter()
     result = subprocess.run([str(executable), "--config-ignore", "--config", str(config_path), "-q",
                              f"{site.url}/search?q=*"], capture_output=True, text=True)
@@ -101,17 +88,6 @@ def gallery_dl_rate(site: SiteServer, work: Path, files: int, latency: float) ->
         return f"gallery-dl exited {result.returncode} with {got} of {files} files: {result.stderr.strip()[-400:]}"
     pages = -(-files // 50) + 1
     return files / elapsed, files / max(elapsed - pages * latency, 1e-9)
-
-
-MEASURE = textwrap.dedent("""
-    import sys
-    from mirror.cli import cli
-    try:
-        cli(["-c", sys.argv[1], "download"], standalone_mode=False)
-    finally:
-        status = open("/proc/self/status").read()
-        print(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
-""")
 
 
 def peak_memory_mb(site: SiteServer, work: Path, image_id: int) -> float:
@@ -131,10 +107,10 @@ def peak_memory_mb(site: SiteServer, work: Path, image_id: int) -> float:
         representations = ["full"]
         requests_per_second = 100
     """))
-    result = subprocess.run([sys.executable, "-c", MEASURE, str(path)], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(result.stderr)
-    return int(result.stdout.split()[-1]) / 1024
+    run = run_cli_measured(["-c", str(path), "download"])
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr)
+    return run.peak_mb
 
 
 def main() -> None:

@@ -1,0 +1,76 @@
+"""Cadence: does a long sync keep the configured pace, and never exceed it?
+
+A board of ``(--requests - 1) * 50`` images is mirrored at ``polite.requests_per_second =
+--rate`` from a site that takes ``--latency`` seconds per answer (``slow:``). From the site's
+request log (arrival times) it reports the achieved rate against the configured one, the most
+requests in any ``--window``-second window against what the rate allows there, and the gaps
+between requests. The latency is hidden only if pacing counts from each request's start, not
+from its answer.
+
+    .venv/bin/python bench/cadence.py [--rate 5] [--requests 300] [--latency 0.05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import math
+import statistics
+import tempfile
+from pathlib import Path
+
+from common import SiteProcess, logged, mirror_config, print_table, sync
+
+
+def most_in_window(times: list[float], window: float) -> int:
+    """The most arrivals in any half-open window [t, t + window) (one starting at each arrival)."""
+    return max(bisect.bisect_left(times, t + window) - i for i, t in enumerate(times))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=5.0, help="polite.requests_per_second")
+    parser.add_argument("--requests", type=int, default=300, help="requests the sync makes (pages + 1)")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds the site takes per answer")
+    parser.add_argument("--window", type=float, default=5.0)
+    args = parser.parse_args()
+    images = (args.requests - 1) * 50
+    # The site runs in its own process, so the client's work never delays the arrivals it logs.
+    with SiteProcess(images, seed=2) as site, tempfile.TemporaryDirectory() as tmp:
+        site.warm()
+        config = mirror_config(site.url, site.everything_filter_id, Path(tmp), polite={"requests_per_second": args.rate})
+        site.clear_requests()
+        site.set_faults(f"slow:{args.latency:g}")
+        sync(config)
+        times = sorted(r.time for r in logged(site) if r.path.startswith("/api/"))
+    report(args, times)
+
+
+def report(args: argparse.Namespace, times: list[float]) -> None:
+    """Print the table and whether the targets are met."""
+    span = times[-1] - times[0]
+    achieved = (len(times) - 1) / span
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    # A bucket of one slot refilled every 1/rate s lets rate * window requests start in a
+    # half-open window of that length: the shortest span of that many + 1 requests shows by how
+    # much the site saw more.
+    allowed = math.floor(args.rate * args.window)
+    most = most_in_window(times, args.window)
+    tightest = min(b - a for a, b in zip(times, times[allowed:]))
+    print(f"{len(times)} requests over {span:.1f} s, site latency {args.latency * 1000:.0f} ms, "
+          f"configured {args.rate:g} requests/s")
+    print_table(["measure", "value", "configured / allowed", "ratio"], [
+        ("achieved rate (requests/s)", achieved, args.rate, achieved / args.rate),
+        (f"most requests in any {args.window:g} s", most, allowed, most / allowed),
+        (f"shortest span of {allowed + 1} requests (s)", tightest, args.window, tightest / args.window),
+        ("median gap (ms)", statistics.median(gaps) * 1000, 1000 / args.rate, statistics.median(gaps) * args.rate),
+        ("shortest gap (ms)", min(gaps) * 1000, 1000 / args.rate, min(gaps) * args.rate),
+        ("longest gap (ms)", max(gaps) * 1000, 1000 / args.rate, max(gaps) * args.rate),
+    ])
+    rate_ok, window_ok = achieved / args.rate >= 0.98, most <= allowed
+    print(f"target (at least 0.98 of the rate, never above it): {'met' if rate_ok and window_ok else 'NOT met'} "
+          f"(rate ratio {achieved / args.rate:.3f}, window {most}/{allowed})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""What the benchmarks share: a local site (in a thread or its own process), a config pointing at
+it, a sync run in process or as `mirror sync`, peak memory from /proc, and a plain-text table.
+
+Kept in one place so every benchmark measures the same way; each bench script keeps only what
+it measures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mirror.config import Config, make_config
+from mirror.progress import Reporter
+from mirror.store import open_database
+from mirror.sync.runner import ORDER, run_sync
+
+# Pacing far above what the local site can answer: the site's speed and the client's are measured.
+FAST = {"requests_per_second": 1000, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 30}
+ALL = ORDER
+PAGE = 50
+
+
+def minimum_requests(images: int) -> int:
+    """ceil(n / 50) + 1: the fewest requests that can fetch ``images`` records 50 at a time and
+    learn that nothing follows."""
+    return math.ceil(images / PAGE) + 1
+
+
+def mirror_config(url: str, filter_id: int | None, work: Path, *, polite: dict | None = None,
+                  resources: Sequence[str] = ("images",), **sections: dict) -> Config:
+    """A config that mirrors ``resources`` (whole scopes) of the site at ``url`` into ``work``."""
+    values: dict[str, dict[str, Any]] = {
+        "site": {"base_url": url, "filter_id": filter_id, "user_agent": "bench"},
+        "polite": {**FAST, **(polite or {})},
+        "store": {"database": str(work / "mirror.db"), "files": str(work / "files")},
+    }
+    for name in resources:
+        values[name] = {"enabled": True, **({"scope": "all"} if name in ("comments", "galleries") else {})}
+    for name, options in sections.items():
+        values[name] = {**values.get(name, {}), **options}
+    return make_config(values)
+
+
+def write_toml(config: Config, path: Path) -> Path:
+    """``config`` as a TOML file, for `mirror sync` in a subprocess."""
+    lines = []
+    for section, values in config.sections.items():
+        lines.append(f"[{section}]")
+        for key, value in values.items():
+            if value is None:
+                continue
+            lines.append(f"{key} = {json.dumps(value)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def sync(config: Config, names: Sequence[str] = ("images",)) -> tuple[list, float, float]:
+    """Sync ``names`` in this process: (reports, wall seconds, CPU seconds of this process)."""
+    db = open_database(config.database)
+    wall, cpu = time.perf_counter(), time.process_time()
+    quiet = Reporter(out=io.StringIO(), interactive=False)  # the summary lines would break up the tables
+    reports = asyncio.run(run_sync(config, db, list(names), quiet))
+    return reports, time.perf_counter() - wall, time.process_time() - cpu
+
+
+@dataclass(frozen=True)
+class Logged:
+    """One request the site saw (its clock is the site process's monotonic clock)."""
+
+    time: float
+    path: str
+    query: str
+    status: int
+
+
+class SiteProcess:
+    """`mirror site` in its own process: its board (held in memory) and its CPU stay out of the
+    measured process. The request log is read through the site's `/_control` API."""
+
+    def __init__(self, images: int, seed: int = 1, faults: str = "") -> None:
+        self.images, self.seed, self.faults = images, seed, faults
+        self.url = ""
+        self._process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> SiteProcess:
+        args = [mirror_executable(), "site", "--images", str(self.images), "--seed", str(self.seed), "--port", "0"]
+        if self.faults:
+            args += ["--faults", self.faults]
+        self._process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        line = self._process.stdout.readline() if self._process.stdout else ""
+        if " at http://" not in line:
+            self.__exit__(None, None, None)
+            raise RuntimeError(f"`mirror site` did not start: {line!r}")
+        self.url = line.rsplit(" at ", 1)[1].strip()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=30)
+            self._process = None
+
+    @property
+    def everything_filter_id(self) -> int | None:
+        body = httpx.get(f"{self.url}/api/v1/json/filters/system", timeout=600).json()
+        return next((f["id"] for f in body["filters"] if f["name"] == "Everything"), None)
+
+    def requests(self) -> list[Logged]:
+        body = httpx.get(f"{self.url}/_control/requests", timeout=60).json()
+        return [Logged(r["time"], r["path"], r["query"], r["status"]) for r in body["requests"]]
+
+    def clear_requests(self) -> None:
+        httpx.post(f"{self.url}/_control/requests/clear", timeout=60)
+
+    def set_faults(self, spec: str) -> None:
+        httpx.post(f"{self.url}/_control/faults", json={"spec": spec}, timeout=60)
+
+    def warm(self) -> None:
+        """Ask once, so the site publishes its board before anything is timed."""
+        httpx.get(f"{self.url}/api/v1/json/search/images", params={"q": "*", "per_page": 1}, timeout=3600)
+
+
+def logged(site: Any) -> list[Logged]:
+    """The request log of a :class:`SiteServer` (thread) or a :class:`SiteProcess`, one shape."""
+    if isinstance(site, SiteProcess):
+        return site.requests()
+    return [Logged(r.time, r.path, r.query, r.status) for r in site.requests]
+
+
+def mirror_executable() -> str:
+    """The `mirror` command of the running venv (benchmarks depend on nothing outside it)."""
+    return str(Path(sys.executable).with_name("mirror"))
+
+
+# Runs the CLI, then prints the process's peak resident memory (kB) and CPU seconds on stderr.
+MEASURED_CLI = """
+import sys, time
+from mirror.cli import cli
+try:
+    cli(sys.argv[1:], standalone_mode=False)
+finally:
+    status = open("/proc/self/status").read()
+    peak = next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))
+    print(f"BENCH {peak} {time.process_time()}", file=sys.stderr)
+"""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A CLI run's exit code, peak resident memory (VmHWM, MB), CPU and wall seconds."""
+
+    returncode: int
+    peak_mb: float
+    cpu: float
+    wall: float
+    stderr: str
+
+
+def run_cli_measured(args: Sequence[str]) -> Measured:
+    """`mirror ARGS` in a subprocess, with its VmHWM read from /proc as it exits."""
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-c", MEASURED_CLI, *args], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    wall = time.perf_counter() - started
+    line = next((l for l in reversed(result.stderr.splitlines()) if l.startswith("BENCH ")), "BENCH 0 0")
+    _, peak, cpu = line.split()
+    return Measured(result.returncode, int(peak) / 1024, float(cpu), wall, result.stderr)
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:
+    """A plain-text table: numbers right-aligned, text left-aligned, floats to 3 significant places."""
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max(len(str(h)), *(len(r[i]) for r in cells)) if cells else len(str(h)) for i, h in enumerate(headers)]
+    numeric = [all(isinstance(row[i], (int, float)) for row in rows) for i in range(len(headers))]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(values, widths, numeric)).rstrip()
+
+    if title:
+        print(f"\n{title}")
+    print(line([str(h) for h in headers]))
+    print(line(["-" * w for w in widths]))
+    for row in cells:
+        print(line(row))
+    sys.stdout.flush()
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if value == 0 or abs(value) >= 100:
+            return f"{value:,.0f}"
+        return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def gallery_dl() -> Path | str:
+    """The venv's gallery-dl (a test extra; pip-installed into the venv when missing), or why not."""
+    executable = Path(sys.executable).with_name("gallery-dl")
+    if not executable.exists():
+        install = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "gallery-dl"], capture_output=True,
+                                 text=True)
+        if install.returncode != 0 or not executable.exists():
+            return f"gallery-dl could not be installed: {install.stderr.strip()[-300:]}"
+    return executable
+
+
+def gallery_dl_config(url: str, filter_id: int | None, target: Path, path: Path, *, sleep: float = 0.0,
+                      **philomena: Any) -> Path:
+    """A gallery-dl config whose Philomena extractor knows the site at ``url`` as a custom
+    instance ("local"), saving under ``target`` and sleeping ``sleep`` s between API requests
+    (its default for Philomena is 0.5-1.5 s)."""
+    host = url.split("//", 1)[1]
+    config = {"extractor": {
+        "base-directory": str(target),
+        "sleep-request": sleep,
+        "philomena": {"local": {"root": url, "pattern": host.replace(".", r"\."), "filter_id": str(filter_id)},
+                      **philomena},
+    }}
+    path.write_text(json.dumps(config))
+    return path
