@@ -56,14 +56,7 @@ def mirror_config(url: str, filter_id: int | None, work: Path, *, polite: dict |
 
 def write_toml(config: Config, path: Path) -> Path:
     """``config`` as a TOML file, for `mirror sync` in a subprocess."""
-    lines = []
-    for section, values in config.sections.items():
-        lines.append(f"[{section}]")
-        for key, value in values.items():
-            if value is None:
-                continue
-            lines.append(f"{key} = {json.dumps(value)}")
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(config.to_toml())
     return path
 
 

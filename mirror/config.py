@@ -8,6 +8,7 @@ second; it is held in a :class:`Secret` so that printing a config never shows it
 from __future__ import annotations
 
 import copy
+import json
 import os
 import tomllib
 from collections.abc import Callable
@@ -15,7 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config_types import TYPE_NAMES, ConfigError, check_value, from_environment, key_type, shown, suggestion
+from .config_types import (
+    TYPE_NAMES,
+    ConfigError,
+    check_value,
+    from_environment,
+    key_type,
+    shown,
+    suggestion,
+)
 from .urls import is_loopback, redact
 
 DEFAULT_CONFIG_FILE = "mirror.toml"
@@ -166,6 +175,18 @@ class Config:
 
     def __getitem__(self, section: str) -> dict[str, Any]:
         return self.sections[section]
+
+    def to_toml(self) -> str:
+        """The config as a TOML file that loads back to it (keys set to None are left out).
+
+        JSON's strings, numbers, booleans and lists are also TOML's, so each value is written as
+        JSON. For the commands a program starts in another process (tests, benchmarks, the demo).
+        """
+        lines = []
+        for section, values in self.sections.items():
+            lines.append(f"[{section}]")
+            lines += [f"{key} = {json.dumps(value)}" for key, value in values.items() if value is not None]
+        return "\n".join(lines) + "\n"
 
     @property
     def base_url(self) -> str:

@@ -58,6 +58,5 @@ def run_demo(*, image_count: int = 500, data_dir: str = "data", echo: Callable[[
 def _write_settings(data_dir: Path, config: Config) -> Path:
     """The demo's config, for the commands that browse or serve its mirror afterwards."""
     path = data_dir / "mirror.toml"
-    path.write_text(f'[site]\nbase_url = "{config["site"]["base_url"]}"\n\n'
-                    f'[store]\ndatabase = "{config["store"]["database"]}"\nfiles = "{config["store"]["files"]}"\n')
+    path.write_text(config.to_toml())
     return path

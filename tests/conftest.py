@@ -45,21 +45,7 @@ def site_config(site: SiteServer, tmp_path: Path, *, polite: dict | None = None,
 
 def write_config(config: Config, path: Path) -> Path:
     """The same config as a TOML file, for the CLI in a subprocess."""
-    lines = []
-    for section, values in config.sections.items():
-        lines.append(f"[{section}]")
-        for key, value in values.items():
-            if value is None:
-                continue
-            if isinstance(value, bool):
-                lines.append(f"{key} = {'true' if value else 'false'}")
-            elif isinstance(value, (int, float)):
-                lines.append(f"{key} = {value}")
-            elif isinstance(value, list):
-                lines.append(f"{key} = [{', '.join(repr(v) for v in value)}]".replace("'", '"'))
-            else:
-                lines.append(f'{key} = "{value}"')
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(config.to_toml())
     return path
 
 

@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..search import engine
-from ..search.compile import FALSE, TRUE, Sql
+from ..search.compile import FALSE, TRUE, Sql, SqlNode
 from ..search.indexes import (
     COMMENTS,
     FILTERS,
@@ -39,7 +39,7 @@ from ..search.indexes import (
 )
 from ..search.query import MatchNone, Node, QueryError, parse_query
 from ..search.sort import FIXED_ORDERS, image_order
-from .board import Board, ImageFilter, SqlNode, raw_records
+from .board import Board, ImageFilter, raw_records
 from .http import (
     API_PREFIX,
     INT4_MAX,

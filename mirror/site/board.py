@@ -23,11 +23,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..search import engine
-from ..search.compile import FALSE, Sql, SqlNode, compile_node
+from ..search.compile import FALSE, Sql, compile_node
 from ..search.indexes import IMAGES
 from ..search.query import IMAGE_FIELDS, MatchAll, Node, QueryError, parse_query
 
-__all__ = ["Board", "ImageFilter", "BoardMissing"]
+__all__ = ["Board", "ImageFilter", "BoardMissing", "raw_records", "rebase", "complex_filter"]
 
 Record = dict[str, Any]
 
@@ -252,5 +252,3 @@ def raw_records(rows: Iterable[sqlite3.Row]) -> list[Any]:
         out.append(json.loads(row["stub"] if hidden else row["raw"]))
     return out
 
-
-__all__ += ["raw_records", "rebase", "complex_filter", "SqlNode"]
