@@ -12,8 +12,11 @@ import io
 import json
 import math
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -124,6 +127,44 @@ class SiteProcess:
     def warm(self) -> None:
         """Ask once, so the site publishes its board before anything is timed."""
         httpx.get(f"{self.url}/api/v1/json/search/images", params={"q": "*", "per_page": 1}, timeout=3600)
+
+
+class ServeProcess:
+    """``mirror serve`` in a subprocess on a free loopback port, its output drained."""
+
+    def __init__(self, db: Path, work: Path) -> None:
+        self.db = db
+        port = free_port()
+        self.process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "serve", "--db", str(db), "--port",
+                                         str(port)], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        text=True)
+        while "Serving the mirror" not in (line := self.process.stdout.readline()):
+            if not line:
+                raise SystemExit("mirror serve ended before it listened")
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # the access log
+        self.url = f"http://127.0.0.1:{port}/api/v1/json"
+
+    def memory(self) -> dict[str, int]:
+        """VmHWM (peak resident), VmRSS, RssAnon and RssFile of the server, in KiB."""
+        fields = {}
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
+                fields[name] = int(value.split()[0])
+        return fields
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def logged(site: Any) -> list[Logged]:

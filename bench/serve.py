@@ -63,17 +63,13 @@ import argparse
 import asyncio
 import json
 import random
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from common import ServeProcess
 
 from mirror.search import engine
 from mirror.search.compile import Sql
@@ -87,7 +83,6 @@ from mirror.store import open_database
 
 # Bump when the generated board changes, so a cached board of an older shape is not reused.
 BOARD_VERSION = 1
-API = "/api/v1/json"
 
 # The fixed mix: (label, q, sf, sd). Tags of different popularity, as people search.
 QUERIES = [
@@ -136,12 +131,12 @@ def cached_board(work: Path, images: int, seed: int) -> tuple[Path, float | None
 
 @dataclass
 class Timings:
-    """Latencies of one query, in seconds: through HTTP, and the engine's SQL alone (total, page)."""
+    """Latencies of one query, in seconds: through HTTP (posting lists), and the SQL engine's
+    statements alone on a connection of this process (what ``mirror serve`` ran before)."""
 
     http: list[float]
     sql: list[float]
-    total: list[float]
-    page: list[float]
+    cold: float = 0.0
     found: int = 0
 
 
@@ -150,51 +145,15 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-class Server:
-    """``mirror serve`` in a subprocess on a free loopback port, its output drained."""
-
-    def __init__(self, db: Path, work: Path) -> None:
-        port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "serve", "--db", str(db), "--port",
-                                         str(port)], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True)
-        while "Serving the mirror" not in (line := self.process.stdout.readline()):
-            if not line:
-                raise SystemExit("mirror serve ended before it listened")
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # the access log
-        self.url = f"http://127.0.0.1:{port}{API}"
-
-    def memory(self) -> dict[str, int]:
-        """VmHWM (peak resident), VmRSS, RssAnon and RssFile of the server, in KiB."""
-        fields = {}
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            name, _, value = line.partition(":")
-            if name in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
-                fields[name] = int(value.split()[0])
-        return fields
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def time_searches(server: Server, board: Board, rounds: int) -> dict[str, Timings]:
-    """Each query of the mix through HTTP, then as bare SQL on a connection of this process, in
-    turns, so both see the same moments of a noisy machine."""
+def time_searches(server: ServeProcess, board: Board, rounds: int, sql_rounds: int) -> dict[str, Timings]:
+    """Each query of the mix through HTTP, then (in the first ``sql_rounds``) by the SQL engine
+    alone in this process, in turns, so both see the same moments of a noisy machine. The first
+    round finds the server's posting lists cold: it is reported apart and not counted."""
     conn = board.connection()
     where = image_where(board, ImageFilter.of(board.default_filter()), deleted=False)
-    timings = {label: Timings([], [], [], []) for label, *_ in QUERIES}
+    timings = {label: Timings([], []) for label, *_ in QUERIES}
     with httpx.Client(base_url=server.url, timeout=60) as http:
-        for round_ in range(rounds + 2):  # the first two rounds warm the caches and are not counted
+        for round_ in range(rounds + 1):
             for label, q, sf, sd in QUERIES:
                 params = {"q": q, **({"sf": sf, "sd": sd} if sf else {})}
                 started = time.perf_counter()
@@ -202,32 +161,28 @@ def time_searches(server: Server, board: Board, rounds: int) -> dict[str, Timing
                 elapsed = time.perf_counter() - started
                 if answer.status_code != 200:
                     raise SystemExit(f"{label}: {answer.status_code} {answer.text[:200]}")
-                sql = time_sql(conn, q, sf, sd, where)
-                if round_ >= 2:
-                    record = timings[label]
-                    record.http.append(elapsed)
-                    record.total.append(sql[0])
-                    record.page.append(sql[1])
-                    record.sql.append(sql[0] + sql[1])
-                    record.found = answer.json()["total"]
+                record = timings[label]
+                if round_ == 0:
+                    record.cold, record.found = elapsed, answer.json()["total"]
+                    continue
+                record.http.append(elapsed)
+                if round_ <= sql_rounds:
+                    total, seconds = time_sql(conn, q, sf, sd, where)
+                    assert total == record.found, (label, total, record.found)
+                    record.sql.append(seconds)
     return timings
 
 
-def time_sql(conn, q: str, sf: str | None, sd: str | None, where: Sql) -> tuple[float, float]:  # noqa: ANN001
-    """(seconds for the exact total, seconds for one page of 15 rows) of the engine's statements."""
+def time_sql(conn, q: str, sf: str | None, sd: str | None, where: Sql) -> tuple[int, float]:  # noqa: ANN001
+    """(total, seconds) of the SQL engine's search for one page of 15."""
     node = parse_query(q, IMAGE_SEARCH_SPEC)
-    total, page = engine.statements(IMAGES, node, order=image_order(sf, sd, IMAGES.alias, seed=1), where=where)
     started = time.perf_counter()
-    found = conn.execute(total.text, total.params).fetchone()[0]
-    counted = time.perf_counter()
-    if found:  # as the engine: no page is looked for when nothing matches
-        keys = [row[0] for row in conn.execute(page.text, page.params + (15, 0))]
-        conn.execute("SELECT raw FROM images WHERE id IN (SELECT value FROM json_each(?))",
-                     (json.dumps(keys),)).fetchall()
-    return counted - started, time.perf_counter() - counted
+    page = engine.search(conn, IMAGES, node, order=image_order(sf, sd, IMAGES.alias, seed=1), where=where,
+                         limit=15, offset=0, columns="{t}.raw", seconds=60)
+    return page.total, time.perf_counter() - started
 
 
-def show_rate(server: Server, ids: list[int], connections: int) -> float:
+def show_rate(server: ServeProcess, ids: list[int], connections: int) -> float:
     """Image-show requests per second, ``connections`` requests in flight at a time."""
 
     async def run() -> float:
@@ -268,14 +223,13 @@ def visible_ids(board: Board, count: int, seed: int) -> list[int]:
 
 
 def report_searches(timings: dict[str, Timings]) -> None:
-    print(f"\n{'search':<24}{'found':>9}{'p50 ms':>9}{'p95 ms':>9}{'SQL p50':>9}{'total':>8}{'page':>8}{'HTTP/SQL':>9}")
+    print(f"\n{'search':<24}{'found':>9}{'cold ms':>9}{'p50 ms':>9}{'p95 ms':>9}{'SQL p50':>9}{'SQL/HTTP':>9}")
     for label, t in timings.items():
         http50, sql50 = percentile(t.http, 0.5), percentile(t.sql, 0.5)
-        print(f"{label:<24}{t.found:>9,}{http50 * 1e3:>9.1f}{percentile(t.http, 0.95) * 1e3:>9.1f}"
-              f"{sql50 * 1e3:>9.1f}{percentile(t.total, 0.5) * 1e3:>8.1f}{percentile(t.page, 0.5) * 1e3:>8.1f}"
-              f"{http50 / sql50:>9.2f}")
+        print(f"{label:<24}{t.found:>9,}{t.cold * 1e3:>9.1f}{http50 * 1e3:>9.1f}{percentile(t.http, 0.95) * 1e3:>9.1f}"
+              f"{sql50 * 1e3:>9.1f}{sql50 / http50:>9.1f}")
     every = [x for t in timings.values() for x in t.http]
-    print(f"{'all searches':<24}{'':>9}{percentile(every, 0.5) * 1e3:>9.1f}{percentile(every, 0.95) * 1e3:>9.1f}")
+    print(f"{'all searches':<24}{'':>9}{'':>9}{percentile(every, 0.5) * 1e3:>9.1f}{percentile(every, 0.95) * 1e3:>9.1f}")
 
 
 def main() -> None:
@@ -284,6 +238,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "booru-mirror-serve-bench")
     parser.add_argument("--rounds", type=int, default=30, help="times each search is run")
+    parser.add_argument("--sql-rounds", type=int, default=5, help="of those, times the SQL engine runs it too")
     parser.add_argument("--shows", type=int, default=3_000, help="image-show requests")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--generate-only", action="store_true")
@@ -295,9 +250,9 @@ def main() -> None:
     if args.generate_only:
         return
     board = Board(path)
-    server = Server(path, args.work)
+    server = ServeProcess(path, args.work)
     try:
-        report_searches(time_searches(server, board, args.rounds))
+        report_searches(time_searches(server, board, args.rounds, args.sql_rounds))
         ids = visible_ids(board, args.shows, args.seed)
         shows = show_rate(server, ids, args.connections)
         print(f"\nimage shows: {shows:,.0f}/s over HTTP ({args.connections} connections, {len(ids):,} requests); "

@@ -14,15 +14,18 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 
 from ..search import engine
-from ..search.compile import TRUE, Sql
+from ..search.bitmap_search import ImageScope, search_images
 from ..search.indexes import IMAGE_SEARCH_SPEC, IMAGES
 from ..search.query import MatchNone, Node, QueryError, parse_query
-from ..search.sort import IMAGE_SORT_FIELDS, image_order
+from ..search.postings import Postings
+from ..search.sort import IMAGE_SORT_FIELDS, image_sort
 from .figure import ImageCard, artists_of_tags
 from .metadata import KEPT_THUMBNAIL
 from .settings import css, database_name, site_address
 
 PER_PAGE = 50
+# A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
+SECONDS = 5.0
 PATH = "/-/booru"
 
 
@@ -32,14 +35,24 @@ def _refuse(field: str):  # noqa: ANN202 - a transform for the parser
     return transform
 
 
+# The posting lists of each database browsed, kept between searches while it does not change.
+_POSTINGS: dict[str, Postings] = {}
+
+
+def _postings(conn: sqlite3.Connection) -> Postings:
+    """The lists of the database ``conn`` reads (Datasette keeps its connections open as long as
+    it runs, as :meth:`Postings.snapshot` asks)."""
+    return _POSTINGS.setdefault(conn.execute("PRAGMA database_list").fetchone()[2], Postings())
+
+
 def _page(conn: sqlite3.Connection, node: Node, sf: str | None, sd: str | None, page: int,
           include_gone: bool) -> tuple[list[tuple[Any, ...]], int, dict[int, str]]:
     """(rows of id, tags, source_url; total; the kept thumbnail's extension by image id) for one page."""
     engine.register(conn)
-    where = TRUE if include_gone else Sql("coalesce(i.hidden_from_users, 0) = 0")
-    order = image_order(sf, sd, IMAGES.alias, seed=random.randrange(1, 2**32))
-    found = engine.search(conn, IMAGES, node, order=order, where=where, limit=PER_PAGE,
-                          offset=(page - 1) * PER_PAGE, columns="{t}.id, {t}.tags, {t}.source_url")
+    order = image_sort(sf, sd, IMAGES.alias, seed=random.randrange(1, 2**32))
+    found = search_images(conn, _postings(conn), node, ImageScope(deleted=include_gone), order,
+                          limit=PER_PAGE, offset=(page - 1) * PER_PAGE, columns="{t}.id, {t}.tags, {t}.source_url",
+                          seconds=SECONDS)
     kept = {}
     for row in found.rows:
         thumbnail = conn.execute(KEPT_THUMBNAIL.format(root="''"), {"key": row[0]}).fetchone()

@@ -158,12 +158,18 @@ class Linked:
     folded: bool = False
 
     def condition(self, term: Term, alias: str) -> Sql:
+        ids = self.ids(term)
+        if ids is None:
+            return FALSE
+        return Sql(f"{self.key.format(t=alias)} IN ({self.links} IN ({ids.text}))", ids.params)
+
+    def ids(self, term: Term) -> Sql | None:
+        """A SELECT of the ids of the linked rows whose name matches; None when none can."""
         tests = [(select, _predicate(value, term, "text", self.folded)) for select, value in self.names]
         tests = [(select, test) for select, test in tests if test != FALSE]
         if not tests:
-            return FALSE
-        ids = " UNION ALL ".join(f"{select} WHERE {test.text}" for select, test in tests)
-        return Sql(f"{self.key.format(t=alias)} IN ({self.links} IN ({ids}))",
+            return None
+        return Sql(" UNION ALL ".join(f"{select} WHERE {test.text}" for select, test in tests),
                    tuple(v for _, test in tests for v in test.params))
 
 

@@ -66,7 +66,7 @@ def search(conn: sqlite3.Connection, index: Index, node: Node, *, order: Sql, li
         total = conn.execute(total_sql.text, total_sql.params).fetchone()[0]
         keys = [row[0] for row in conn.execute(page_sql.text, page_sql.params + (limit, offset))] \
             if total > offset else []
-        rows = _rows(conn, index, keys, columns)
+        rows = read_rows(conn, index, keys, columns)
     return Page(rows, total)
 
 def statements(index: Index, node: Node, *, order: Sql, where: Sql = TRUE) -> tuple[Sql, Sql]:
@@ -82,7 +82,7 @@ def statements(index: Index, node: Node, *, order: Sql, where: Sql = TRUE) -> tu
     return (Sql(f"SELECT count(*) {source}", condition.params),
             Sql(f"SELECT {t}.rowid {source} ORDER BY {order.text} LIMIT ? OFFSET ?", condition.params + order.params))
 
-def _rows(conn: sqlite3.Connection, index: Index, keys: list[int], columns: str) -> list[sqlite3.Row]:
+def read_rows(conn: sqlite3.Connection, index: Index, keys: list[int], columns: str) -> list[sqlite3.Row]:
     """The ``columns`` of the rows with these rowids, in the order given."""
     if not keys:
         return []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .compile import Sql
 
@@ -55,6 +56,30 @@ def image_order(sf: str | None, sd: str | None, alias: str, *, seed: int) -> Sql
         return Sql(f"{position} IS NULL, {position} {direction}, {t}.id DESC", (int(value), int(value)))
     column = IMAGE_SORT_FIELDS.get(sf, IMAGE_SORT_FIELDS["first_seen_at"]).format(t=t)
     return Sql(f"{column} {direction}, {t}.id {direction}")
+
+
+@dataclass(frozen=True)
+class Order:
+    """An image search's order: its ``ORDER BY`` and, when that is one column of the row then the
+    id in the same direction, the column (``id`` for the id alone), whose index can be walked."""
+
+    sql: Sql
+    column: str | None = None
+    descending: bool = True
+    by_id_alone: bool = False  # the order needs nothing of the row but its id (random)
+
+
+_COLUMN = re.compile(r"\{t\}\.(\w+)")
+
+
+def image_sort(sf: str | None, sd: str | None, alias: str, *, seed: int) -> Order:
+    """:func:`image_order` with what an index walk needs to know of it."""
+    sql = image_order(sf, sd, alias, seed=seed)
+    field = "id" if sf in ("id", "_score") else (sf or "first_seen_at")
+    if field not in IMAGE_SORT_FIELDS and not field.startswith(("random", "gallery_id:")):
+        field = "first_seen_at"
+    column = _COLUMN.fullmatch(IMAGE_SORT_FIELDS.get(field, ""))
+    return Order(sql, column.group(1) if column else None, sd != "asc", by_id_alone=field.startswith("random"))
 
 
 _MASK = 0xFFFFFFFF

@@ -24,7 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..search import engine
+from ..search import bitmap_search, engine
+from ..search.bitmap_search import FilteredBy, ImageScope
 from ..search.compile import FALSE, TRUE, Sql, SqlNode
 from ..search.indexes import (
     COMMENTS,
@@ -38,7 +39,7 @@ from ..search.indexes import (
     Index,
 )
 from ..search.query import MatchNone, Node, QueryError, parse_query
-from ..search.sort import FIXED_ORDERS, image_order
+from ..search.sort import FIXED_ORDERS, image_sort
 from .board import Board, ImageFilter, raw_records
 from .http import (
     API_PREFIX,
@@ -170,8 +171,9 @@ def _filter_id(ctx: Context) -> Callable[[str], Node]:
         row = ctx.board.filter_row(int(value)) if value.isdigit() and int(value) <= INT4_MAX else None
         if row is None or not can_view_filter(row, ctx.user_id):
             raise QueryError(f"Invalid filter `{value}`.")
-        hides = ImageFilter.of(row).hides()
-        return SqlNode(Sql(f"NOT coalesce(({hides.text}), 0)", hides.params))
+        image_filter = ImageFilter.of(row)
+        hides = image_filter.hides()
+        return FilteredBy(Sql(f"NOT coalesce(({hides.text}), 0)", hides.params), image_filter)
 
     return transform
 
@@ -180,12 +182,16 @@ def search_images(ctx: Context) -> Record:
     node = ctx.query(IMAGE_SEARCH_SPEC, {"my": _my(ctx), "filter_id": _filter_id(ctx)})
     if isinstance(node, MatchNone):
         return {"images": [], "interactions": [], "total": 0}
-    where = image_where(ctx.board, ctx.image_filter, deleted=ctx.params.get("del") == "1")
+    excluded = None
     if ctx.user_id is not None and ctx.params.get("hidden") != "1":  # the caller's hidden images
-        where = where & Sql("i.id NOT IN (SELECT image_id FROM site_interactions WHERE user_id = ? "
-                            "AND interaction_type = 'hidden')", (ctx.user_id,))
-    order = image_order(ctx.params.get("sf"), ctx.params.get("sd"), IMAGES.alias, seed=random.randrange(1, 2**32))
-    page = ctx.search(IMAGES, node, order, where=where, default_size=15, columns=IMAGE_COLUMNS)
+        excluded = Sql("SELECT image_id FROM site_interactions WHERE user_id = ? AND interaction_type = 'hidden'",
+                       (ctx.user_id,))
+    scope = ImageScope(ctx.image_filter, deleted=ctx.params.get("del") == "1", excluded=excluded)
+    order = image_sort(ctx.params.get("sf"), ctx.params.get("sd"), IMAGES.alias, seed=random.randrange(1, 2**32))
+    with ctx.board.image_searching() as (conn, postings):
+        page = bitmap_search.search_images(conn, postings, node, scope, order, limit=ctx.paging.size(15),
+                                           offset=ctx.paging.offset(15), columns=IMAGE_COLUMNS,
+                                           seconds=ctx.board.search_seconds)
     images = ctx.board.images(page.rows, ctx.image_filter, ctx.origin)
     return {"images": images, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
 

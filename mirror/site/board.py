@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import functools
 import json
+import queue
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..search import engine
+from ..search.postings import Postings
 from ..search.compile import FALSE, Sql, compile_node
 from ..search.indexes import IMAGES
 from ..search.query import IMAGE_FIELDS, MatchAll, Node, QueryError, parse_query
@@ -130,6 +133,21 @@ def complex_filter(text: str | None) -> Node | None:
         return MatchAll()
 
 
+# Image searches that can run at once on one board (each has a connection of its own).
+SEARCH_CONNECTIONS = 4
+
+
+class _ImageSearching:
+    """The posting lists of one board file, and the connections image searches read them with."""
+
+    def __init__(self, path: Path, connect: Callable[[Path], sqlite3.Connection], size: int) -> None:
+        self.path = path
+        self.postings = Postings()
+        self.idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        for _ in range(size):
+            self.idle.put(self.postings.reader(connect(path)))
+
+
 class Board:
     """A mirror database opened read-only for serving.
 
@@ -144,6 +162,8 @@ class Board:
         self.path = Path(path)
         self.search_seconds = search_seconds
         self._local = threading.local()
+        self._searching_lock = threading.Lock()
+        self._searching: _ImageSearching | None = None
         if not self.path.is_file():
             raise BoardMissing(f"there is no mirror database at {self.path}; run `mirror sync` first, "
                                "or point --db at one")
@@ -159,11 +179,34 @@ class Board:
             old = getattr(self._local, "conn", None)
             if old is not None:
                 old.close()
-            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout=5000")
-            engine.prepare(conn)
-            self._local.conn, self._local.path = conn, path
+            self._local.conn, self._local.path = self._connect(path), path
         return self._local.conn
+
+    def _connect(self, path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout=5000")
+        engine.prepare(conn)
+        return conn
+
+    @contextmanager
+    def image_searching(self) -> Iterator[tuple[sqlite3.Connection, Postings]]:
+        """A connection to search images with, and the board's posting lists it reads.
+
+        Image searches share the lists kept in memory, and read them through a few connections
+        of their own, opened with the lists: a connection new to the lists would have to drop
+        them (it cannot tell what changed before it came). At most that many searches run at
+        once; the others wait their turn (the machine has few cores to give them anyway).
+        """
+        self.connection()  # a board replaced since is opened first
+        with self._searching_lock:
+            if self._searching is None or self._searching.path != self.path:
+                self._searching = _ImageSearching(self.path, self._connect, SEARCH_CONNECTIONS)
+            searching = self._searching
+        conn = searching.idle.get()
+        try:
+            yield conn, searching.postings
+        finally:
+            searching.idle.put(conn)
 
     def shown(self) -> Sql:
         """True for an image not hidden: in a search, asked of its entry in ``images_search``.

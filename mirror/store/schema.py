@@ -415,3 +415,10 @@ def _descriptions_with_long_s(db: Database) -> None:
     descriptions folds to ``s`` (and ``str.lower`` does not): a search for a phrase with an ``s``
     tests exactly only those of the rows the index finds, without reading every description found."""
     db.execute("CREATE INDEX images_long_s ON images (id) WHERE instr(description, 'ſ') > 0")
+
+
+@migrations(name="0018_hidden_images")
+def _hidden_images(db: Database) -> None:
+    """The ids of the images hidden from users, by a partial index: every search by ``mirror serve``
+    leaves them out, and reading them off ``images_search`` meant reading an entry per image."""
+    db.execute("CREATE INDEX images_hidden ON images (id, hidden_from_users) WHERE hidden_from_users")
