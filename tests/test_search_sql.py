@@ -20,7 +20,7 @@ from mirror.search.compile import Sql
 from mirror.search.indexes import INDEXES
 from mirror.search.query import QueryError, parse_query
 from mirror.search.sort import image_order
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 
 from .conftest import site_config, sync
@@ -34,7 +34,7 @@ RESOURCES = ("images", "tags", "comments", "galleries", "forums", "posts", "filt
 def board(tmp_path_factory):
     """(sqlite-utils db, prepared sqlite3 connection, oracle docs by index) of a mirrored board."""
     tmp = tmp_path_factory.mktemp("board")
-    with SiteServer(Dataset.generate(seed=21, images=200)) as site:
+    with SiteServer(BoardEditor.generate(seed=21, images=200)) as site:
         enabled = {name: {"enabled": True, **({"scope": "all"} if name in ("comments", "galleries", "tags") else {})}
                    for name in RESOURCES}
         _, db = sync(site_config(site, tmp, **enabled), RESOURCES)
