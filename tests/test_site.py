@@ -533,3 +533,22 @@ def test_my_and_filter_id_query_fields(ds, api):
     unfiltered = api.get("/search/images", params=everything(ds, q=f"safe, filter_id:{ds.everything_filter_id}"))
     assert unfiltered.json()["total"] == api.get("/search/images", params=everything(ds, q="safe")).json()["total"]
     assert api.get("/search/images", params={"q": "filter_id:999999"}).json() == {"error": "Invalid filter `999999`."}
+
+
+def test_mirror_site_generates_its_board_apart_and_serves_it(tmp_path):
+    """`mirror site` as a user runs it: the board generated in a process of its own, then served."""
+    import re
+    import subprocess
+    import sys
+
+    site = subprocess.Popen([sys.executable, "-m", "mirror.cli", "site", "--images", "30", "--port", "0"],
+                            stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        lines = [site.stdout.readline() for _ in range(4)]
+        api = re.search(r"API: +(\S+)", lines[2]).group(1)
+        everything = re.search(r"Everything filter: (\d+)", lines[3]).group(1)
+        body = httpx.get(api + "/search/images", params={"q": "*", "filter_id": everything, "del": "1"}).json()
+        assert lines[0].startswith("Generating a board of 30 images") and body["total"] == 30
+    finally:
+        site.terminate()
+        site.wait(timeout=10)

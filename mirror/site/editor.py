@@ -14,24 +14,28 @@ tables: the record as served (in full, for hidden ones) with its hidden state.
 
 from __future__ import annotations
 
+import functools
 import json
+import multiprocessing
 import random
 import sqlite3
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..search.slugs import slug
 from ..store import ImageWriter, open_database
 from ..store.database import MirrorDatabase
 from ..store.specs import COMMENTS, FILTERS, FORUMS, POSTS, TAGS, USERS, TableSpec
 from .board_rows import (FILE_ROOT, SITE_TABLES, URLS, create_site_tables, save, save_features, save_galleries, save_images,
                          save_messages, save_topic)
 from .files import FileSource, file_key, finish_image_file
-from .generate import (BoardSizes, make_comment, make_filter, make_post, make_topic_record, new_image,
+from .generate import (BoardSizes, generate_board, make_comment, make_filter, make_post, make_topic_record, new_image,
                        set_image_tags, tag_groups)
 from .records import background_pony, iso, parse_iso, slug_of_title, utc_now
 from .render import render_filter, render_tag, render_user
@@ -65,12 +69,20 @@ class BoardEditor:
 
     @classmethod
     def generate(cls, seed: int = 1, images: int = 200, *, with_pictures: bool = False,
-                 folder: str | Path | None = None) -> BoardEditor:
-        """A new generated board of ``images`` images (see :func:`.generate.generate_board`)."""
-        from .generate import generate_board
+                 folder: str | Path | None = None, apart: bool = False) -> BoardEditor:
+        """A new generated board of ``images`` images (see :func:`.generate.generate_board`).
 
+        ``apart`` generates it in a process of its own, so that what generating holds (a large
+        page cache, the vocabulary) is not kept by a server that then runs for hours.
+        """
         path = Path(folder or tempfile.mkdtemp(prefix="mirror-site-")) / f"board-{seed}-{images}.db"
-        generate_board(path, images, seed=seed, sizes=BoardSizes(images), pictures=with_pictures)
+        make = functools.partial(generate_board, path, images, seed=seed, sizes=BoardSizes(images),
+                                 pictures=with_pictures)
+        if apart:
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+                pool.submit(make).result()
+        else:
+            make()
         return cls(path)
 
     @classmethod
@@ -545,8 +557,6 @@ class BoardEditor:
 
     def add_user(self, name: str, **fields: Any) -> Record:
         """Register a user with an id above the current maximum (no links, awards or activity)."""
-        from ..search.slugs import slug
-
         with self.lock:
             user = {"id": self._next_id("users", "gone_users"), "name": name, "slug": slug(name), "role": "user",
                     "description": None, "avatar": None, "created_at": self.now(), "links": [], "awards": [],

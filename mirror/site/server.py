@@ -102,7 +102,8 @@ def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: in
     """Serve a generated (or fixture) board in the foreground until interrupted (`mirror site`)."""
     if not fixtures:
         print(f"Generating a board of {images:,} images (seed {seed})...", flush=True)
-    editor = BoardEditor.from_fixtures(fixtures) if fixtures else BoardEditor.generate(seed=seed, images=images)
+    editor = (BoardEditor.from_fixtures(fixtures) if fixtures
+              else BoardEditor.generate(seed=seed, images=images, apart=True))
     editor.processing_delay = processing_delay
     app = create_app(editor, faults)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", http="h11", lifespan="off")
