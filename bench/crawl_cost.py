@@ -27,7 +27,7 @@ from urllib.parse import parse_qs
 
 from common import ALL, Logged, logged, minimum_requests, mirror_config, print_table, sync
 
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 
 API = "/api/v1/json"
@@ -129,18 +129,18 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=2000, help="the board's size before the changes")
     parser.add_argument("--changes", type=int, default=1000, help="images added, then images changed")
     args = parser.parse_args()
-    with SiteServer(Dataset.generate(seed=11, images=args.images)) as site, tempfile.TemporaryDirectory() as tmp:
+    with SiteServer(BoardEditor.generate(seed=11, images=args.images)) as site, tempfile.TemporaryDirectory() as tmp:
         overlap = {"refresh_overlap": 0}
-        config = mirror_config(site.url, site.dataset.everything_filter_id, Path(tmp), resources=ALL,
+        config = mirror_config(site.url, site.editor.everything_filter_id, Path(tmp), resources=ALL,
                                images=overlap, comments=overlap, galleries=overlap, posts=overlap)
         sync(config, ALL)
         print(f"A board of {args.images:,} images mirrored whole (every resource); then:")
         excess = [print_phase("1. a sync with nothing changed on the site", phase(site, config), 0)]
-        site.dataset.add_images(args.changes)
+        site.editor.add_images(args.changes)
         excess.append(print_phase(f"2. {args.changes:,} new images", phase(site, config), args.changes))
-        with site.dataset.lock:
-            for image_id in sorted(site.dataset.images)[:args.changes]:
-                site.dataset.edit_image(image_id, score=site.dataset.images[image_id]["score"] + 1)
+        with site.editor.lock:
+            for image_id in sorted(site.editor.images)[:args.changes]:
+                site.editor.edit_image(image_id, score=site.editor.images[image_id]["score"] + 1)
         excess.append(print_phase(f"3. {args.changes:,} changed images", phase(site, config), args.changes))
     met = all(e <= 1 for e in excess)
     print(f"\ntarget (images within 1 request of the minimum in every phase): {'met' if met else 'NOT met'}")

@@ -24,7 +24,7 @@ from common import gallery_dl, gallery_dl_config, run_cli_measured
 
 from mirror.config import Config, make_config
 from mirror.download import run_downloads
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 from mirror.store import open_database
 from mirror.sync.runner import run_sync
@@ -32,20 +32,20 @@ from mirror.sync.runner import run_sync
 FAST_API = {"requests_per_second": 500, "backoff": 0.05}
 
 
-def board(files: int) -> Dataset:
+def board(files: int) -> BoardEditor:
     """A board of ``files`` images, every one visible and processed: one `full` file each."""
-    dataset = Dataset.generate(seed=1, images=files)
-    for image_id, image in list(dataset.images.items()):
+    board = BoardEditor.generate(seed=1, images=files)
+    for image_id, image in list(board.images.items()):
         if image["hidden_from_users"]:
-            dataset.unhide_image(image_id)
+            board.unhide_image(image_id)
         if not image["thumbnails_generated"]:
-            dataset.edit_image(image_id, thumbnails_generated=True)
-    return dataset
+            board.edit_image(image_id, thumbnails_generated=True)
+    return board
 
 
 def config_for(site: SiteServer, work: Path, *, concurrency: int = 4, query: str = "*") -> Config:
     return make_config({
-        "site": {"base_url": site.url, "filter_id": site.dataset.everything_filter_id},
+        "site": {"base_url": site.url, "filter_id": site.editor.everything_filter_id},
         "polite": FAST_API,
         "store": {"database": str(work / "mirror.db"), "files": str(work / "files")},
         "images": {"query": query},
@@ -64,7 +64,7 @@ def mirror_rate(site: SiteServer, work: Path, concurrency: int, files: int) -> f
     started = time.perf_counter()
     report = asyncio.run(run_downloads(config, db))
     elapsed = time.perf_counter() - started
-    svgs = sum(image["format"] == "svg" for image in site.dataset.images.values())
+    svgs = sum(image["format"] == "svg" for image in site.editor.images.values())
     # Keeping `full` keeps an SVG image's PNG rendering and its SVG original: one more file each.
     assert report.downloaded == files + svgs and report.failed == 0, report.summary()
     return report.downloaded / elapsed
@@ -77,7 +77,7 @@ def gallery_dl_rate(site: SiteServer, work: Path, files: int, latency: float) ->
         return executable
     target = work / "gallery-dl"
     # "svg": False fetches `full` as listed (the mirror also fetches SVG originals: counted apart).
-    config_path = gallery_dl_config(site.url, site.dataset.everything_filter_id, target, work / "gallery-dl.json",
+    config_path = gallery_dl_config(site.url, site.editor.everything_filter_id, target, work / "gallery-dl.json",
                                     svg=False)
     started = time.perf_counter()
     result = subprocess.run([str(executable), "--config-ignore", "--config", str(config_path), "-q",
@@ -99,7 +99,7 @@ def peak_memory_mb(site: SiteServer, work: Path, image_id: int) -> float:
     path.write_text(textwrap.dedent(f"""
         [site]
         base_url = "{site.url}"
-        filter_id = {site.dataset.everything_filter_id}
+        filter_id = {site.editor.everything_filter_id}
         [store]
         database = "{work / 'mirror.db'}"
         files = "{work / 'files'}"
@@ -124,7 +124,7 @@ def main() -> None:
         work = Path(tmp)
         asyncio.run(run_sync(config_for(site, work), open_database(work / "mirror.db"), ["images"]))
         site.set_faults(f"slow:{args.latency:g}")
-        print(f"{args.files} files of {sum(i['size'] for i in site.dataset.images.values()) // args.files} bytes "
+        print(f"{args.files} files of {sum(i['size'] for i in site.editor.images.values()) // args.files} bytes "
               f"on average, {args.latency * 1000:.0f} ms latency per response")
         rates = {c: mirror_rate(site, work, c, args.files) for c in (1, 4)}
         for c, rate in rates.items():
@@ -142,9 +142,7 @@ def main() -> None:
         site.set_faults("")
 
         small = peak_memory_mb(site, work / "small", 1)
-        big_image = site.dataset.edit_image(0, full_padding=args.big_mb * 1_000_000)
-        with site.dataset.lock:
-            site.dataset.finish_image_file(big_image)
+        site.editor.replace_file(0, "big", padding=args.big_mb * 1_000_000)
         big = peak_memory_mb(site, work / "big", 0)
         print(f"peak resident memory of `mirror download`: {small:.0f} MB for one small file, "
               f"{big:.0f} MB for one {args.big_mb} MB file (limit 100 MB)")

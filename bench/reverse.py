@@ -29,7 +29,7 @@ from mirror.download.run import run_downloads
 from mirror.imaging import intensities_of
 from mirror.reverse import search_archive
 from mirror.search.reverse import ReverseQuery, find_matches
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 from mirror.store import open_database
 from mirror.sync.runner import run_sync
@@ -38,10 +38,10 @@ FAST = {"requests_per_second": 500, "backoff": 0.05, "max_retries": 8, "give_up_
 
 
 def mirror_of_site(folder: Path, images: int) -> tuple[sqlite3.Connection, Path]:
-    dataset = Dataset.generate(seed=21, images=images, with_pictures=True)
-    with SiteServer(dataset) as site:
+    board = BoardEditor.generate(seed=21, images=images, with_pictures=True)
+    with SiteServer(board) as site:
         config = make_config({
-            "site": {"base_url": site.url, "filter_id": dataset.everything_filter_id},
+            "site": {"base_url": site.url, "filter_id": board.everything_filter_id},
             "polite": FAST,
             "store": {"database": str(folder / "mirror.db"), "files": str(folder / "files")},
             "download": {"requests_per_second": 500, "representations": ["full"], "partial_dir": str(folder / "p")},

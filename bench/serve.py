@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/serve.py [--images 1000000] [--work DIR] [--rounds 30]
 
-The board is generated once with :mod:`mirror.site.bulk` and cached in the work folder (by
+The board is generated once with :mod:`mirror.site.generate` and cached in the work folder (by
 default in the system's temporary folder; a 1,000,000-image board takes 7.1 GiB), so a rerun
 skips generation. The server is the real ``mirror serve`` in a subprocess on 127.0.0.1, asked
 through HTTP with httpx, as anonymous callers (the board's Default filter applies). Each search
@@ -78,11 +78,11 @@ from mirror.search.query import parse_query
 from mirror.search.sort import image_order
 from mirror.site.api import image_where
 from mirror.site.board import Board, ImageFilter
-from mirror.site.bulk import generate_board
+from mirror.site.generate import BoardSizes, generate_board
 from mirror.store import open_database
 
 # Bump when the generated board changes, so a cached board of an older shape is not reused.
-BOARD_VERSION = 1
+BOARD_VERSION = 2
 
 # The fixed mix: (label, q, sf, sd). Tags of different popularity, as people search.
 QUERIES = [
@@ -121,7 +121,8 @@ def cached_board(work: Path, images: int, seed: int) -> tuple[Path, float | None
             print(f"  generated {done:,} images ({time.perf_counter() - started:.0f} s)", flush=True)
 
     started = time.perf_counter()
-    report = generate_board(partial, images, seed=seed, progress=progress)
+    report = generate_board(partial, images, seed=seed, progress=progress, sizes=BoardSizes(
+        images, comments_per_image=0.5, images_per_topic=200, images_per_gallery=100))
     print(f"generation: {report.describe()}")
     partial.rename(path)
     for suffix in ("-wal", "-shm"):

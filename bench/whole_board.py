@@ -22,7 +22,7 @@ from pathlib import Path
 from common import ALL, PAGE, logged, mirror_config, print_table, sync
 from crawl_cost import itemise
 
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 
 # The record that each resource's requests scale with, and the tables that hold what it keeps.
@@ -52,8 +52,8 @@ def bytes_per_record(db: Path, counts: dict[str, int]) -> dict[str, float]:
 
 def measure(sample: int, work: Path) -> tuple[dict[str, int], dict[str, int], dict[str, float], int]:
     """(first-sync requests per resource, records per kind, bytes per record, no-change requests)."""
-    with SiteServer(Dataset.generate(seed=12, images=sample)) as site:
-        config = mirror_config(site.url, site.dataset.everything_filter_id, work, resources=ALL)
+    with SiteServer(BoardEditor.generate(seed=12, images=sample)) as site:
+        config = mirror_config(site.url, site.editor.everything_filter_id, work, resources=ALL)
         sync(config, ALL)
         first = collections.Counter()
         for (resource, _), n in itemise(logged(site)).items():

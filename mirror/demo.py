@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .config import Config, make_config
 from .progress import Reporter
-from .site.dataset import Dataset
+from .site.editor import BoardEditor
 from .site.server import SiteServer
 from .status import counts
 from .store import open_database, run_lock
@@ -20,12 +20,12 @@ def run_demo(*, image_count: int = 500, data_dir: str = "data", echo: Callable[[
     """Serve a generated board on a free loopback port, mirror it into ``data_dir``, report."""
     started = time.monotonic()
     database = Path(data_dir) / "mirror.db"
-    dataset = Dataset.generate(seed=1, images=image_count, with_pictures=True)  # pictures worth browsing
-    with SiteServer(dataset) as site:
+    board = BoardEditor.generate(seed=1, images=image_count, with_pictures=True)  # pictures worth browsing
+    with SiteServer(board) as site:
         echo(f"Local site running at {site.url} with {image_count} generated images.")
         config = make_config({
             # The "Everything" filter hides nothing, as an archivist would configure it.
-            "site": {"base_url": site.url, "user_agent": "mirror-demo", "filter_id": dataset.everything_filter_id},
+            "site": {"base_url": site.url, "user_agent": "mirror-demo", "filter_id": board.everything_filter_id},
             # The local site is ours to load; a real site gets the default of 1 request/s.
             "polite": {"requests_per_second": 100},
             "store": {"database": str(database), "files": str(Path(data_dir) / "files")},

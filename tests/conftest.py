@@ -12,7 +12,7 @@ import pytest
 from mirror.config import Config, make_config
 from mirror.download.run import open_storage
 from mirror.site.board import Board
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.serve import create_serve_app
 from mirror.site.server import LoopbackServer, SiteServer
 from mirror.store import open_database
@@ -24,7 +24,7 @@ FAST = {"requests_per_second": 200, "backoff": 0.05, "max_retries": 8, "give_up_
 
 @pytest.fixture
 def site():
-    with SiteServer(Dataset.generate(seed=3, images=260)) as server:
+    with SiteServer(BoardEditor.generate(seed=3, images=260)) as server:
         yield server
 
 
@@ -33,7 +33,7 @@ def site_config(site: SiteServer, tmp_path: Path, *, polite: dict | None = None,
     values = {
         # Like an archivist, the tests mirror through the filter that hides nothing.
         "site": {"base_url": site.url, "user_agent": "tests",
-                 "filter_id": site.dataset.everything_filter_id if hasattr(site, "dataset") else None,
+                 "filter_id": site.editor.everything_filter_id if hasattr(site, "editor") else None,
                  "api_key": api_key},
         "polite": {**FAST, **(polite or {})},
         "store": {"database": str(tmp_path / "mirror.db"), "files": str(tmp_path / "files")},
@@ -60,7 +60,7 @@ def site_pages(site: SiteServer, path: str, key: str, **params) -> list:
     records, page = [], 1
     with httpx.Client(base_url=site.api_url) as http:
         while True:
-            query = {"per_page": 50, "page": page, "filter_id": site.dataset.everything_filter_id, **params}
+            query = {"per_page": 50, "page": page, "filter_id": site.editor.everything_filter_id, **params}
             body = http.get(path, params=query).json()
             records += body[key]
             if len(body[key]) < 50 or page * 50 >= body.get("total", page * 50 + 1):
@@ -103,9 +103,9 @@ def archive(tmp_path_factory):
     Shared by the tests that talk to the archive as a client would (`mirror serve` itself,
     gallery-dl); they only read it, so one mirror per module is enough."""
     tmp = tmp_path_factory.mktemp("archive")
-    with SiteServer(Dataset.generate(seed=5, images=120)) as site:
-        config = mirror_config(site, tmp, site.dataset.everything_filter_id)
+    with SiteServer(BoardEditor.generate(seed=6, images=120)) as site:
+        config = mirror_config(site, tmp, site.editor.everything_filter_id)
         report, db = sync(config, RESOURCES)
-        everything = site.dataset.everything_filter_id
+        everything = site.editor.everything_filter_id
     with LoopbackServer(create_serve_app(Board(config.database), open_storage(config))) as served:
         yield Archive(config, db, served, everything)

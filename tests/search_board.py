@@ -12,7 +12,7 @@ import pytest
 from hypothesis import strategies as st
 
 from mirror.search import engine
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 
 from .conftest import site_config, sync
@@ -25,7 +25,7 @@ RESOURCES = ("images", "tags", "comments", "galleries", "forums", "posts", "filt
 def board(tmp_path_factory):
     """(sqlite-utils db, prepared sqlite3 connection, oracle docs by index) of a mirrored board."""
     tmp = tmp_path_factory.mktemp("board")
-    with SiteServer(Dataset.generate(seed=21, images=200)) as site:
+    with SiteServer(BoardEditor.generate(seed=21, images=200)) as site:
         enabled = {name: {"enabled": True, **({"scope": "all"} if name in ("comments", "galleries", "tags") else {})}
                    for name in RESOURCES}
         _, db = sync(site_config(site, tmp, **enabled), RESOURCES)

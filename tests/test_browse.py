@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from mirror.browse.app import make_datasette
 from mirror.cli import EXIT_STORE, cli
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 
 from .conftest import RESOURCES, mirror_config, sync, write_config
@@ -31,8 +31,8 @@ FIGURE = re.compile(r'<figure class="booru-image" data-image-id="(\d+)">(.*?)</f
 def gallery(tmp_path_factory):
     """A mirror (records and files) of a small board with real pictures, and the site it came from."""
     tmp = tmp_path_factory.mktemp("browse")
-    with SiteServer(Dataset.generate(seed=8, images=40, with_pictures=True)) as site:
-        config = mirror_config(site, tmp, site.dataset.everything_filter_id)
+    with SiteServer(BoardEditor.generate(seed=8, images=40, with_pictures=True)) as site:
+        config = mirror_config(site, tmp, site.editor.everything_filter_id)
         _, db = sync(config, RESOURCES)
         base = site.url
     return config, db, base

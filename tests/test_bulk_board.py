@@ -1,4 +1,4 @@
-"""Large boards for benchmarks (`mirror.site.bulk`), and the indexes searches use at that size."""
+"""Large boards for benchmarks (`mirror.site.generate`), and the indexes searches use at that size."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from mirror.search import engine
 from mirror.search.indexes import IMAGES
 from mirror.search.query import IMAGE_FIELDS, parse_query
-from mirror.site.bulk import BulkSizes, generate_board
+from mirror.site.generate import BoardSizes, generate_board
 from mirror.store import ImageWriter, open_database
 
 from .search_oracle import matches
@@ -44,7 +44,7 @@ def fts_entries(path) -> dict[str, list]:
 @pytest.fixture(scope="module")
 def boards(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bulk")
-    sizes = BulkSizes(400, comments_per_image=1.0, images_per_topic=40, images_per_gallery=20)
+    sizes = BoardSizes(400, comments_per_image=1.0, images_per_topic=40, images_per_gallery=20)
     reports = [generate_board(tmp / name, 400, seed=4, batch=150, sizes=sizes, defer_fts=defer)
                for name, defer in (("a.db", True), ("b.db", True), ("c.db", False))]
     return tmp, reports

@@ -12,7 +12,7 @@ import pytest
 
 from mirror.api import NotFound, PhilomenaClient
 from mirror.api.polite import Politeness
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 
 from .real_fixtures import REAL, fixture_files, records_in
@@ -21,7 +21,7 @@ from .real_fixtures import REAL, fixture_files, records_in
 @pytest.fixture(scope="module")
 def recorded_sites():
     """One site per recording, since recordings of different years hold the same ids."""
-    servers = {folder.name: SiteServer(Dataset.from_fixtures(folder)).start() for folder in REAL.iterdir()
+    servers = {folder.name: SiteServer(BoardEditor.from_fixtures(folder)).start() for folder in REAL.iterdir()
                if folder.is_dir()}
     yield servers
     for server in servers.values():

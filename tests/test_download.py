@@ -31,7 +31,7 @@ from mirror.cli import EXIT_DAMAGED, EXIT_STORE, cli
 from mirror.download import StorageFailure, run_downloads, verify_files
 from mirror.download.fetch import Fetcher, FileFailed, Job, check_redirect
 from mirror.download.run import open_storage
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 from mirror.store import open_database
 from mirror.store.downloads import counts
@@ -46,12 +46,12 @@ AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 @pytest.fixture
 def site():
-    dataset = Dataset.generate(seed=4, images=60)
-    ready = [i for i, image in sorted(dataset.images.items()) if not image["hidden_from_users"]]
-    dataset.edit_image(ready[3], thumbnails_generated=False, processed=False)
-    dataset.hide_image(ready[5], "Rule #1")
-    dataset.merge_image(ready[7], ready[8])
-    with SiteServer(dataset) as server:
+    board = BoardEditor.generate(seed=4, images=60)
+    ready = [i for i, image in sorted(board.images.items()) if not image["hidden_from_users"]]
+    board.edit_image(ready[3], thumbnails_generated=False, processed=False)
+    board.hide_image(ready[5], "Rule #1")
+    board.merge_image(ready[7], ready[8])
+    with SiteServer(board) as server:
         yield server
 
 
@@ -213,9 +213,9 @@ def test_a_record_flipping_to_ready_is_picked_up_by_the_next_sync(site, tmp_path
     _, db = _sync_and_download(config)
     assert waiting not in {image_of(r.path) for r in file_requests(site)}
     site.clear_requests()
-    site.dataset.edit_image(waiting, thumbnails_generated=True)
+    site.editor.edit_image(waiting, thumbnails_generated=True)
     deleted = next(r["image_id"] for r in db["downloads"].rows)
-    site.dataset.hide_image(deleted)
+    site.editor.hide_image(deleted)
     reports, db = _sync_and_download(config)
     fetched = [r.path for r in file_requests(site)]
     assert len(fetched) == 2 and {image_of(path) for path in fetched} == {waiting}
@@ -231,9 +231,7 @@ def test_a_file_the_site_replaced_is_fetched_again(site, tmp_path):
     _, db = _sync_and_download(config)
     image_id = next(r["image_id"] for r in db["downloads"].rows)
     old = db["downloads"].get((image_id, "full"))["sha512"]
-    with site.dataset.lock:
-        image = site.dataset.edit_image(image_id, file_key="replaced")
-        site.dataset.finish_image_file(image)
+    image = site.editor.replace_file(image_id, "replaced")
     site.clear_requests()
     reports, db = _sync_and_download(config)
     assert [image_of(r.path) for r in file_requests(site)] == [image_id] and reports[-1].downloaded == 1
@@ -247,9 +245,7 @@ def test_a_mismatch_from_a_file_replaced_since_the_sync_is_settled_by_the_fresh_
     sync(config)
     db = open_database(config.database)
     image_id = next(r["id"] for r in site_images(site) if r.get("thumbnails_generated"))
-    with site.dataset.lock:
-        image = site.dataset.edit_image(image_id, file_key="replaced")
-        site.dataset.finish_image_file(image)
+    image = site.editor.replace_file(image_id, "replaced")
     site.clear_requests()
     report = asyncio.run(run_downloads(config, db))
     assert report.failed == 0 and len(file_requests(site)) == report.downloaded  # no retry was needed
@@ -363,8 +359,7 @@ def test_a_thumbnail_regenerated_after_a_cut_is_fetched_whole_not_mixed(site, tm
     head, old = part.read_bytes(), httpx.get(site.url + path)
     assert old.content.startswith(head) and len(head) < len(old.content)
     assert Path(f"{part}.validator").read_text() == old.headers["etag"]
-    with site.dataset.lock:  # the site regenerates the thumbnail: new bytes at the same URL
-        site.dataset.finish_image_file(site.dataset.edit_image(image_id, file_key="regenerated"))
+    site.editor.replace_file(image_id, "regenerated")  # the site regenerates the thumbnail: new bytes at the same URL
     new = httpx.get(site.url + path).content
     assert new != old.content and head + new[len(head):] != new  # a mix would be caught
     exchanges = record_file_exchanges(monkeypatch)
@@ -404,7 +399,7 @@ def test_an_unchanged_file_resumes_with_only_its_tail(site, tmp_path, files_url,
 def test_a_part_that_cannot_be_resumed_is_dropped_with_its_validator(site, tmp_path):
     config, db, parts = cut_thumbnails(site, tmp_path, None)
     image_id, _ = next(iter(parts.values()))
-    site.dataset.hide_image(image_id)  # its file now answers 404: nothing left to resume
+    site.editor.hide_image(image_id)  # its file now answers 404: nothing left to resume
     report = asyncio.run(run_downloads(config, db, retry_failed=True))
     assert report.failed == 1 and db["downloads"].get((image_id, "thumb"))["status"] == "failed"
     assert not staged_files(config)
@@ -413,12 +408,12 @@ def test_a_part_that_cannot_be_resumed_is_dropped_with_its_validator(site, tmp_p
 # --- redirects: followed within the file host's origin only -----------------------------------------
 
 def test_a_redirect_to_another_site_is_not_followed(site, tmp_path, monkeypatch):
-    key = next(iter(site.dataset.api_keys))
+    key = next(iter(site.editor.api_keys))
     config = configure(site, tmp_path, api_key=key, representations=["full"])
     sync(config)
     db = open_database(config.database)
     exchanges = record_file_exchanges(monkeypatch)
-    with SiteServer(site.dataset) as elsewhere:  # it has the very same files, yet is another origin
+    with SiteServer(site.editor) as elsewhere:  # it has the very same files, yet is another origin
         site.set_faults(f"redirect:{elsewhere.url}")
         report = asyncio.run(run_downloads(config, db))
         assert elsewhere.requests == []
@@ -602,7 +597,7 @@ def test_repairing_a_file_of_an_image_hidden_since_keeps_its_record_and_says_so(
     _, db = _sync_and_download(config)
     lost = next(db["downloads"].rows_where("status = 'done' AND representation = 'thumb'"))
     (Path(config["store"]["files"]) / lost["path"]).unlink()
-    site.dataset.hide_image(lost["image_id"])
+    site.editor.hide_image(lost["image_id"])
     sync(config)  # the mirror learns the image is hidden: its files are not offered any more
     path = write_config(config, tmp_path / "mirror.toml")
     result = CliRunner().invoke(cli, ["-c", str(path), "verify", "--repair"])
@@ -619,7 +614,7 @@ def test_a_404_marks_that_file_failed_and_the_rest_continues(site, tmp_path):
     sync(config)
     db = open_database(config.database)
     gone = next(r["id"] for r in site_images(site) if r.get("thumbnails_generated"))
-    site.dataset.hide_image(gone)  # hidden after our sync: its files now answer 404
+    site.editor.hide_image(gone)  # hidden after our sync: its files now answer 404
     report = asyncio.run(run_downloads(config, db))
     failed = list(db["downloads"].rows_where("status = 'failed'"))
     assert {r["image_id"] for r in failed} == {gone} and len(failed) == 2 and report.failed == 2
@@ -661,7 +656,7 @@ def test_a_full_or_unwritable_disk_stops_cleanly(site, tmp_path, monkeypatch, co
 
 
 def test_the_api_key_never_reaches_stored_urls_or_output(site, tmp_path, monkeypatch):
-    key = next(iter(site.dataset.api_keys))
+    key = next(iter(site.editor.api_keys))
     monkeypatch.setenv("MIRROR_API_KEY", key)
     config = configure(site, tmp_path, representations=["full"], enabled=True)
     config_path = write_config(config, tmp_path / "mirror.toml")

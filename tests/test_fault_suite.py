@@ -36,7 +36,7 @@ from mirror.cli import cli
 from mirror.config import Config
 from mirror.download import verify_files
 from mirror.download.kinds import file_problem
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.faults import _spoilt
 from mirror.site.server import SiteServer
 from mirror.store import open_database
@@ -61,7 +61,7 @@ ODD_TEXT = "NUL \x00 inside, emoji 👩‍👩‍👧, right-to-left \u202eolleh
 @pytest.fixture(scope="module")
 def site() -> Iterator[SiteServer]:
     """A small board (two pages of images), shared: each case only reads it."""
-    with SiteServer(Dataset.generate(seed=3, images=60)) as server:
+    with SiteServer(BoardEditor.generate(seed=3, images=60)) as server:
         yield server
 
 
@@ -98,7 +98,7 @@ class Run:
         """Every image record as the mirror is served it when nothing is wrong: from the proxy when the
         mirror talks to it (file URLs then name the proxy), else from the site."""
         through_proxy = self.config["site"]["base_url"] == self.proxy.url
-        source = SimpleNamespace(api_url=self.proxy.api_url, dataset=self.site.dataset) if through_proxy else self.site
+        source = SimpleNamespace(api_url=self.proxy.api_url, editor=self.site.editor) if through_proxy else self.site
         return site_images(source)
 
     def mirror(self, *args: str) -> Result:
@@ -483,7 +483,7 @@ def assert_no_half_file(files: Path, db_path: Path) -> int:
 @pytest.fixture
 def growing_site() -> Iterator[SiteServer]:
     """A site of its own: these tests add images to it."""
-    with SiteServer(Dataset.generate(seed=8, images=40)) as server:
+    with SiteServer(BoardEditor.generate(seed=8, images=40)) as server:
         yield server
 
 
@@ -494,7 +494,7 @@ def test_the_database_disk_fills_up_during_a_sync(growing_site: SiteServer, tmp_
         config["store"]["files"] = str(tmp_path / "files")
         path = write_config(config, tmp_path / "mirror.toml")
         assert CliRunner().invoke(cli, ["-c", str(path), "sync"]).exit_code == 0
-        growing_site.dataset.add_images(400)
+        growing_site.editor.add_images(400)
         filler = leave_free(disk, 96_000)
 
         full = CliRunner().invoke(cli, ["-c", str(path), "sync"])

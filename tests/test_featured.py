@@ -15,15 +15,15 @@ from mirror.sync.featured import record_featured, utc_day
 
 def test_the_featured_image_is_recorded_at_most_once_a_day(site, tmp_path):
     db = open_database(tmp_path / "mirror.db")
-    db["images"].insert({"id": max(site.dataset.images), "raw": "{}", "mirrored_at": "2020-01-01T00:00:00Z"})
+    db["images"].insert({"id": max(site.editor.images), "raw": "{}", "mirrored_at": "2020-01-01T00:00:00Z"})
 
     async def twice() -> tuple[bool, bool]:
         async with PhilomenaClient(site.url) as client:
             return await record_featured(client, db), await record_featured(client, db)
 
-    image_id = max(i for i, im in site.dataset.images.items() if not im["hidden_from_users"])
-    assert image_id == max(site.dataset.images), "the newest image is visible in this data set"
-    site.dataset.feature_image(image_id)
+    image_id = max(i for i, im in site.editor.images.items() if not im["hidden_from_users"])
+    assert image_id == max(site.editor.images), "the newest image is visible in this data set"
+    site.editor.feature_image(image_id)
     site.clear_requests()
     assert asyncio.run(twice()) == (True, False)
     assert [r.path for r in site.requests] == ["/api/v1/json/images/featured"]
@@ -41,8 +41,8 @@ def test_a_featured_image_outside_the_mirror_is_noted_but_not_mirrored(site, tmp
         async with PhilomenaClient(site.url) as client:
             return await record_featured(client, db)
 
-    image_id = next(i for i, im in site.dataset.images.items() if not im["hidden_from_users"])
-    site.dataset.feature_image(image_id)
+    image_id = next(i for i, im in site.editor.images.items() if not im["hidden_from_users"])
+    site.editor.feature_image(image_id)
     assert asyncio.run(once()) is True
     assert [r["image_id"] for r in db["featured_images"].rows] == [image_id]
     assert db["images"].count == 0
@@ -50,7 +50,7 @@ def test_a_featured_image_outside_the_mirror_is_noted_but_not_mirrored(site, tmp
 
 def test_a_site_featuring_nothing_is_not_asked_twice_a_day(site, tmp_path):
     db = open_database(tmp_path / "mirror.db")
-    site.dataset.clear_features()
+    site.editor.clear_features()
 
     async def twice() -> tuple[bool, bool]:
         async with PhilomenaClient(site.url) as client:
@@ -62,7 +62,7 @@ def test_a_site_featuring_nothing_is_not_asked_twice_a_day(site, tmp_path):
 
 
 def test_oembed_through_the_client(site):
-    image = next(im for im in site.dataset.images.values() if not im["hidden_from_users"] and im["tag_ids"])
+    image = next(im for im in site.editor.images.values() if not im["hidden_from_users"] and im["tag_ids"])
 
     async def fetch(url: str) -> dict:
         async with PhilomenaClient(site.url) as client:

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 from mirror.store import open_database
 from mirror.store.specs import COMMENTS, SPECS
@@ -24,8 +24,8 @@ ENABLED = {name: {"enabled": True, **({"scope": "all"} if name in ("comments", "
 
 @pytest.fixture
 def site():
-    dataset = Dataset.generate(seed=11, images=120)
-    with SiteServer(dataset) as server:
+    board = BoardEditor.generate(seed=11, images=120)
+    with SiteServer(board) as server:
         yield server
 
 
@@ -45,7 +45,7 @@ def assert_carried(row: dict, table: str, base_url: str) -> None:
 
 
 def test_images_and_posts_first_seen_hidden_fill_every_column_they_carry(site, tmp_path):
-    ds = site.dataset
+    ds = site.editor
     post = next(p for p in ds.posts.values() if not p["hidden_from_users"] and not p["destroyed_content"]
                 and not ds.topics[p["topic_id"]]["hidden"])
     ds.edit_post(post["id"], hidden=True)  # before the mirror ever saw it
@@ -65,7 +65,7 @@ def test_images_and_posts_first_seen_hidden_fill_every_column_they_carry(site, t
 
 def test_a_comment_first_seen_hidden_keeps_its_author_avatar_and_dates(site, tmp_path):
     """Search leaves hidden comments out; one is met by id (the audit's look-up)."""
-    ds = site.dataset
+    ds = site.editor
     comment = next(c for c in ds.comments.values() if not c["hidden_from_users"] and c["user_id"]
                    and not ds.images[c["image_id"]]["hidden_from_users"])
     ds.edit_comment(comment["id"], hidden=True)

@@ -57,7 +57,7 @@ def test_with_the_site_down_the_sync_gives_up_clearly_and_keeps_everything(site,
     config = site_config(site, tmp_path, polite={"give_up_after": 3})
     _, db = sync(config)
     kept = db.execute("SELECT count(*) FROM images").fetchone()[0]
-    site.dataset.add_images(60)
+    site.editor.add_images(60)
     site.set_faults("down")
     site.clear_requests()
     monkeypatch.setenv("MIRROR_API_KEY", API_KEY)

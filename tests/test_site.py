@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 
 from .real_fixtures import REAL
@@ -17,8 +17,8 @@ KEY = "testkey-3"
 
 
 @pytest.fixture(scope="module")
-def ds() -> Dataset:
-    return Dataset.generate(seed=3, images=150)
+def ds() -> BoardEditor:
+    return BoardEditor.generate(seed=3, images=150)
 
 
 @pytest.fixture(scope="module")
@@ -33,11 +33,11 @@ def api(site):
         yield client
 
 
-def everything(ds: Dataset, **params) -> dict:
+def everything(ds: BoardEditor, **params) -> dict:
     return {"filter_id": ds.everything_filter_id, **params}
 
 
-def visible_ids(ds: Dataset) -> list[int]:
+def visible_ids(ds: BoardEditor) -> list[int]:
     return sorted(i for i, im in ds.images.items() if not im["hidden_from_users"])
 
 
@@ -481,14 +481,13 @@ def test_if_range_gives_the_tail_only_while_the_file_is_unchanged(ds, site):
 
 
 def test_a_regenerated_file_has_a_new_etag_and_a_stale_if_range_gets_it_whole():
-    dataset = Dataset.generate(seed=5, images=5)
-    image_id = next(i for i, im in sorted(dataset.images.items())
+    board = BoardEditor.generate(seed=5, images=5)
+    image_id = next(i for i, im in sorted(board.images.items())
                     if not im["hidden_from_users"] and im["thumbnails_generated"])
-    with SiteServer(dataset) as server:
+    with SiteServer(board) as server:
         url = httpx.get(f"{server.api_url}/images/{image_id}").json()["image"]["representations"]["thumb"]
         old = httpx.get(url)
-        with dataset.lock:
-            dataset.finish_image_file(dataset.edit_image(image_id, file_key="regenerated"))
+        board.replace_file(image_id, "regenerated")
         new = httpx.get(url, headers={"Range": "bytes=20-", "If-Range": old.headers["etag"]})
         assert new.status_code == 200 and new.content != old.content
         assert new.headers["etag"] != old.headers["etag"]
@@ -511,7 +510,7 @@ def test_view_url_and_representations_match_a_recorded_image():
 
 def test_recorded_tags_are_searched_by_the_names_of_their_relations():
     """The index stores tag names in aliases/implies/alias_of; recorded tags list their relations by slug."""
-    with SiteServer(Dataset.from_fixtures(FIXTURES)) as site:
+    with SiteServer(BoardEditor.from_fixtures(FIXTURES)) as site:
         def names(q: str) -> list[str]:
             body = httpx.get(site.api_url + "/search/tags", params={"q": q, "per_page": 50}).json()
             return [t["name"] for t in body["tags"]]
@@ -534,3 +533,22 @@ def test_my_and_filter_id_query_fields(ds, api):
     unfiltered = api.get("/search/images", params=everything(ds, q=f"safe, filter_id:{ds.everything_filter_id}"))
     assert unfiltered.json()["total"] == api.get("/search/images", params=everything(ds, q="safe")).json()["total"]
     assert api.get("/search/images", params={"q": "filter_id:999999"}).json() == {"error": "Invalid filter `999999`."}
+
+
+def test_mirror_site_generates_its_board_apart_and_serves_it(tmp_path):
+    """`mirror site` as a user runs it: the board generated in a process of its own, then served."""
+    import re
+    import subprocess
+    import sys
+
+    site = subprocess.Popen([sys.executable, "-m", "mirror.cli", "site", "--images", "30", "--port", "0"],
+                            stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        lines = [site.stdout.readline() for _ in range(4)]
+        api = re.search(r"API: +(\S+)", lines[2]).group(1)
+        everything = re.search(r"Everything filter: (\d+)", lines[3]).group(1)
+        body = httpx.get(api + "/search/images", params={"q": "*", "filter_id": everything, "del": "1"}).json()
+        assert lines[0].startswith("Generating a board of 30 images") and body["total"] == 30
+    finally:
+        site.terminate()
+        site.wait(timeout=10)

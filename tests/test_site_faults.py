@@ -7,14 +7,14 @@ import time
 import httpx
 import pytest
 
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.faults import FaultProfile, FaultState
 from mirror.site.server import SiteServer
 
 
 @pytest.fixture(scope="module")
 def site():
-    with SiteServer(Dataset.generate(seed=5, images=40)) as server:
+    with SiteServer(BoardEditor.generate(seed=5, images=40)) as server:
         yield server
 
 
@@ -169,8 +169,9 @@ def test_repeat_serves_a_path_s_first_list_answer_forever(site, http):
 
 def test_badids_spoil_the_ids_of_the_records_picked(site, http):
     served = search(http, 1)["images"]
-    for spec, expected in (("badids", None), ("badids:null", None), ("badids:string", "4"),
-                           ("badids:negative", -5), (f"badids:{2**64 + 5}", 2**64 + 5)):
+    fifth = served[4]["id"]
+    for spec, expected in (("badids", None), ("badids:null", None), ("badids:string", str(fifth)),
+                           ("badids:negative", -fifth - 1), (f"badids:{2**64 + 5}", 2**64 + 5)):
         site.set_faults(spec)
         spoilt = next(r for r in search(http, 1)["images"] if r["created_at"] == served[4]["created_at"])
         assert spoilt.get("id") == expected and ("id" in spoilt) == (spec != "badids")

@@ -82,17 +82,17 @@ def test_new_edited_and_hidden_comments_cost_requests_proportional_to_the_change
     _, db = sync(config, ["comments"])
     before = mirrored_comments(db)
     mirrored = sorted({r["id"] for r in site_images(site, "safe") if "tags" in r})
-    unmirrored = next(i for i, im in site.dataset.images.items() if i not in mirrored and not im["hidden_from_users"])
-    added = site.dataset.add_comments(mirrored[0], 3, body="first!") + site.dataset.add_comments(mirrored[5], 2)
-    elsewhere = site.dataset.add_comments(unmirrored, 2)
+    unmirrored = next(i for i, im in site.editor.images.items() if i not in mirrored and not im["hidden_from_users"])
+    added = site.editor.add_comments(mirrored[0], 3, body="first!") + site.editor.add_comments(mirrored[5], 2)
+    elsewhere = site.editor.add_comments(unmirrored, 2)
     edited, hidden = sorted(before)[:2], sorted(before)[2]
     for comment_id in edited:
-        site.dataset.edit_comment(comment_id, body="edited: fixed a typo", edit_reason="typo")
-    site.dataset.edit_comment(hidden, hidden=True)
-    new_images = site.dataset.add_images(3)
+        site.editor.edit_comment(comment_id, body="edited: fixed a typo", edit_reason="typo")
+    site.editor.edit_comment(hidden, hidden=True)
+    new_images = site.editor.add_images(3)
     for image_id in new_images:
-        site.dataset.edit_image(image_id, tags=["safe", "pony", "new"])
-    new_image_comments = site.dataset.add_comments(new_images[0], 4)
+        site.editor.edit_image(image_id, tags=["safe", "pony", "new"])
+    new_image_comments = site.editor.add_comments(new_images[0], 4)
     sync(config)
     site.clear_requests()
 
@@ -112,8 +112,8 @@ def test_new_edited_and_hidden_comments_cost_requests_proportional_to_the_change
 
 
 def test_more_comments_in_one_second_than_a_page_are_all_mirrored(site, tmp_path):
-    site.dataset.clock = lambda: site.dataset.date("2030-01-01T00:00:00Z")
-    burst = site.dataset.add_comments(7, 120)
+    site.editor.clock = lambda: site.editor.date("2030-01-01T00:00:00Z")
+    burst = site.editor.add_comments(7, 120)
     config = site_config(site, tmp_path, comments={"scope": "all"})
     report, db = sync(config, ["comments"])
     assert set(burst) <= set(mirrored_comments(db))
@@ -129,8 +129,8 @@ def snapshot(db) -> dict:
 
 
 def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
-    for image_id in list(site.dataset.images)[:200:4]:
-        site.dataset.add_comments(image_id, 8)
+    for image_id in list(site.editor.images)[:200:4]:
+        site.editor.add_comments(image_id, 8)
     killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 10})
     sync(killed)
     command = sync_command(killed, tmp_path / "killed.toml", "comments")
@@ -142,7 +142,7 @@ def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
 
     kill_when(command, killed.database, mid_batch)
     partial = snapshot(open_database(killed.database))
-    assert 0 < len(partial["covered"]) < len(site.dataset.images) - 10
+    assert 0 < len(partial["covered"]) < len(site.editor.images) - 10
 
     rerun(command)
     whole = site_config(site, tmp_path / "whole")
@@ -159,8 +159,8 @@ def test_the_audit_marks_comments_hidden_or_destroyed_since_they_were_mirrored(s
     before = mirrored_comments(db)
     on_first = sorted(c for c, row in before.items() if row["image_id"] in audited[:50])
     hidden, destroyed = on_first[0], on_first[1]
-    site.dataset.edit_comment(hidden, hidden=True)
-    site.dataset.edit_comment(destroyed, destroyed=True)
+    site.editor.edit_comment(hidden, hidden=True)
+    site.editor.edit_comment(destroyed, destroyed=True)
     sync(config, ["comments"])  # audits the second hundred and fifty images: nothing changed there
     site.clear_requests()
 

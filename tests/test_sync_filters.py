@@ -11,7 +11,7 @@ from .mirrored import assert_rows_match
 
 
 def key_of(site) -> str:
-    return next(iter(site.dataset.api_keys))
+    return next(iter(site.editor.api_keys))
 
 
 def served(site, path: str, key: str | None = None, **params) -> dict:
@@ -20,13 +20,13 @@ def served(site, path: str, key: str | None = None, **params) -> dict:
 
 
 def private_filter_of_someone_else(site) -> int:
-    key_user = site.dataset.api_keys[key_of(site)]
-    return next(f["id"] for f in site.dataset.filters.values()
+    key_user = site.editor.api_keys[key_of(site)]
+    return next(f["id"] for f in site.editor.filters.values()
                 if not f["system"] and not f["public"] and f["user_id"] != key_user)
 
 
 def public_filter(site) -> int:
-    return next(f["id"] for f in site.dataset.filters.values() if f["public"])
+    return next(f["id"] for f in site.editor.filters.values() if f["public"])
 
 
 def paths(site) -> list[str]:
@@ -45,7 +45,7 @@ def test_without_a_key_system_and_configured_filters_are_kept_and_the_skip_is_re
     assert any(f"filter {hidden} was not found" in note for note in report.notes)
     run = list(db.query("SELECT * FROM sync_runs WHERE resource = 'filters'"))[-1]
     assert run["status"] == "ok" and "API key" in run["message"]
-    assert run["filter_id"] == site.dataset.everything_filter_id
+    assert run["filter_id"] == site.editor.everything_filter_id
 
 
 def test_with_a_key_the_owners_filters_come_too_and_a_rename_is_picked_up(site, tmp_path):
@@ -65,8 +65,8 @@ def test_with_a_key_the_owners_filters_come_too_and_a_rename_is_picked_up(site, 
     assert len(site.requests) == report.requests == 2  # nothing changed: the same two requests
     assert report.new == report.updated == 0
 
-    site.dataset.edit_filter(own[0]["id"], name="Renamed filter")
-    site.dataset.add_filter(site.dataset.api_keys[key], "A new one")
+    site.editor.edit_filter(own[0]["id"], name="Renamed filter")
+    site.editor.add_filter(site.editor.api_keys[key], "A new one")
     site.clear_requests()
     report, db = sync(config, ["filters"])
     assert len(site.requests) == 2 and report.updated == 1 and report.new == 1
@@ -76,9 +76,9 @@ def test_with_a_key_the_owners_filters_come_too_and_a_rename_is_picked_up(site, 
 
 def test_the_repeating_last_page_of_the_filter_lists_never_loops(site, tmp_path):
     key = key_of(site)
-    owner = site.dataset.api_keys[key]
+    owner = site.editor.api_keys[key]
     for i in range(60):
-        site.dataset.add_filter(owner, f"Bulk filter {i}")
+        site.editor.add_filter(owner, f"Bulk filter {i}")
     # Past the end, the site repeats the last page rather than answering an empty one.
     last = served(site, "/filters/user", key, per_page=50, page=2)["filters"]
     assert last and served(site, "/filters/user", key, per_page=50, page=3)["filters"] == last

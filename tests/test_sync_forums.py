@@ -115,9 +115,9 @@ def test_a_sync_with_nothing_changed_reads_the_forums_and_one_topics_page_per_fo
 def test_new_posts_cost_requests_proportional_to_them_not_to_the_topic(site, tmp_path):
     config = site_config(site, tmp_path, forums=NO_AUDIT)
     sync(config, ["forums"])
-    long_topic = site.dataset.topics[LONG_TOPIC]
-    new_ids = site.dataset.add_posts(LONG_TOPIC, 120)  # positions 80..199: pages 2 to 4 of 4
-    fresh = site.dataset.add_topic("pony", "A brand new topic", posts=3)
+    long_topic = site.editor.topics[LONG_TOPIC]
+    new_ids = site.editor.add_posts(LONG_TOPIC, 120)  # positions 80..199: pages 2 to 4 of 4
+    fresh = site.editor.add_topic("pony", "A brand new topic", posts=3)
     site.clear_requests()
 
     report, db = sync(config, ["forums"])
@@ -132,8 +132,8 @@ def test_new_posts_cost_requests_proportional_to_them_not_to_the_topic(site, tmp
 def test_a_post_hidden_on_the_site_keeps_its_body_in_the_mirror(site, tmp_path):
     config = site_config(site, tmp_path)
     _, db = sync(config, ["forums"])
-    ds = site.dataset
-    topic = next(t for t in ds.topics.values() if not t["hidden"] and ds.forums[t["forum"]]["access_level"] == "normal"
+    ds = site.editor
+    topic = next(t for t in ds.topics.values() if not t["hidden"] and t["forum"] in ds.forums  # not a staff forum
                  and 3 <= t["post_count"] < 50)
     post = next(p for p in ds.topic_posts(topic["id"]) if p["topic_position"] == 1)
     if post["hidden_from_users"] or post["destroyed_content"]:
@@ -155,7 +155,7 @@ def test_a_post_hidden_on_the_site_keeps_its_body_in_the_mirror(site, tmp_path):
 def test_the_audit_reads_old_pages_round_every_topic_and_marks_posts_hidden_since(site, tmp_path):
     config = site_config(site, tmp_path, forums={"audit_pages_per_run": 3})
     _, db = sync(config, ["forums"])
-    ds = site.dataset
+    ds = site.editor
     first = db.execute("SELECT forum_short_name, slug FROM topic_progress ORDER BY forum_short_name, slug "
                        "LIMIT 1 OFFSET 3").fetchone()  # the full sync audited the first three pages
     topic = next(t for t in ds.topics.values() if t["slug"] == first[1])
@@ -182,9 +182,9 @@ def test_the_audit_reads_old_pages_round_every_topic_and_marks_posts_hidden_sinc
 
 def test_list_pages_past_the_end_repeat_the_last_page_and_are_never_asked_for(site, tmp_path):
     minutes = itertools.count()
-    site.dataset.clock = lambda: datetime(2030, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=next(minutes))
+    site.editor.clock = lambda: datetime(2030, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=next(minutes))
     for number in range(60):  # forum "art" now spans two topics pages, each topic replied to at its own time
-        site.dataset.add_topic("art", f"Extra topic {number}", posts=1)
+        site.editor.add_topic("art", f"Extra topic {number}", posts=1)
     with httpx.Client(base_url=site.api_url) as http:
         def topics(page: int) -> dict:
             return http.get("/forums/art/topics", params={"page": page, "per_page": 50}).json()
@@ -225,7 +225,7 @@ def snapshot(db) -> dict:
 
 
 def test_a_sync_killed_mid_topic_resumes_to_the_same_mirror(site, tmp_path):
-    site.dataset.add_posts(LONG_TOPIC, 400)  # 480 posts: ten pages, in the first forum walked
+    site.editor.add_posts(LONG_TOPIC, 400)  # 480 posts: ten pages, in the first forum walked
     killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 10})
     command = sync_command(killed, tmp_path / "killed.toml", "forums")
 
@@ -237,7 +237,7 @@ def test_a_sync_killed_mid_topic_resumes_to_the_same_mirror(site, tmp_path):
     assert 3 <= resume_at <= 10
     site.clear_requests()
     rerun(command)
-    assert requested(site, f"/{site.dataset.topics[LONG_TOPIC]['slug']}/posts")[0] == resume_at  # mid-topic
+    assert requested(site, f"/{site.editor.topics[LONG_TOPIC]['slug']}/posts")[0] == resume_at  # mid-topic
 
     _, whole = sync(site_config(site, tmp_path / "whole"), ["forums"])
     assert snapshot(open_database(killed.database)) == snapshot(whole)

@@ -45,14 +45,14 @@ def assert_mirror_matches(db, site, expected: dict[int, dict]) -> None:
 
 
 def holding(site, image_ids: set[int]) -> dict[int, dict]:
-    return {i: g for i, g in site_galleries(site).items() if set(site.dataset.galleries[i]["image_ids"]) & image_ids}
+    return {i: g for i, g in site_galleries(site).items() if set(site.editor.galleries[i]["image_ids"]) & image_ids}
 
 
 def test_scope_all_mirrors_every_gallery_in_gallery_order(site, tmp_path):
     config = site_config(site, tmp_path, galleries={"scope": "all"})
     report, db = sync(config, ["galleries"])
     expected = site_galleries(site)
-    assert len(expected) == len(site.dataset.galleries) > 10
+    assert len(expected) == len(site.editor.galleries) > 10
     assert_mirror_matches(db, site, expected)
     # One page of galleries, then one page of images per gallery (none holds more than 50).
     assert report.requests == 1 + len(expected)
@@ -66,7 +66,7 @@ def test_scope_mirrored_follows_the_mirrored_images_only(site, tmp_path):
     report, db = sync(config, ["galleries"])
     explicit = {r["id"] for r in site_images(site, "explicit") if "tags" in r}
     expected = holding(site, explicit)
-    assert 0 < len(expected) < len(site.dataset.galleries)
+    assert 0 < len(expected) < len(site.editor.galleries)
     assert_mirror_matches(db, site, expected)
     # One search per 50 mirrored images, one walk per gallery found.
     assert report.requests == -(-len(explicit) // 50) + len(expected)
@@ -95,10 +95,10 @@ def test_edited_and_new_galleries_cost_requests_proportional_to_the_change(site,
     sync(config)
     _, db = sync(config, ["galleries"])
     explicit = sorted(r["id"] for r in site_images(site, "explicit") if "tags" in r)
-    others = sorted(i for i, im in site.dataset.images.items() if not im["hidden_from_users"] and i not in explicit)
+    others = sorted(i for i, im in site.editor.images.items() if not im["hidden_from_users"] and i not in explicit)
     held = sorted(r["id"] for r in db["galleries"].rows)
     grown, shrunk, retitled, reordered = held[:4]
-    ds = site.dataset
+    ds = site.editor
     ds.edit_gallery(grown, add=[i for i in others[:60] if i not in ds.galleries[grown]["image_ids"]][:3])
     ds.edit_gallery(shrunk, remove=ds.galleries[shrunk]["image_ids"][:1])
     ds.edit_gallery(retitled, title="Retitled gallery")
@@ -128,7 +128,7 @@ def test_edited_and_new_galleries_cost_requests_proportional_to_the_change(site,
 def test_a_deleted_gallery_and_a_hidden_member_are_kept_as_last_seen(site, tmp_path):
     config = site_config(site, tmp_path, galleries={"scope": "all"})
     _, db = sync(config, ["galleries"])
-    ds = site.dataset
+    ds = site.editor
     deleted, holder, *others = sorted(g for g in ds.galleries if len(ds.galleries[g]["image_ids"]) >= 2)
     kept_order = mirrored_order(db, deleted)
     kept_row = db["galleries"].get(deleted)
@@ -164,15 +164,15 @@ def snapshot(db) -> dict:
 
 
 def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
-    visible = sorted(i for i, im in site.dataset.images.items() if not im["hidden_from_users"])
+    visible = sorted(i for i, im in site.editor.images.items() if not im["hidden_from_users"])
     for n in range(20):
-        site.dataset.add_gallery(visible[n:n + 60], title=f"Big gallery {n}")
+        site.editor.add_gallery(visible[n:n + 60], title=f"Big gallery {n}")
     killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 20}, galleries={"scope": "all"})
     command = sync_command(killed, tmp_path / "killed.toml", "galleries")
     kill_when(command, killed.database,
               lambda db: db.execute("SELECT count(*) FROM gallery_walks WHERE due = 0").fetchone()[0] >= 8)
     partial = snapshot(open_database(killed.database))
-    assert 8 <= sum(1 for w in partial["walks"] if w[1] == 0) < len(site.dataset.galleries)
+    assert 8 <= sum(1 for w in partial["walks"] if w[1] == 0) < len(site.editor.galleries)
 
     rerun(command)
     _, whole = sync(site_config(site, tmp_path / "whole", galleries={"scope": "all"}), ["galleries"])

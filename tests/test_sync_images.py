@@ -71,13 +71,13 @@ def test_changes_on_the_site_cost_requests_proportional_to_the_change(site, tmp_
     before = mirrored(db)
     visible = [i for i, row in before.items() if row["hidden_from_users"] == 0]
     edited, hidden, merged = visible[:8], visible[8], visible[9]
-    new_ids = site.dataset.add_images(120)
+    new_ids = site.editor.add_images(120)
     for image_id in edited[:4]:
-        site.dataset.edit_image(image_id, tags=["safe", "pony", "fresh paint"])
+        site.editor.edit_image(image_id, tags=["safe", "pony", "fresh paint"])
     for image_id in edited[4:]:
-        site.dataset.edit_image(image_id, score=9999)
-    site.dataset.hide_image(hidden, reason="Rule #1: no fun allowed")
-    site.dataset.merge_image(merged, into=visible[10])
+        site.editor.edit_image(image_id, score=9999)
+    site.editor.hide_image(hidden, reason="Rule #1: no fun allowed")
+    site.editor.merge_image(merged, into=visible[10])
     site.clear_requests()
 
     report, db = sync(config)
@@ -113,7 +113,7 @@ def snapshot(db) -> dict:
 
 
 def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
-    site.dataset.add_images(250)  # about ten pages
+    site.editor.add_images(250)  # about ten pages
     killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 8})
     command = sync_command(killed, tmp_path / "killed.toml", "images")
     kill_when(command, killed.database,
@@ -135,7 +135,7 @@ def wait_for_requests(site, count: int, timeout: float = 30) -> None:
 
 
 def test_sigterm_stops_with_a_clear_message_and_the_next_run_resumes(site, tmp_path):
-    site.dataset.add_images(250)
+    site.editor.add_images(250)
     config = site_config(site, tmp_path, polite={"requests_per_second": 8})
     command = [sys.executable, "-m", "mirror.cli", "-c", str(write_config(config, tmp_path / "m.toml")),
                "sync", "images"]
@@ -152,7 +152,7 @@ def test_sigterm_stops_with_a_clear_message_and_the_next_run_resumes(site, tmp_p
 
 
 def test_a_second_run_on_a_busy_mirror_does_nothing_and_says_why(site, tmp_path):
-    site.dataset.add_images(250)
+    site.editor.add_images(250)
     config = site_config(site, tmp_path, polite={"requests_per_second": 8})
     command = sync_command(config, tmp_path / "m.toml", "images")
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -48,7 +48,7 @@ def test_edits_and_new_posts_are_picked_up_and_keep_the_forum_the_forums_crawler
     config = site_config(site, tmp_path)
     sync(config, ["forums"])
     _, db = sync(config, ["posts"])
-    ds = site.dataset
+    ds = site.editor
     old = sorted(p["id"] for p in ds.posts.values() if not p["hidden_from_users"] and p["topic_id"] == LONG_TOPIC)
     edited = old[:3]  # on the topic's first page, which the forums crawler does not read again
     before = {i: db["posts"].get(i) for i in edited}
@@ -77,7 +77,7 @@ def snapshot(db) -> list[tuple]:
 
 
 def test_a_sync_killed_mid_walk_resumes_to_the_same_mirror(site, tmp_path):
-    site.dataset.add_posts(LONG_TOPIC, 700)  # about 20 pages
+    site.editor.add_posts(LONG_TOPIC, 700)  # about 20 pages
     killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 10})
     command = sync_command(killed, tmp_path / "killed.toml", "posts")
 

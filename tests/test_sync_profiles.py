@@ -35,7 +35,7 @@ def profile_paths(site) -> list[str]:
 
 
 def mirrored(site, tmp_path, **profiles):
-    config = site_config(site, tmp_path, api_key=next(iter(site.dataset.api_keys)), profiles=profiles)
+    config = site_config(site, tmp_path, api_key=next(iter(site.editor.api_keys)), profiles=profiles)
     sync(config, ["images"])
     sync(config, ["filters"])
     return config
@@ -43,7 +43,7 @@ def mirrored(site, tmp_path, **profiles):
 
 def test_full_sync_fetches_each_named_user_once_and_remembers_deleted_accounts(site, tmp_path):
     config = mirrored(site, tmp_path)
-    site.dataset.delete_user(sorted(u for u in site.dataset.users if u != 1)[4])  # an uploader, named by images
+    site.editor.delete_user(sorted(u for u in site.editor.users if u != 1)[4])  # an uploader, named by images
     site.clear_requests()
     report, db = sync(config, ["profiles"])
     named = named_users(db)
@@ -66,11 +66,11 @@ def test_full_sync_fetches_each_named_user_once_and_remembers_deleted_accounts(s
 def test_new_users_and_stale_profiles_cost_one_request_each(site, tmp_path):
     config = mirrored(site, tmp_path, refresh_days=30)
     _, db = sync(config, ["profiles"])
-    newcomer = site.dataset.add_user("Newcomer ★")
-    image_id = site.dataset.add_images(1)[0]
-    site.dataset.edit_image(image_id, uploader_id=newcomer["id"], uploader=newcomer["name"])
+    newcomer = site.editor.add_user("Newcomer ★")
+    image_id = site.editor.add_images(1)[0]
+    site.editor.edit_image(image_id, uploader_id=newcomer["id"], uploader=newcomer["name"])
     stale = sorted(named_users(db) & {row[0] for row in db.execute("SELECT id FROM users")})[:3]
-    site.dataset.edit_user(stale[0], description="Edited on the site")  # no signal reaches the mirror
+    site.editor.edit_user(stale[0], description="Edited on the site")  # no signal reaches the mirror
     db.execute(f"UPDATE users SET mirrored_at = '2000-01-01T00:00:00Z' WHERE id IN ({','.join(map(str, stale))})")
     db.conn.commit()
     sync(config, ["images"])
@@ -87,7 +87,7 @@ def test_a_deleted_account_keeps_its_profile_and_is_asked_again_only_when_due(si
     _, db = sync(config, ["profiles"])
     user_id = min(row[0] for row in db.execute("SELECT id FROM users"))
     kept = db["users"].get(user_id)
-    site.dataset.delete_user(user_id)
+    site.editor.delete_user(user_id)
     db.execute("UPDATE users SET mirrored_at = '2000-01-01T00:00:00Z' WHERE id = ?", [user_id])
     db.conn.commit()
     site.clear_requests()
@@ -108,9 +108,9 @@ def test_stale_profiles_are_refreshed_a_few_a_night_oldest_first(site, tmp_path)
     for age, user_id in enumerate(users):  # all stale at once, as on the night refresh_days after the first
         db.execute("UPDATE users SET mirrored_at = ? WHERE id = ?", [f"2000-01-{age + 1:02d}T00:00:00Z", user_id])
     db.conn.commit()
-    newcomer = site.dataset.add_user("Second night")
-    image_id = site.dataset.add_images(1)[0]
-    site.dataset.edit_image(image_id, uploader_id=newcomer["id"], uploader=newcomer["name"])
+    newcomer = site.editor.add_user("Second night")
+    image_id = site.editor.add_images(1)[0]
+    site.editor.edit_image(image_id, uploader_id=newcomer["id"], uploader=newcomer["name"])
     sync(config, ["images"])
     site.clear_requests()
     report, _ = sync(config, ["profiles"])

@@ -20,7 +20,7 @@ from .mirrored import assert_rows_match
 
 def site_tags(site, ids=None) -> dict[int, dict]:
     """Every tag the site serves (or those with ``ids``), asked for 50 ids at a time."""
-    wanted = sorted(site.dataset.tags) if ids is None else sorted(ids)
+    wanted = sorted(site.editor.tags) if ids is None else sorted(ids)
     out: dict[int, dict] = {}
     with httpx.Client(base_url=site.api_url) as http:
         for start in range(0, len(wanted), 50):
@@ -89,12 +89,12 @@ def test_changed_images_refresh_exactly_their_tags(site, tmp_path):
     visible = [r["id"] for r in db.query("SELECT id FROM images WHERE hidden_from_users = 0 ORDER BY id")]
     retagged = visible[:3]
     for image_id in retagged:
-        site.dataset.edit_image(image_id, tags=["safe", "pony", "fresh paint", f"brand new tag {image_id}"])
-    new_ids = site.dataset.add_images(2)
+        site.editor.edit_image(image_id, tags=["safe", "pony", "fresh paint", f"brand new tag {image_id}"])
+    new_ids = site.editor.add_images(2)
     sync(config, ["images"])
     site.clear_requests()
     report, db = sync(config, ["tags"])
-    on_changed = {tag_id for image_id in retagged + new_ids for tag_id in site.dataset.images[image_id]["tag_ids"]}
+    on_changed = {tag_id for image_id in retagged + new_ids for tag_id in site.editor.images[image_id]["tag_ids"]}
     # The tags the retagged images lost changed their `images` count too, but the image sync has
     # unlinked them already: their counts arrive with the rolling refresh.
     assert set(asked_ids(site)) == on_changed
@@ -112,14 +112,14 @@ def test_tag_edits_arrive_with_the_rolling_refresh_at_a_constant_cost(site, tmp_
     _, db = sync(config, ["images"])
     sync(config, ["tags"])
     named = mirrored_tag_ids(db)
-    site.dataset.edit_tag("pony", description="A small horse. Edited.", short_description="horse")
-    site.dataset.alias_tag("ponies", "pony")
+    site.editor.edit_tag("pony", description="A small horse. Edited.", short_description="horse")
+    site.editor.alias_tag("ponies", "pony")
     runs = math.ceil(len(named) / 50)
     for _ in range(runs):
         site.clear_requests()
         sync(config, ["tags"])
         assert len(site.requests) == 1
-    pony = db["tags"].get(site.dataset.tag_by_name("pony")["id"])
+    pony = db["tags"].get(site.editor.tag_by_name("pony")["id"])
     assert pony["description"] == "A small horse. Edited." and "ponies" in json.loads(pony["aliases"])
     assert ("ponies" in {r["alias_slug"] for r in db.query("SELECT alias_slug FROM tag_aliases WHERE tag_id = ?",
                                                            [pony["id"]])})
@@ -143,13 +143,13 @@ def test_scope_all_walks_id_windows_then_only_what_is_new(site, tmp_path):
     report, db = sync(config, ["tags"])
     queries = tag_requests(site)
     assert all(q.startswith("id.gte:") for q in queries) and len(queries) == report.requests
-    assert report.requests <= math.ceil(len(site.dataset.tags) / 25) + 4
+    assert report.requests <= math.ceil(len(site.editor.tags) / 25) + 4
     assert not any("page=2" in r.query for r in site.requests)  # windows, never deep pages
     assert_tags_match(db, site, site_tags(site))
     site.clear_requests()
     report, _ = sync(config, ["tags"])
     assert len(site.requests) == 1 and report.fetched == 0  # one probe past the highest id
-    site.dataset.ensure_tag("brand new tag")
+    site.editor.ensure_tag("brand new tag")
     site.clear_requests()
     report, db = sync(config, ["tags"])
     assert len(site.requests) == 1 and report.new == 1
@@ -158,16 +158,16 @@ def test_scope_all_walks_id_windows_then_only_what_is_new(site, tmp_path):
 
 def test_scope_all_shrinks_a_window_that_does_not_fit_a_page(site, tmp_path):
     for i in range(300):
-        site.dataset.ensure_tag(f"dense tag {i}")
+        site.editor.ensure_tag(f"dense tag {i}")
     report, db = sync(site_config(site, tmp_path, tags={"scope": "all", "refresh_per_run": 0}), ["tags"])
     assert_tags_match(db, site, site_tags(site))
     windows = [q for q in tag_requests(site) if ", id.lt:" in q]
-    assert len(windows) > len(site.dataset.tags) / 50
+    assert len(windows) > len(site.editor.tags) / 50
 
 
 def test_a_killed_walk_of_all_tags_resumes_to_the_same_mirror(site, tmp_path):
     for i in range(1500):
-        site.dataset.ensure_tag(f"filler tag {i}")
+        site.editor.ensure_tag(f"filler tag {i}")
     killed = site_config(site, tmp_path / "killed", polite={"requests_per_second": 20},
                          tags={"enabled": True, "scope": "all", "refresh_per_run": 0})
     command = sync_command(killed, tmp_path / "killed.toml", "tags")
@@ -178,7 +178,7 @@ def test_a_killed_walk_of_all_tags_resumes_to_the_same_mirror(site, tmp_path):
 
     kill_when(command, killed.database, walked_past_500)
     partial = open_database(killed.database).execute("SELECT count(*) FROM tags").fetchone()[0]
-    assert 0 < partial < len(site.dataset.tags)
+    assert 0 < partial < len(site.editor.tags)
 
     rerun(command)
     _, whole = sync(site_config(site, tmp_path / "whole", tags={"scope": "all", "refresh_per_run": 0}), ["tags"])
@@ -195,7 +195,7 @@ def test_one_tag_by_slug_through_the_client(site):
         async with PhilomenaClient(site.url) as client:
             return await client.tag(slug)
 
-    tag = site.dataset.ensure_tag("artist:some one")
+    tag = site.editor.ensure_tag("artist:some one")
     record = asyncio.run(fetch(tag["slug"]))
     assert record == site_tags(site, [tag["id"]])[tag["id"]]
     assert record["slug"] == "artist-colon-some+one" and record["namespace"] == "artist"

@@ -72,13 +72,13 @@ def test_an_id_out_of_range_is_rejected_and_never_moves_the_cursor(site, tmp_pat
     done = run_cli(config, tmp_path, "images")
     assert done.returncode == 0, done.stderr
     db = open_database(config.database)
-    real = sorted(site.dataset.images)
+    real = sorted(site.editor.images)
     assert db.execute("SELECT count(*) FROM images").fetchone()[0] == len(real) - 2
     assert sorted(json.loads(r[0])["id"] for r in db.execute("SELECT raw FROM rejects")) == [huge, huge]
     assert load_cursor(db, "images")["high_water"] == real[-1]
 
     site.set_faults("")
-    added = site.dataset.add_images(5)
+    added = site.editor.add_images(5)
     report, db = sync(config)
     assert report.new == 5 and set(added) <= {r[0] for r in db.execute("SELECT id FROM images")}
 
@@ -86,9 +86,9 @@ def test_an_id_out_of_range_is_rejected_and_never_moves_the_cursor(site, tmp_pat
 def test_records_the_site_counts_but_never_sends_are_reported(site, tmp_path):
     config = site_config(site, tmp_path)
     site.set_faults("vanish:50")
-    unseen = sum(1 for i in site.dataset.images if i % 50 == 0)
+    unseen = sum(1 for i in site.editor.images if i % 50 == 0)
     report, db = sync(config)
-    expected = f"the site counted {len(site.dataset.images)}: {unseen} not seen (deleted or hidden during the walk?)"
-    assert report.fetched == len(site.dataset.images) - unseen
+    expected = f"the site counted {len(site.editor.images)}: {unseen} not seen (deleted or hidden during the walk?)"
+    assert report.fetched == len(site.editor.images) - unseen
     assert expected in report.summary()
     assert last_run(db) == ("ok", expected)

@@ -20,7 +20,7 @@ from mirror.cli import cli
 from mirror.download.run import run_downloads
 from mirror.imaging import intensities_of_picture
 from mirror.site.app import create_app
-from mirror.site.dataset import Dataset
+from mirror.site.editor import BoardEditor
 from mirror.site.pictures import picture
 from mirror.site.server import LoopbackServer, SiteServer
 from mirror.site.upload_rules import CORRUPT
@@ -32,15 +32,15 @@ BLANK = "can't be blank"
 
 @pytest.fixture(scope="module")
 def board():
-    dataset = Dataset.generate(seed=11, images=40, with_pictures=True)
-    dataset.processing_delay = 0.3
-    dataset.tag_blacklist = ("forbidden thing",)
-    with SiteServer(dataset) as server:
+    board = BoardEditor.generate(seed=11, images=40, with_pictures=True)
+    board.processing_delay = 0.3
+    board.tag_blacklist = ("forbidden thing",)
+    with SiteServer(board) as server:
         yield server
 
 
 def key_of(site) -> str:
-    return next(iter(site.dataset.api_keys))
+    return next(iter(site.editor.api_keys))
 
 
 def png(seed: str, width: int = 120, height: int = 90) -> bytes:
@@ -214,12 +214,12 @@ class LoseAnswers:
 
 @pytest.mark.parametrize("landed", [True, False])
 def test_a_lost_answer_is_checked_by_hash_and_never_posted_twice(landed):
-    dataset = Dataset.generate(seed=12, images=20)
-    app = LoseAnswers(create_app(dataset), 1, land=landed)
-    before = len(dataset.images)
+    board = BoardEditor.generate(seed=12, images=20)
+    app = LoseAnswers(create_app(board), 1, land=landed)
+    before = len(board.images)
     with LoopbackServer(app) as server:
-        result = asyncio.run(_upload(client_for(server.url, next(iter(dataset.api_keys))), png(f"lost-{landed}")))
-    assert len(dataset.images) == before + 1
+        result = asyncio.run(_upload(client_for(server.url, next(iter(board.api_keys))), png(f"lost-{landed}")))
+    assert len(board.images) == before + 1
     assert result.already_there is landed
     assert app.posts == (1 if landed else 2)
 
@@ -231,7 +231,7 @@ def test_upload_then_sync_then_gated_download(board, tmp_path):
     runner = CliRunner()
     data = png("gated", 200, 150)
     (tmp_path / "up.png").write_bytes(data)
-    board.dataset.processing_delay = 1.5
+    board.editor.processing_delay = 1.5
     done = runner.invoke(cli, ["-c", str(path), "upload", str(tmp_path / "up.png"), "--tags", "safe, pony, solo",
                                "--source", "https://example.com/gated"], env={"MIRROR_API_KEY": key_of(board)})
     assert done.exit_code == 0, done.output
@@ -256,8 +256,8 @@ def test_upload_then_sync_then_gated_download(board, tmp_path):
 
 
 def test_reverse_search_on_the_site_and_its_rules(board, tmp_path):
-    target = board.dataset.images[3]
-    original = board.dataset.image_file(target, "full", target["format"])
+    target = board.editor.images[sorted(board.editor.images)[3]]
+    original = board.editor.image_file(target, "full", target["format"])
     config = site_config(board, tmp_path)
     path = write_config(config, tmp_path / "mirror.toml")
     (tmp_path / "q.bin").write_bytes(original)

@@ -1,17 +1,17 @@
-"""A local, Philomena-compatible site: the upstream for tests, the demo and benchmarks.
+"""The Philomena JSON API served from a board database: `mirror serve` over a mirror, and the
+local site (the upstream for tests, the demo and benchmarks) over a generated board.
 
-    dataset.py   Dataset: the board's records, lookups and the mutations tests make
-    generate.py  deterministic generation of a realistic board from a seed
-    fixtures.py  loading recorded real responses instead
-    media.py     tiny valid PNG/JPEG/GIF/SVG/WebM files, without Pillow
-    render.py    the exact API shape of every record (one place)
-    search.py    in-memory search documents, filters and sorts (query language in query.py)
-    app.py       the /api/v1/json endpoints (create_app)
-    files.py     /img representation files, with Range support
-    faults.py    fault profiles: rate limiting, 5xx bursts, dropped connections, slowness, downtime
-    log.py       the request log
-    control.py   /_control: change a site running in another process
-    server.py    SiteServer (background thread) and run_site (foreground, `mirror site`)
+    board.py      Board: a database in the store's schema, read as the API reads it
+    api.py        the /api/v1/json endpoints, one implementation for both
+    generate.py   deterministic generation of a board, streamed into a database
+    editor.py     BoardEditor: the edits tests, the control API and uploads make, in place
+    board_rows.py records rendered and written through the store's writers, site_* tables
+    render.py     the exact API shape of every record (one place)
+    fixtures.py   a board of recorded real responses instead
+    files.py      /img representation files (stand-ins or pictures), with Range support
+    app.py        the local site (create_app); serve.py: `mirror serve`
+    faults.py, log.py, control.py: the local site's fault profiles, request log and control API
+    server.py     SiteServer (background thread) and run_site (foreground, `mirror site`)
 
-The site never imports the mirror's client, crawlers or store.
+The site never imports the mirror's client or crawlers.
 """

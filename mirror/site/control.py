@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from .render import Urls, render_image
+from .board import ImageFilter
 
 __all__ = ["control_routes"]
 
@@ -35,11 +35,15 @@ async def _body(request: Request) -> dict[str, Any]:
     return data
 
 
+def served_image(request: Request, image_id: int) -> dict[str, Any]:
+    """The image as the API serves it now, files at the origin asked."""
+    board = request.app.state.board
+    row = board.one("SELECT id, raw, stub, hidden_from_users FROM images WHERE id = ?", [image_id])
+    return board.images([row], ImageFilter(), f"{request.url.scheme}://{request.url.netloc}")[0]
+
+
 def _image_response(request: Request, image: dict[str, Any]) -> Response:
-    ds = request.app.state.dataset
-    root = Urls(f"{request.url.scheme}://{request.url.netloc}").img
-    with ds.lock:
-        return JSONResponse({"image": render_image(image, root, ds.tags)})
+    return JSONResponse({"image": served_image(request, image["id"])})
 
 
 def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
@@ -58,24 +62,24 @@ def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Req
 
 async def add_images(request: Request) -> Response:
     body = await _body(request)
-    return JSONResponse({"ids": request.app.state.dataset.add_images(int(body.get("n", 1)))})
+    return JSONResponse({"ids": request.app.state.editor.add_images(int(body.get("n", 1)))})
 
 
 async def edit_image(request: Request) -> Response:
     body = await _body(request)
-    image = request.app.state.dataset.edit_image(int(request.path_params["id"]), **body)
+    image = request.app.state.editor.edit_image(int(request.path_params["id"]), **body)
     return _image_response(request, image)
 
 
 async def hide_image(request: Request) -> Response:
     body = await _body(request)
-    image = request.app.state.dataset.hide_image(int(request.path_params["id"]), body.get("reason", "Rule #0"))
+    image = request.app.state.editor.hide_image(int(request.path_params["id"]), body.get("reason", "Rule #0"))
     return _image_response(request, image)
 
 
 async def merge_image(request: Request) -> Response:
     body = await _body(request)
-    image = request.app.state.dataset.merge_image(int(request.path_params["id"]), int(body["into"]))
+    image = request.app.state.editor.merge_image(int(request.path_params["id"]), int(body["into"]))
     return _image_response(request, image)
 
 

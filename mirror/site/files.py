@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from email.utils import format_datetime, parsedate_to_datetime
 
@@ -27,20 +28,93 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .dataset import Dataset, Record
+from typing import TYPE_CHECKING, Any
+
+from . import media, pictures
 from .media import MIME_TYPES
 from .records import parse_iso
 from .render import THUMB_SIZES, date_path, thumb_ext
 
-__all__ = ["file_routes", "image_id_of", "resolve_file"]
+if TYPE_CHECKING:
+    from .editor import BoardEditor
+
+__all__ = ["file_routes", "image_id_of", "resolve_file", "FileSource", "file_key", "finish_image_file"]
+
+Record = dict[str, Any]
+
+
+def file_key(seed: int, image_id: int) -> str:
+    """What a generated image's files are drawn from, unless replaced since (``site_files``)."""
+    return f"{seed}-{image_id}"
+
+
+@dataclass(frozen=True)
+class FileSource:
+    """What an image's files are made from: a key the stand-ins and pictures are drawn from,
+    whether to draw real pictures, an uploaded file, and zero bytes padding a large file."""
+
+    key: str
+    pictures: bool = False
+    upload: bytes | None = None
+    padding: int = 0
+
+    def data(self, image: Record, variant: str, ext: str) -> bytes:
+        """Bytes of one representation. `variant` is `full`, `orig`, `rendered` or a thumbnail name.
+
+        `full` is the kept original, what the record's `sha512_hash` describes (an SVG image's is
+        the SVG); `orig` is the upload, hashed by `orig_sha512_hash`; `rendered` is an SVG's PNG
+        rendering, which every non-download URL of an SVG points at (`full.png`, sized `*.png`).
+        Thumbnails are small distinct files of the same type.
+        """
+        if self.upload is not None:
+            return self.upload if variant in ("full", "orig") else media.make_file(f"{self.key}/{variant}", ext)
+        if variant == "full" and self.padding:
+            return FileSource(self.key, self.pictures).data(image, variant, ext) + bytes(self.padding)
+        if self.pictures and ext in pictures.FORMATS:
+            return self._picture(image, variant, ext)
+        name = self.key if variant in ("full", "orig") else f"{self.key}/{variant}"
+        return media.make_file(name, image["format"] if variant in ("full", "orig") else ext,
+                               animated=image["animated"])
+
+    def _picture(self, image: Record, variant: str, ext: str) -> bytes:
+        """A real picture at the size the record (or its thumbnail box) says."""
+        width, height = image["width"] or 1, image["height"] or 1
+        kind = variant.partition(".")[0]
+        if kind in THUMB_SIZES:
+            width, height = pictures.fit(width, height, THUMB_SIZES[kind])
+        fmt = image["format"] if variant in ("full", "orig") else ext
+        return pictures.picture(self.key, fmt, width, height, f"#{image['id']}",
+                                animated=image["animated"] and fmt == "gif")
+
+
+def finish_image_file(image: Record, source: FileSource) -> Record:
+    """Set size, hashes and intensities from the image's files (as the site's processing does)."""
+    full = source.data(image, "full", image["format"])
+    orig = source.data(image, "orig", image["format"])
+    image["size"], image["orig_size"] = len(full), len(orig)
+    image["sha512_hash"] = hashlib.sha512(full).hexdigest()
+    image["orig_sha512_hash"] = hashlib.sha512(orig).hexdigest()
+    image["intensities"] = _intensities(full)
+    return image
+
+
+def _intensities(data: bytes) -> dict[str, float] | None:
+    """The file's corner intensities as the record shows them; None when it cannot be read."""
+    from ..imaging import MediaError, intensities_of
+
+    try:
+        values, _ = intensities_of(data)
+    except MediaError:
+        return None
+    return {name: round(value, 6) for name, value in zip(("nw", "ne", "sw", "se"), values.as_tuple())}
 
 _VIEW = re.compile(r"(view|download)/(\d+)/(\d+)/(\d+)/(\d+)(?:__[^/]*)?\.([a-z0-9]+)")
 _THUMB = re.compile(r"(\d+)/(\d+)/(\d+)/(\d+)/([a-z_]+)\.([a-z0-9]+)")
 
 
-def resolve_file(ds: Dataset, path: str) -> tuple[bytes, str, datetime] | None:
+def resolve_file(board: BoardEditor, path: str) -> tuple[bytes, str, datetime] | None:
     """(bytes, extension, last modified) for a path below /img/, or None when there is no such file."""
-    found = _file_of(ds, path)
+    found = _file_of(board, path)
     if found is None:
         return None
     image, data, ext = found
@@ -56,7 +130,7 @@ def image_id_of(path: str) -> int | None:
     return None
 
 
-def _file_of(ds: Dataset, path: str) -> tuple[Record, bytes, str] | None:
+def _file_of(board: BoardEditor, path: str) -> tuple[Record, bytes, str] | None:
     """The image a path below /img/ belongs to, with the file's bytes and extension."""
     if match := _VIEW.fullmatch(path):
         kind, y, m, d, image_id, ext = match.groups()
@@ -64,26 +138,27 @@ def _file_of(ds: Dataset, path: str) -> tuple[Record, bytes, str] | None:
         y, m, d, image_id, kind, ext = match.groups()
     else:
         return None
-    image = ds.images.get(int(image_id))
-    if image is None or image.get("file_key") is None or image["hidden_from_users"]:
+    image = board.images.get(int(image_id))
+    source = board.file_source(int(image_id)) if image is not None else None
+    if source is None or image["hidden_from_users"]:
         return None
     if f"{y}/{m}/{d}" != date_path(image):  # month and day are not zero-padded
         return None
     fmt = image["format"]
     if kind == "download":
-        return (image, ds.image_file(image, "orig", ext), ext) if ext == fmt else None
+        return (image, source.data(image, "orig", ext), ext) if ext == fmt else None
     if kind in ("view", "full") and ext == fmt:
         if kind == "full" and not image["thumbnails_generated"]:
             return None
-        return image, ds.image_file(image, "full", ext), ext
+        return image, source.data(image, "full", ext), ext
     if ext != thumb_ext(fmt) and not (fmt == "gif" and kind == "full" and ext in ("webm", "mp4")):
         return None
     if kind == "view":
-        return image, ds.image_file(image, "rendered", ext), ext
+        return image, source.data(image, "rendered", ext), ext
     if not image["thumbnails_generated"] or (kind != "full" and kind not in THUMB_SIZES):
         return None
     variant = "rendered" if kind == "full" and fmt == "svg" else f"{kind}.{ext}"
-    return image, ds.image_file(image, variant, ext), ext
+    return image, source.data(image, variant, ext), ext
 
 
 def _byte_range(header: str, length: int) -> tuple[int, int] | None | str:
@@ -122,9 +197,7 @@ def _range_applies(if_range: str | None, etag: str, modified: datetime) -> bool:
 
 
 async def serve_file(request: Request) -> Response:
-    ds: Dataset = request.app.state.dataset
-    with ds.lock:
-        found = resolve_file(ds, request.path_params["path"])
+    found = resolve_file(request.app.state.editor, request.path_params["path"])
     if found is None:
         return Response(b"Not Found", status_code=404, media_type="text/plain")
     data, ext, modified = found

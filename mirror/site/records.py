@@ -1,4 +1,4 @@
-"""Small helpers shared by the dataset, the generator and the renderer: dates, slugs, tag naming."""
+"""Small helpers shared by the generator, the board editor and the renderer: dates, slugs, tag naming."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from .app import API_PREFIX, create_app
-from .dataset import Dataset
+from .editor import BoardEditor
 from .faults import FaultProfile
 from .log import RequestLog, RequestRecord
 
@@ -73,16 +73,16 @@ class LoopbackServer:
 class SiteServer(LoopbackServer):
     """The local site on a loopback port, served from a daemon thread.
 
-        with SiteServer(Dataset.generate(seed=1), faults="ratelimit") as site:
+        with SiteServer(BoardEditor.generate(seed=1), faults="ratelimit") as site:
             httpx.get(site.api_url + "/search/images", params={"q": "safe"})
             site.requests      # every request seen, faulted ones included
     """
 
-    def __init__(self, dataset: Dataset, faults: str | FaultProfile = "", host: str = "127.0.0.1",
+    def __init__(self, editor: BoardEditor, faults: str | FaultProfile = "", host: str = "127.0.0.1",
                  port: int = 0) -> None:
-        self.dataset = dataset
+        self.editor = editor
         self._log = RequestLog()
-        super().__init__(create_app(dataset, faults, log=self._log), host, port)
+        super().__init__(create_app(editor, faults, log=self._log), host, port)
 
     @property
     def requests(self) -> list[RequestRecord]:
@@ -100,9 +100,12 @@ class SiteServer(LoopbackServer):
 def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: int = 8808, faults: str = "",
              fixtures: str | Path | None = None, processing_delay: float = 0.5) -> None:
     """Serve a generated (or fixture) board in the foreground until interrupted (`mirror site`)."""
-    dataset = Dataset.from_fixtures(fixtures) if fixtures else Dataset.generate(seed=seed, images=images)
-    dataset.processing_delay = processing_delay
-    app = create_app(dataset, faults)
+    if not fixtures:
+        print(f"Generating a board of {images:,} images (seed {seed})...", flush=True)
+    editor = (BoardEditor.from_fixtures(fixtures) if fixtures
+              else BoardEditor.generate(seed=seed, images=images, apart=True))
+    editor.processing_delay = processing_delay
+    app = create_app(editor, faults)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", http="h11", lifespan="off")
     server = uvicorn.Server(config)
 
@@ -111,11 +114,11 @@ def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: in
             await asyncio.sleep(0.02)
         bound = server.servers[0].sockets[0].getsockname()[1]
         what = f"fixtures from {fixtures}" if fixtures else f"{images} images (seed {seed})"
-        key = next(iter(dataset.api_keys), None)
+        key = next(iter(editor.api_keys), None)
         print(f"Local Philomena site with {what} at http://{host}:{bound}", flush=True)
         print(f"  API:   http://{host}:{bound}{API_PREFIX}", flush=True)
         if key:
-            print(f"  key:   {key}   Everything filter: {dataset.everything_filter_id}", flush=True)
+            print(f"  key:   {key}   Everything filter: {editor.everything_filter_id}", flush=True)
         if faults:
             print(f"  faults: {FaultProfile.parse(faults)}", flush=True)
 

@@ -5,8 +5,8 @@ sections 7 and 9).
 Parameters may come from the query string or the body (urlencoded, multipart or JSON), merged,
 with ``image[tag_input]``-style names nested as Phoenix nests them. A file is ``image[image]``;
 otherwise ``url`` is fetched, and here only from this machine (loopback), at most one redirect
-and only a 200. An upload changes the :class:`~mirror.site.dataset.Dataset`, which the site
-republishes; reverse search reads the published board's ``image_intensities``.
+and only a 200. An upload adds an image to the board (:class:`~mirror.site.editor.BoardEditor`);
+reverse search reads the board's ``image_intensities``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..imaging import MediaError, analyze, intensities_of
 from ..search.reverse import PAGE_SIZE, ReverseQuery, find_matches, parse_distance, parse_limit
 from .board import Board, ImageFilter
 from .http import API_PREFIX
-from .render import Urls, render_image
+from .control import served_image
 from .upload_rules import MAX_SIZE, check_upload
 
 __all__ = ["upload_routes", "reverse_routes"]
@@ -131,10 +131,11 @@ async def create_image(request: Request) -> Response:
         return Response(b"", status_code=401, media_type="text/plain")
     fields = params.get("image") if isinstance(params.get("image"), dict) else {}
     got = await file_of(params, upload)
-    ds = request.app.state.dataset
+    ds = request.app.state.editor
     data, name = got if got is not None else (b"", "")
     analysis = await asyncio.to_thread(analyze, data) if got is not None else None
-    errors = check_upload(fields, analysis, len(data), name, lambda names: _resolved(ds, names), ds.tag_blacklist)
+    errors = check_upload(fields, analysis, len(data), name, lambda names: [ds.vocab.resolved_name(n) for n in names],
+                          ds.tag_blacklist)
     if not errors and analysis is not None:
         duplicate = ds.image_by_orig_hash(hashlib.sha512(data).hexdigest())
         if duplicate is not None:
@@ -145,22 +146,9 @@ async def create_image(request: Request) -> Response:
                           height=analysis.height, duration=analysis.duration, animated=analysis.animated,
                           tags=_tag_list(fields), description=str(fields.get("description") or ""),
                           source_urls=_sources(fields), user_id=user_id, anonymous=_truthy(fields.get("anonymous")))
-    root = Urls(f"{request.url.scheme}://{request.url.netloc}").img
-    with ds.lock:
-        record = render_image(image, root, ds.tags)
+    record = served_image(request, image["id"])
     record["intensities"] = None  # the site does not load them for this answer
     return JSONResponse({"image": record, "interactions": []})
-
-
-def _resolved(ds: Any, names: list[str]) -> list[str]:
-    """Names of the tags ``names`` are, aliases followed, without creating any."""
-    out = []
-    for name in names:
-        tag = ds.tag_by_name(name)
-        if tag is not None and tag.get("aliased_tag_id") is not None:
-            tag = ds.tags.get(tag["aliased_tag_id"], tag)
-        out.append(tag["name"] if tag else name)
-    return out
 
 
 def _tag_list(fields: Params) -> list[str]:
