@@ -69,6 +69,57 @@ def test_intensities_are_bt709_luma_per_quadrant_overlapping_on_odd_sides_on_bla
     assert got.se == pytest.approx((255 + 0.7152 * 128) / 4, abs=0.2)
 
 
+RED, GREEN, BLUE, WHITE = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255)
+
+
+def luma(colour: tuple[int, int, int]) -> float:
+    return sum(w * c for w, c in zip((0.2126, 0.7152, 0.0722), colour))
+
+
+def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int) -> bytes:
+    """Solid-colour frames, each shown ``delay_ms`` (a WebM plays them at 1000/``delay_ms`` fps)."""
+    frames = [Image.new("RGB", (32, 24), colour) for colour in colours]
+    out = io.BytesIO()
+    if fmt == "gif":
+        frames[0].save(out, "GIF", save_all=True, append_images=frames[1:], duration=delay_ms, loop=0)
+        return out.getvalue()
+    import av
+    container = av.open(out, mode="w", format="webm")
+    stream = container.add_stream("libvpx", rate=1000 // delay_ms)
+    stream.width, stream.height, stream.pix_fmt = 32, 24, "yuv420p"
+    for frame in frames:
+        container.mux(stream.encode(av.VideoFrame.from_image(frame).reformat(format="yuv420p")))
+    container.mux(stream.encode())
+    container.close()
+    return out.getvalue()
+
+
+def processed(site, image_id: int) -> dict:
+    import time
+    for _ in range(100):
+        image = httpx.get(f"{site.api_url}/images/{image_id}").json()["image"]
+        if image["intensities"] is not None:
+            return image
+        time.sleep(0.05)
+    raise AssertionError(f"image {image_id} was never processed")
+
+
+@pytest.mark.parametrize(("fmt", "colours", "delay_ms", "duration", "shown"), [
+    # Half of 0.6 s is the boundary between the two frames: mediathumb keeps the earlier one.
+    ("gif", [RED, BLUE], 300, 0.6, RED),
+    # ffmpeg plays a GIF delay under 20 ms as 100 ms: 0.4 s in all, green showing at 0.2 s.
+    ("gif", [RED, GREEN, BLUE, WHITE], 0, 0.4, GREEN),
+    # 4 fps: the frame from 0.25 s to 0.5 s is the one showing at half the second.
+    ("webm", [RED, GREEN, BLUE, WHITE], 250, 1.0, GREEN),
+])
+def test_an_animation_is_read_at_the_frame_mediathumb_keeps_at_half_its_duration(board, fmt, colours, delay_ms,
+                                                                                  duration, shown):
+    uploaded = post(board, tag_input="safe, pony, solo", file=animation(fmt, colours, delay_ms), name=f"a.{fmt}")
+    image = processed(board, uploaded.json()["image"]["id"])
+    assert image["duration"] == pytest.approx(duration)
+    assert list(image["intensities"].values()) == pytest.approx([luma(shown)] * 4, abs=3)
+
+
 # ------------------------------------------------------------------ validation, message by message
 
 def _tags(rejected: httpx.Response) -> list[str]:
