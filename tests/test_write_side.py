@@ -76,8 +76,9 @@ def luma(colour: tuple[int, int, int]) -> float:
     return sum(w * c for w, c in zip((0.2126, 0.7152, 0.0722), colour))
 
 
-def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int) -> bytes:
-    """Solid-colour frames, each shown ``delay_ms`` (a WebM plays them at 1000/``delay_ms`` fps)."""
+def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int, *, bt709: bool = False) -> bytes:
+    """Solid-colour frames, each shown ``delay_ms`` (a WebM plays them at 1000/``delay_ms`` fps;
+    with ``bt709`` it is VP9 encoded and tagged BT.709)."""
     frames = [Image.new("RGB", (32, 24), colour) for colour in colours]
     out = io.BytesIO()
     if fmt == "gif":
@@ -85,10 +86,13 @@ def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int) -> b
         return out.getvalue()
     import av
     container = av.open(out, mode="w", format="webm")
-    stream = container.add_stream("libvpx", rate=1000 // delay_ms)
+    stream = container.add_stream("libvpx-vp9" if bt709 else "libvpx", rate=1000 // delay_ms)
     stream.width, stream.height, stream.pix_fmt = 32, 24, "yuv420p"
+    if bt709:
+        stream.codec_context.colorspace = av.video.reformatter.Colorspace.ITU709
     for frame in frames:
-        container.mux(stream.encode(av.VideoFrame.from_image(frame).reformat(format="yuv420p")))
+        yuv = av.VideoFrame.from_image(frame).reformat(format="yuv420p", dst_colorspace="ITU709" if bt709 else None)
+        container.mux(stream.encode(yuv))
     container.mux(stream.encode())
     container.close()
     return out.getvalue()
@@ -118,6 +122,40 @@ def test_an_animation_is_read_at_the_frame_mediathumb_keeps_at_half_its_duration
     image = processed(board, uploaded.json()["image"]["id"])
     assert image["duration"] == pytest.approx(duration)
     assert list(image["intensities"].values()) == pytest.approx([luma(shown)] * 4, abs=3)
+
+
+def read_as_bt601(colour: tuple[int, int, int]) -> tuple[float, float, float]:
+    """What a colour encoded with BT.709's matrix becomes when decoded with BT.601's."""
+    r, g, b = (c / 255 for c in colour)
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    cb, cr = (b - y) / (2 * (1 - 0.0722)), (r - y) / (2 * (1 - 0.2126))
+    r, b = y + 2 * (1 - 0.299) * cr, y + 2 * (1 - 0.114) * cb
+    g = (y - 0.299 * r - 0.114 * b) / 0.587
+    return tuple(min(255.0, max(0.0, c * 255)) for c in (r, g, b))  # type: ignore[return-value]
+
+
+def test_a_video_tagged_bt709_is_read_as_mediathumb_converts_it_at_bt601(board):
+    """mediathumb's swscale call takes every video as BT.601: green encoded as BT.709 comes out
+    with red and blue in it, which raises its luma by about 5."""
+    data = animation("webm", [GREEN, GREEN], 250, bt709=True)
+    image = processed(board, post(board, tag_input="safe, pony, solo", file=data, name="a.webm").json()["image"]["id"])
+    assert luma(read_as_bt601(GREEN)) - luma(GREEN) > 4
+    assert list(image["intensities"].values()) == pytest.approx([luma(read_as_bt601(GREEN))] * 4, abs=1.5)
+
+
+def test_a_16_bit_grey_png_is_read_at_8_bits_as_libpng_rounds_it(board):
+    grey = Image.new("I;16", (20, 10), 0x8000)
+    for x in range(10):
+        for y in range(10):
+            grey.putpixel((x, y), 0x3000)  # its left half darker; 0x3000 is transparent below
+    plain, see_through = io.BytesIO(), io.BytesIO()
+    grey.save(plain, "PNG")
+    grey.save(see_through, "PNG", transparency=0x3000)
+    for data, left in ((plain.getvalue(), (0x3000 * 255 + 32895) >> 16), (see_through.getvalue(), 0)):
+        image = processed(board, post(board, tag_input="safe, pony, solo", file=data).json()["image"]["id"])
+        right = (0x8000 * 255 + 32895) >> 16
+        # 20 x 10: each quadrant takes its own 10 columns (no overlap on even sides).
+        assert image["intensities"] == pytest.approx({"nw": left, "ne": right, "sw": left, "se": right})
 
 
 # ------------------------------------------------------------------ validation, message by message

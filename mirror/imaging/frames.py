@@ -5,7 +5,8 @@ itself otherwise.
 ``mediathumb`` reads the frames in order and keeps the first one whose span reaches the time
 (its start plus its duration at or past it): the frame showing at that time, and at a boundary
 between two frames the earlier one. GIF frames are timed as ffmpeg times them
-(:func:`.analyze.gif_delays`).
+(:func:`.analyze.gif_delays`); a video frame is turned into RGB as mediathumb's swscale call
+does, as BT.601 at limited range whatever the video says.
 
 SVG is rendered by cairosvg with every external reference refused, so an uploaded SVG cannot
 make this process fetch anything; cairosvg needs the cairo library, and without it SVG files are
@@ -16,10 +17,14 @@ from __future__ import annotations
 
 import io
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from PIL import Image, UnidentifiedImageError
 
 from .analyze import Analysis, MediaError, gif_delays
+
+if TYPE_CHECKING:
+    import av
 
 __all__ = ["still_frame", "render_svg"]
 
@@ -78,12 +83,18 @@ def _video_frame(data: bytes, seconds: float) -> Image.Image:
                     if base is None or frame.pts is None:
                         continue
                     if (frame.pts + durations.get(frame.pts, 0)) * base >= time:
-                        return frame.to_image()
+                        return _as_mediathumb_sees(frame)
             if last is None:
                 raise MediaError("the video has no frame")
-            return last.to_image()
+            return _as_mediathumb_sees(last)
     except (av.error.FFmpegError, IndexError, ValueError, OSError) as e:
         raise MediaError(f"cannot read the video: {e}") from None
+
+
+def _as_mediathumb_sees(frame: av.VideoFrame) -> Image.Image:
+    """The frame in RGBA as mediathumb converts it: swscale's defaults, BT.601 at limited range,
+    whatever colour space or range the video is tagged with (PyAV would honour the tags)."""
+    return frame.reformat(format="rgba", src_colorspace="ITU601", src_color_range="MPEG").to_image()
 
 
 def render_svg(data: bytes) -> Image.Image:
