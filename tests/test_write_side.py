@@ -144,18 +144,12 @@ def test_a_video_tagged_bt709_is_read_as_mediathumb_converts_it_at_bt601(board):
 
 
 def test_a_16_bit_grey_png_is_read_at_8_bits_as_libpng_rounds_it(board):
-    grey = Image.new("I;16", (20, 10), 0x8000)
-    for x in range(10):
-        for y in range(10):
-            grey.putpixel((x, y), 0x3000)  # its left half darker; 0x3000 is transparent below
-    plain, see_through = io.BytesIO(), io.BytesIO()
-    grey.save(plain, "PNG")
-    grey.save(see_through, "PNG", transparency=0x3000)
-    for data, left in ((plain.getvalue(), (0x3000 * 255 + 32895) >> 16), (see_through.getvalue(), 0)):
-        image = processed(board, post(board, tag_input="safe, pony, solo", file=data).json()["image"]["id"])
-        right = (0x8000 * 255 + 32895) >> 16
-        # 20 x 10: each quadrant takes its own 10 columns (no overlap on even sides).
-        assert image["intensities"] == pytest.approx({"nw": left, "ne": right, "sw": left, "se": right})
+    for value, transparent in ((0x8000, None), (0x3000, None), (0x3000, 0x3000)):
+        out = io.BytesIO()
+        Image.new("I;16", (21, 11), value).save(out, "PNG", **({} if transparent is None else {"transparency": transparent}))
+        image = processed(board, post(board, tag_input="safe, pony, solo", file=out.getvalue()).json()["image"]["id"])
+        expected = 0 if value == transparent else (value * 255 + 32895) >> 16
+        assert list(image["intensities"].values()) == pytest.approx([expected] * 4)
 
 
 # ------------------------------------------------------------------ validation, message by message
