@@ -79,7 +79,7 @@ def luma(colour: tuple[int, int, int]) -> float:
 def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int, *, bt709: bool = False) -> bytes:
     """Solid-colour frames, each shown ``delay_ms`` (a WebM plays them at 1000/``delay_ms`` fps;
     with ``bt709`` it is VP9 encoded and tagged BT.709)."""
-    frames = [Image.new("RGB", (32, 24), colour) for colour in colours]
+    frames = [Image.new("RGB", (33, 25), colour) for colour in colours]  # odd sides: quadrants are means
     out = io.BytesIO()
     if fmt == "gif":
         frames[0].save(out, "GIF", save_all=True, append_images=frames[1:], duration=delay_ms, loop=0)
@@ -87,7 +87,7 @@ def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int, *, b
     import av
     container = av.open(out, mode="w", format="webm")
     stream = container.add_stream("libvpx-vp9" if bt709 else "libvpx", rate=1000 // delay_ms)
-    stream.width, stream.height, stream.pix_fmt = 32, 24, "yuv420p"
+    stream.width, stream.height, stream.pix_fmt = 33, 25, "yuv420p"
     if bt709:
         stream.codec_context.colorspace = av.video.reformatter.Colorspace.ITU709
     for frame in frames:
