@@ -100,7 +100,7 @@ def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int, *, b
 
 def processed(site, image_id: int) -> dict:
     import time
-    for _ in range(100):
+    for _ in range(300):  # the board's processing delay, and a busy machine
         image = httpx.get(f"{site.api_url}/images/{image_id}").json()["image"]
         if image["intensities"] is not None:
             return image
