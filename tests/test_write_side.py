@@ -69,6 +69,89 @@ def test_intensities_are_bt709_luma_per_quadrant_overlapping_on_odd_sides_on_bla
     assert got.se == pytest.approx((255 + 0.7152 * 128) / 4, abs=0.2)
 
 
+RED, GREEN, BLUE, WHITE = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255)
+
+
+def luma(colour: tuple[int, int, int]) -> float:
+    return sum(w * c for w, c in zip((0.2126, 0.7152, 0.0722), colour))
+
+
+def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int, *, bt709: bool = False) -> bytes:
+    """Solid-colour frames, each shown ``delay_ms`` (a WebM plays them at 1000/``delay_ms`` fps;
+    with ``bt709`` it is VP9 encoded and tagged BT.709)."""
+    frames = [Image.new("RGB", (33, 25), colour) for colour in colours]  # odd sides: quadrants are means
+    out = io.BytesIO()
+    if fmt == "gif":
+        frames[0].save(out, "GIF", save_all=True, append_images=frames[1:], duration=delay_ms, loop=0)
+        return out.getvalue()
+    import av
+    container = av.open(out, mode="w", format="webm")
+    stream = container.add_stream("libvpx-vp9" if bt709 else "libvpx", rate=1000 // delay_ms)
+    stream.width, stream.height, stream.pix_fmt = 33, 25, "yuv420p"
+    if bt709:
+        stream.codec_context.colorspace = av.video.reformatter.Colorspace.ITU709
+    for frame in frames:
+        yuv = av.VideoFrame.from_image(frame).reformat(format="yuv420p", dst_colorspace="ITU709" if bt709 else None)
+        container.mux(stream.encode(yuv))
+    container.mux(stream.encode())
+    container.close()
+    return out.getvalue()
+
+
+def processed(site, image_id: int) -> dict:
+    import time
+    for _ in range(300):  # the board's processing delay, and a busy machine
+        image = httpx.get(f"{site.api_url}/images/{image_id}").json()["image"]
+        if image["intensities"] is not None:
+            return image
+        time.sleep(0.05)
+    raise AssertionError(f"image {image_id} was never processed")
+
+
+@pytest.mark.parametrize(("fmt", "colours", "delay_ms", "duration", "shown"), [
+    # Half of 0.6 s is the boundary between the two frames: mediathumb keeps the earlier one.
+    ("gif", [RED, BLUE], 300, 0.6, RED),
+    # ffmpeg plays a GIF delay under 20 ms as 100 ms: 0.4 s in all, green showing at 0.2 s.
+    ("gif", [RED, GREEN, BLUE, WHITE], 0, 0.4, GREEN),
+    # 4 fps: the frame from 0.25 s to 0.5 s is the one showing at half the second.
+    ("webm", [RED, GREEN, BLUE, WHITE], 250, 1.0, GREEN),
+])
+def test_an_animation_is_read_at_the_frame_mediathumb_keeps_at_half_its_duration(board, fmt, colours, delay_ms,
+                                                                                  duration, shown):
+    uploaded = post(board, tag_input="safe, pony, solo", file=animation(fmt, colours, delay_ms), name=f"a.{fmt}")
+    image = processed(board, uploaded.json()["image"]["id"])
+    assert image["duration"] == pytest.approx(duration)
+    assert list(image["intensities"].values()) == pytest.approx([luma(shown)] * 4, abs=3)
+
+
+def read_as_bt601(colour: tuple[int, int, int]) -> tuple[float, float, float]:
+    """What a colour encoded with BT.709's matrix becomes when decoded with BT.601's."""
+    r, g, b = (c / 255 for c in colour)
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    cb, cr = (b - y) / (2 * (1 - 0.0722)), (r - y) / (2 * (1 - 0.2126))
+    r, b = y + 2 * (1 - 0.299) * cr, y + 2 * (1 - 0.114) * cb
+    g = (y - 0.299 * r - 0.114 * b) / 0.587
+    return tuple(min(255.0, max(0.0, c * 255)) for c in (r, g, b))  # type: ignore[return-value]
+
+
+def test_a_video_tagged_bt709_is_read_as_mediathumb_converts_it_at_bt601(board):
+    """mediathumb's swscale call takes every video as BT.601: green encoded as BT.709 comes out
+    with red and blue in it, which raises its luma by about 5."""
+    data = animation("webm", [GREEN, GREEN], 250, bt709=True)
+    image = processed(board, post(board, tag_input="safe, pony, solo", file=data, name="a.webm").json()["image"]["id"])
+    assert luma(read_as_bt601(GREEN)) - luma(GREEN) > 4
+    assert list(image["intensities"].values()) == pytest.approx([luma(read_as_bt601(GREEN))] * 4, abs=1.5)
+
+
+def test_a_16_bit_grey_png_is_read_at_8_bits_as_libpng_rounds_it(board):
+    for value, transparent in ((0x8000, None), (0x3000, None), (0x3000, 0x3000)):
+        out = io.BytesIO()
+        Image.new("I;16", (21, 11), value).save(out, "PNG", **({} if transparent is None else {"transparency": transparent}))
+        image = processed(board, post(board, tag_input="safe, pony, solo", file=out.getvalue()).json()["image"]["id"])
+        expected = 0 if value == transparent else (value * 255 + 32895) >> 16
+        assert list(image["intensities"].values()) == pytest.approx([expected] * 4)
+
+
 # ------------------------------------------------------------------ validation, message by message
 
 def _tags(rejected: httpx.Response) -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from PIL import Image, UnidentifiedImageError
 
-__all__ = ["Analysis", "MediaError", "analyze", "ACCEPTED_MIME_TYPES", "MAX_SIDE", "MAX_DURATION"]
+__all__ = ["Analysis", "MediaError", "analyze", "gif_delays", "ACCEPTED_MIME_TYPES", "MAX_SIDE", "MAX_DURATION"]
 
 ACCEPTED_MIME_TYPES = ("image/gif", "image/jpeg", "image/png", "image/svg+xml", "video/webm")
 FORMATS = {"GIF": ("gif", "image/gif"), "JPEG": ("jpg", "image/jpeg"), "PNG": ("png", "image/png")}
@@ -23,6 +23,8 @@ MAX_SIDE = 32767
 MAX_DURATION = 3600.0
 # A still picture's duration as mediastat reports it: one frame at 1/25 s.
 STILL_DURATION = 0.04
+# ffmpeg's GIF demuxer, in centiseconds: a delay below the minimum plays as the default.
+GIF_MIN_DELAY, GIF_DEFAULT_DELAY = 2, 10
 _SVG_ROOT = re.compile(rb"<svg[\s>]", re.IGNORECASE)
 
 
@@ -79,18 +81,24 @@ def _raster(picture: Image.Image) -> Analysis:
     name, mime = FORMATS[fmt]
     frames = getattr(picture, "n_frames", 1)
     if name == "gif" and frames > 1:
-        duration = sum(_frame_durations(picture)) / 1000
+        duration = sum(gif_delays(picture)) / 100
         return Analysis(mime, name, picture.width, picture.height, round(duration, 6), True)
     return Analysis(mime, name, picture.width, picture.height, STILL_DURATION, False)
 
 
-def _frame_durations(picture: Image.Image) -> list[int]:
-    durations = []
+def gif_delays(picture: Image.Image) -> list[int]:
+    """Each frame's delay in centiseconds as ffmpeg's GIF demuxer (so ``mediastat`` and
+    ``mediathumb``) times it: a delay under 2 is taken as 10, and a frame without a graphic
+    control extension keeps the delay before it (10 at the start)."""
+    delays, delay = [], GIF_DEFAULT_DELAY
     for index in range(picture.n_frames):
         picture.seek(index)
-        durations.append(int(picture.info.get("duration", 0) or 0))
+        if "duration" in picture.info:
+            delay = round(float(picture.info["duration"]) / 10)
+            delay = GIF_DEFAULT_DELAY if delay < GIF_MIN_DELAY else delay
+        delays.append(delay)
     picture.seek(0)
-    return durations
+    return delays
 
 
 def _video(data: bytes) -> Analysis:

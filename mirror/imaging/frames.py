@@ -2,6 +2,12 @@
 frame at half the duration for GIF and WebM (``mediathumb``), the SVG rasterised, the picture
 itself otherwise.
 
+``mediathumb`` reads the frames in order and keeps the first one whose span reaches the time
+(its start plus its duration at or past it): the frame showing at that time, and at a boundary
+between two frames the earlier one. GIF frames are timed as ffmpeg times them
+(:func:`.analyze.gif_delays`); a video frame is turned into RGB as mediathumb's swscale call
+does, as BT.601 at limited range whatever the video says.
+
 SVG is rendered by cairosvg with every external reference refused, so an uploaded SVG cannot
 make this process fetch anything; cairosvg needs the cairo library, and without it SVG files are
 reported as unreadable with a message saying why.
@@ -10,10 +16,15 @@ reported as unreadable with a message saying why.
 from __future__ import annotations
 
 import io
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from PIL import Image, UnidentifiedImageError
 
-from .analyze import Analysis, MediaError
+from .analyze import Analysis, MediaError, gif_delays
+
+if TYPE_CHECKING:
+    import av
 
 __all__ = ["still_frame", "render_svg"]
 
@@ -31,41 +42,59 @@ def still_frame(data: bytes, analysis: Analysis) -> Image.Image:
     try:
         picture = Image.open(io.BytesIO(data))
         if analysis.format == "gif" and analysis.animated:
-            _seek_to_time(picture, analysis.duration * 1000 / 2)
+            picture.seek(_gif_frame_at_half(gif_delays(picture)))
         picture.load()
         return picture
     except (UnidentifiedImageError, OSError, ValueError, EOFError) as e:
         raise MediaError(f"cannot read the picture: {e}") from None
 
 
-def _seek_to_time(picture: Image.Image, millis: float) -> None:
-    """Go to the frame showing at ``millis`` from the start."""
-    elapsed = 0.0
-    for index in range(picture.n_frames):
-        picture.seek(index)
-        elapsed += float(picture.info.get("duration", 0) or 0)
-        if elapsed > millis:
-            return
+def _gif_frame_at_half(delays: list[int]) -> int:
+    """The index of the frame ``mediathumb`` keeps at half the total (in whole centiseconds, so a
+    boundary is met exactly)."""
+    end = 0
+    for index, delay in enumerate(delays):
+        end += delay
+        if 2 * end >= sum(delays):
+            return index
+    return len(delays) - 1
 
 
 def _video_frame(data: bytes, seconds: float) -> Image.Image:
     import av
 
+    # The time as mediathumb parses it from the duration's shortest decimal form.
+    time = Fraction(str(seconds))
     try:
         with av.open(io.BytesIO(data)) as container:
             stream = container.streams.video[0]
-            if seconds > 0 and stream.time_base:
-                container.seek(int(seconds / stream.time_base), stream=stream, backward=True)
+            base = Fraction(stream.time_base) if stream.time_base else None
+            if base and time > 0:
+                # From the last keyframe before the time (a tick before: a frame ending exactly
+                # at the time, just before a keyframe starting there, is the one kept).
+                container.seek(max(0, int(time / base) - 1), stream=stream, backward=True)
+            durations: dict[int, int] = {}
             last = None
-            for frame in container.decode(stream):
-                last = frame
-                if frame.time is not None and frame.time >= seconds:
-                    break
+            for packet in container.demux(stream):
+                if packet.pts is not None:
+                    durations[packet.pts] = packet.duration or 0
+                for frame in packet.decode():
+                    last = frame
+                    if base is None or frame.pts is None:
+                        continue
+                    if (frame.pts + durations.get(frame.pts, 0)) * base >= time:
+                        return _as_mediathumb_sees(frame)
             if last is None:
                 raise MediaError("the video has no frame")
-            return last.to_image()
+            return _as_mediathumb_sees(last)
     except (av.error.FFmpegError, IndexError, ValueError, OSError) as e:
         raise MediaError(f"cannot read the video: {e}") from None
+
+
+def _as_mediathumb_sees(frame: av.VideoFrame) -> Image.Image:
+    """The frame in RGBA as mediathumb converts it: swscale's defaults, BT.601 at limited range,
+    whatever colour space or range the video is tagged with (PyAV would honour the tags)."""
+    return frame.reformat(format="rgba", src_colorspace="ITU601", src_color_range="MPEG").to_image()
 
 
 def render_svg(data: bytes) -> Image.Image:

@@ -4,13 +4,17 @@ The picture is cut into four quadrants (overlapping by one pixel when a side is 
 pixel's BT.709 luma (0-255, transparency composited on black) is averaged per quadrant. Luma is
 linear in R, G and B, so each quadrant's mean luma is the same weighting of its mean channels,
 which Pillow's ``ImageStat`` gives exactly, without a per-pixel loop.
+
+Pixels are read at 8 bits a channel, a 16-bit grey PNG rounded down to them as libpng's
+``png_set_scale_16`` does for the site's ``image-intensities`` (Pillow's own conversion of such
+a picture clips every value above 255 to white).
 """
 
 from __future__ import annotations
 
 from dataclasses import astuple, dataclass
 
-from PIL import Image, ImageStat
+from PIL import Image, ImageChops, ImageStat
 
 from .analyze import analyze
 from .frames import MediaError, still_frame
@@ -18,6 +22,7 @@ from .frames import MediaError, still_frame
 __all__ = ["Intensities", "intensities_of", "intensities_of_picture"]
 
 BT709 = (0.2126, 0.7152, 0.0722)
+_WIDE_GREY = ("I", "I;16", "I;16B", "I;16L", "I;16N")  # how Pillow opens a 16-bit grey PNG
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,8 @@ def intensities_of(data: bytes) -> tuple[Intensities, float]:
 
 
 def _on_black(picture: Image.Image) -> Image.Image:
+    if picture.mode in _WIDE_GREY:
+        picture = _grey_at_8_bits(picture)
     if picture.mode not in ("RGBA", "LA", "PA", "RGBa", "La") and "transparency" not in picture.info:
         return picture.convert("RGB")
     rgba = picture.convert("RGBA")
@@ -66,3 +73,17 @@ def _on_black(picture: Image.Image) -> Image.Image:
 def _luma(quadrant: Image.Image) -> float:
     means = ImageStat.Stat(quadrant).mean
     return sum(weight * mean for weight, mean in zip(BT709, means))
+
+
+def _grey_at_8_bits(picture: Image.Image) -> Image.Image:
+    """A 16-bit grey picture as ``(v * 255 + 32895) >> 16`` gives it at 8 bits; its tRNS grey
+    (one 16-bit value) becomes transparent, as libpng expands it."""
+    wide = picture.convert("I")
+    grey = wide.point(lambda v: v * (255 / 65535) + 0.5).convert("L")
+    transparent = picture.info.get("transparency")
+    if not isinstance(transparent, int):
+        return grey
+    # Non-zero wherever the value differs from the transparent one (I to L clips below 0).
+    differs = ImageChops.add(wide.point(lambda v: v - transparent).convert("L"),
+                             wide.point(lambda v: transparent - v).convert("L"))
+    return Image.merge("LA", (grey, differs.point(lambda v: 255 if v else 0)))
