@@ -12,6 +12,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from .records import storable_text, valid_id
+from .rows import TableRows
 from .specs import IMAGES, is_image_stub
 from .writer import RecordWriter, Saved
 
@@ -22,6 +23,7 @@ class ImageWriter:
     def __init__(self, db: Database, base_url: str) -> None:
         self.db = db
         self.records = RecordWriter(db, IMAGES, base_url)
+        self.tags = TableRows(db.conn, "tags", ("id",))
 
     def save_page(self, records: Iterable[Any]) -> Saved:
         """Store one page of records atomically: all of it lands, or none of it."""
@@ -73,9 +75,7 @@ class ImageWriter:
         ids = list(tags)
         marks = ",".join("?" * len(ids))
         known = dict(self.db.execute(f"SELECT id, name FROM tags WHERE id IN ({marks})", ids).fetchall())
-        added = [{"id": i, "name": n} for i, n in tags.items() if i not in known]
         renamed = [(n, i) for i, n in tags.items() if i in known and known[i] != n]
-        if added:
-            self.db["tags"].insert_all(added, pk="id")
+        self.tags.insert(("id", "name"), [(i, n) for i, n in tags.items() if i not in known])
         if renamed:
             self.db.conn.executemany("UPDATE tags SET name = ? WHERE id = ?", renamed)
