@@ -24,6 +24,7 @@ class ImageWriter:
         self.db = db
         self.records = RecordWriter(db, IMAGES, base_url)
         self.tags = TableRows(db.conn, "tags", ("id",))
+        self.links = TableRows(db.conn, "image_tags", ("image_id", "tag_id"))
 
     def save_page(self, records: Iterable[Any]) -> Saved:
         """Store one page of records atomically: all of it lands, or none of it."""
@@ -60,8 +61,8 @@ class ImageWriter:
         marks = ",".join("?" * len(image_ids))
         kept = set(self.db.execute(f"SELECT image_id, tag_id FROM image_tags WHERE image_id IN ({marks})",
                                    list(image_ids)).fetchall())
-        self.db.conn.executemany("DELETE FROM image_tags WHERE image_id = ? AND tag_id = ?", kept - links)
-        self.db.conn.executemany("INSERT INTO image_tags (image_id, tag_id) VALUES (?, ?)", links - kept)
+        self.db.conn.executemany("DELETE FROM image_tags WHERE image_id = ? AND tag_id = ?", sorted(kept - links))
+        self.links.insert(("image_id", "tag_id"), sorted(links - kept))  # in key order: appended, not scattered
 
     def _save_tag_names(self, tags: dict[int, str]) -> None:
         """Add tags first seen on these images; rename the few whose name changed.

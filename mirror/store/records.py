@@ -76,6 +76,8 @@ def record_ids(records: Iterable[Any]) -> list[int]:
 
 
 def _int(value: Any) -> int | None:
+    if type(value) is int:  # nearly always: the checks below are for what JSON rarely brings
+        return value if value in SQLITE_INTEGERS else None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     elif isinstance(value, str):
@@ -98,6 +100,8 @@ def _bool(value: Any) -> int | None:
 def _text(value: Any) -> str | None:
     if value is None:
         return None
+    if type(value) is str and value.isascii():
+        return value
     return storable_text(value) if isinstance(value, str) else to_json(value)
 
 
