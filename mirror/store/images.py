@@ -45,10 +45,11 @@ class ImageWriter:
             tag_ids, names = record.get("tag_ids"), record.get("tags")
             if not (isinstance(tag_ids, list) and isinstance(names, list)):
                 continue  # mistyped (a string of names would pair each id with a letter): raw keeps it
+            image_id = record["id"]
             for tag_id, name in zip(tag_ids, names):
                 if type(tag_id) is int and isinstance(name, str):
-                    tags[tag_id] = storable_text(name)
-                    links.append((record["id"], tag_id))
+                    tags[tag_id] = name if name.isascii() else storable_text(name)
+                    links.append((image_id, tag_id))
         self._save_tag_names(tags)
         self._save_links({r["id"] for r in records}, set(links))
 
