@@ -2,11 +2,11 @@
 
 sqlite-utils' ``upsert_all`` re-reads the table's schema and rebuilds its SQL for every batch,
 converts each value again, and its ``ON CONFLICT DO UPDATE`` sets every column of a known row,
-so SQLite rewrites every index entry of that row. Here each statement is made once per set of
-columns and run with ``executemany``, and a known row is updated only in the columns whose value
-differs from what it holds. The rows end up exactly as an upsert would leave them: a nightly
-re-sync that changes a score rewrites the score's index entries, not those of ten other
-indexes, and a record read again unchanged costs one small update.
+so SQLite rewrites that row's entry in every index. Here a batch's new rows go in with one
+multi-row ``INSERT``, and a known row is updated only in the columns whose value differs from
+what it holds. The rows end up exactly as an upsert would leave them: a nightly re-sync that
+changes a score rewrites the entries of the indexes on the columns that changed, not of every
+index, and a record read again unchanged costs one small update (``mirrored_at``).
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ class TableRows:
         """``INSERT ... VALUES`` of many rows a statement, not ``executemany``'s one a statement.
 
         Every statement that writes a table with a full-text index makes SQLite's FTS5 (3.40)
-        write what it has indexed so far as a new segment, to be merged later: 50 rows written
-        one by one cost several times the index work of the same rows written together.
+        write what it has indexed so far as a new segment, to be merged later: 50 image rows
+        written one by one cost more than twice the index work of the same rows written together.
         """
         per_statement = max(1, self.conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // len(columns))
         row_marks = f'({", ".join("?" * len(columns))})'
