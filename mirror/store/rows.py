@@ -26,10 +26,11 @@ def quoted(columns: Sequence[str]) -> str:
     return ", ".join(f'"{c}"' for c in columns)
 
 
-def same(old: Any, new: Any) -> bool:
-    """Whether writing ``new`` over ``old`` would leave the column as it is: equal and of one type
-    (1 and 1.0 and True are equal in Python, not in a column), and for floats the same sign of zero."""
-    return old is new or (type(old) is type(new) and old == new and (type(new) is not float or repr(old) == repr(new)))
+def changed_columns(columns: Sequence[str], old: Row, new: Row) -> tuple[str, ...]:
+    """The columns where writing ``new`` over ``old`` would change the row: values that differ, or
+    are equal only in Python (1, 1.0 and True; 0.0 and -0.0) and not in a column."""
+    return tuple([c for c, o, n in zip(columns, old, new)
+                  if o is not n and (o != n or type(o) is not type(n) or (type(n) is float and repr(o) != repr(n)))])
 
 
 class TableRows:
@@ -76,7 +77,7 @@ class TableRows:
         for key, row in rows.items():
             old = before.get(key)
             if old is not None:
-                changed = tuple(c for c, o, n in zip(columns, old, row) if not same(o, n))
+                changed = changed_columns(columns, old, row)
                 if changed:
                     updates.setdefault(changed, []).append(row)
         for changed, group in updates.items():
