@@ -5,14 +5,14 @@ of this process around the sync). Beside it, in the same run, a bare client walk
 pages with httpx and ``json.loads`` and keeps nothing: the ratio is what storing costs over
 merely reading the API. ``--profile`` prints where the mirror's time goes.
 
-Measured on 2 shared cores while other test suites ran: 13.0 ms a page, beside a bare walk at
-2.8 ms (4.7x); the store as it was before writing with plain ``sqlite3`` took 21.1 ms in the
-same window (this one: 0.64x of it; it took 16.8 ms on a quieter day). Where 13.6 ms went:
-SQLite statements 6.1 ms (the images insert with its FTS5 triggers 3.0, the commit 1.3, the tag
-links 1.2), JSON encoding of ``raw`` and the JSON columns 1.8, fetching and parsing (the bare
-walk's work) 2.6, the rest (shaping columns, the tags loop, the sync loop, the client's
-politeness) about 3. SQLite, JSON and fetching alone come to about 10.5 ms here: the 10 ms
-target is not met on this machine as loaded.
+Measured on 2 shared cores while other test suites ran: 10.9 ms a page, beside a bare walk at
+2.2 ms (4.95x). Beside the store as it was before it wrote with plain ``sqlite3`` (syncs
+alternating against one site): 10.4 ms against 18.0 (0.58x; that store took 16.8 ms on a
+quieter day). Timed by statement (11.9 ms with the timers' own cost): SQLite 5.5 ms (the images
+insert with its FTS5 triggers 2.7, the commit 1.2, the tag links 1.0), JSON encoding of ``raw``
+and the JSON columns 1.6, fetching and parsing (the bare walk's work) 2.1, the rest (shaping
+columns, the tags loop, the sync loop, the client's politeness) about 2.7. SQLite, JSON and
+fetching alone come to about 9.2 ms; the target is missed here by 0.4-0.9 ms.
 
     .venv/bin/python bench/client_cost.py [--images 5000] [--rounds 2] [--profile]
 """
