@@ -8,18 +8,18 @@ The raw side is the best SQL found by hand: one multi-row statement a page and t
 connection settings. Compare the ratios, not the absolute figures: the machines here are
 shared and noisy.
 
-Measured on 2 shared cores while other test suites ran (load 4-6), 20,000 records: the store
-1,200-2,200 records/s on a first import, 0.89-1.2 of raw sqlite3 in the same rounds;
-1,850-3,900/s re-syncing changed records (0.65-1.04 of raw); 3,000-4,900/s for unchanged
-ones. Beside the store before it wrote with plain ``sqlite3`` (same records, rounds
-alternating): first import 1.78x, changed re-sync 2.19x, unchanged 1.71x.
+Measured on 2 shared cores, 20,000 records: the store 2,600 records/s on a first import,
+0.95-1.02 of raw sqlite3 in the same rounds; 5,200-5,400/s re-syncing changed records
+(0.94-0.97 of raw); 7,600-8,000/s for unchanged ones. Beside the store before it wrote with
+plain ``sqlite3`` (same records, rounds alternating): first import 1.87x, changed re-sync
+1.79x, unchanged 1.86x.
 
 The 10,000 a second target is out of reach with this schema and one transaction a page: raw
-sqlite3 alone reaches 1,250-2,700/s here, load depending. Per record (the breakdown printed
-last): shaping and JSON 41 us, rows and their nine indexes 49 us, the two FTS5 indexes 82 us,
-tags and links about 315 us. The links are the wall: their by-tag index spreads each page's ~1,100 links over
-as many leaf pages, so at 20,000 records a page of 50 writes about 3.4 MiB (WAL and
-checkpoints), against 1.1 MiB without links (raw sqlite3 then does about 5,700/s).
+sqlite3 alone reaches about 2,700/s here. Per record (the breakdown printed last): shaping and
+JSON 40 us, rows and their ten indexes 48 us, the two FTS5 indexes 73 us, tags and links
+200 us. The links are the wall: their by-tag index spreads each page's ~1,100 links over as
+many leaf pages, so at 20,000 records a page of 50 writes about 3.4 MiB (WAL and checkpoints),
+against 1.1 MiB without links (raw sqlite3 then does about 5,700/s).
 
     .venv/bin/python bench/store_images.py [--records 20000] [--rounds 2]
 """
