@@ -83,8 +83,8 @@ class Logged:
 
 
 class SiteProcess:
-    """`mirror site` in its own process: its board (held in memory) and its CPU stay out of the
-    measured process. The request log is read through the site's `/_control` API."""
+    """`mirror site` in its own process: its board and its CPU stay out of the measured process.
+    The request log is read through the site's `/_control` API."""
 
     def __init__(self, images: int, seed: int = 1, faults: str = "") -> None:
         self.images, self.seed, self.faults = images, seed, faults
@@ -96,12 +96,14 @@ class SiteProcess:
         if self.faults:
             args += ["--faults", self.faults]
         self._process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
-        line = self._process.stdout.readline() if self._process.stdout else ""
-        if " at http://" not in line:
-            self.__exit__(None, None, None)
-            raise RuntimeError(f"`mirror site` did not start: {line!r}")
-        self.url = line.rsplit(" at ", 1)[1].strip()
-        return self
+        said = []  # "Generating a board ...", then the line with the site's address
+        while self._process.stdout and (line := self._process.stdout.readline()):
+            said.append(line)
+            if " at http://" in line:
+                self.url = line.rsplit(" at ", 1)[1].strip()
+                return self
+        self.__exit__(None, None, None)
+        raise RuntimeError(f"`mirror site` did not start: {''.join(said)!r}")
 
     def __exit__(self, *exc: object) -> None:
         if self._process is not None:

@@ -8,8 +8,10 @@ error message or the database goes through :func:`redact` first.
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from ipaddress import ip_address
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 
 def https_url(url: str | None, base_url: str) -> str | None:
@@ -19,15 +21,28 @@ def https_url(url: str | None, base_url: str) -> str | None:
     """
     if not url or url.startswith("https://"):
         return url
+    base = _split_base(base_url)
+    if base.scheme == "http" and url.startswith(f"http://{base.netloc}/") and not _REWRITTEN.search(url):
+        return url  # a local http site's own URL, which urlsplit and urlunsplit would give back as it is
     if url.startswith("//"):
         url = "https:" + url
     elif not urlsplit(url).scheme:
         url = urljoin(base_url.rstrip("/") + "/", url)
     parts = urlsplit(url)
-    base = urlsplit(base_url)
     if parts.scheme == "http" and not (base.scheme == "http" and parts.netloc == base.netloc):
         parts = parts._replace(scheme="https")
     return urlunsplit(parts)
+
+
+# What urlsplit drops or moves (tabs and newlines; an empty query or fragment): URLs with these
+# take the long way, so the short one returns exactly what it would have.
+_REWRITTEN = re.compile(r"[\t\r\n?#]")
+
+
+@lru_cache(maxsize=16)
+def _split_base(base_url: str) -> SplitResult:
+    """The site's base URL, split once: every file URL of every record is checked against it."""
+    return urlsplit(base_url)
 
 
 def redact(url: str) -> str:

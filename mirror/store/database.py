@@ -16,6 +16,8 @@ from .schema import apply_migrations, check_schema
 
 # Seconds a write waits for another program's write transaction before the run stops (store.busy_timeout).
 DEFAULT_BUSY_TIMEOUT = 30.0
+# WAL pages (4 KiB each) written before SQLite copies them back into the database (its default: 1,000).
+WAL_CHECKPOINT_PAGES = 10_000
 
 
 class MirrorDatabase(Database):
@@ -49,6 +51,14 @@ def open_database(path: str | Path, *, migrate: bool = True, busy_timeout: float
     WAL lets Datasette read while a sync writes; ``synchronous=NORMAL`` is durable across
     application crashes, which is what resumable syncs rely on. A write waits ``busy_timeout``
     seconds for another program's write transaction, then fails with a StoreError saying so.
+
+    Two settings of this connection make page writes cheaper without changing what is stored or
+    when it is durable. A page of 50 images dirties hundreds of scattered pages (indexes, tag links,
+    full-text segments), so SQLite's default checkpoint every 1,000 WAL pages ran every second or
+    third commit, copying back pages the next commits dirtied again: :data:`WAL_CHECKPOINT_PAGES`
+    lets the WAL grow to about 40 MB first (it is checkpointed and removed when the process closes
+    the database). ``temp_store=MEMORY`` keeps a statement's rollback journal in memory instead
+    of a temporary file created and deleted for every page.
     """
     path = Path(path)
     try:
@@ -61,6 +71,8 @@ def open_database(path: str | Path, *, migrate: bool = True, busy_timeout: float
         check_schema(db, path)
         db.enable_wal()
         db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+        db.execute("PRAGMA temp_store=MEMORY")
         if migrate:
             apply_migrations(db)
     return db

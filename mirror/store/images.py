@@ -12,6 +12,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from .records import storable_text, valid_id
+from .rows import TableRows
 from .specs import IMAGES, is_image_stub
 from .writer import RecordWriter, Saved
 
@@ -22,6 +23,8 @@ class ImageWriter:
     def __init__(self, db: Database, base_url: str) -> None:
         self.db = db
         self.records = RecordWriter(db, IMAGES, base_url)
+        self.tags = TableRows(db.conn, "tags", ("id",))
+        self.links = TableRows(db.conn, "image_tags", ("image_id", "tag_id"))
 
     def save_page(self, records: Iterable[Any]) -> Saved:
         """Store one page of records atomically: all of it lands, or none of it."""
@@ -42,10 +45,11 @@ class ImageWriter:
             tag_ids, names = record.get("tag_ids"), record.get("tags")
             if not (isinstance(tag_ids, list) and isinstance(names, list)):
                 continue  # mistyped (a string of names would pair each id with a letter): raw keeps it
+            image_id = record["id"]
             for tag_id, name in zip(tag_ids, names):
                 if type(tag_id) is int and isinstance(name, str):
-                    tags[tag_id] = storable_text(name)
-                    links.append((record["id"], tag_id))
+                    tags[tag_id] = name if name.isascii() else storable_text(name)
+                    links.append((image_id, tag_id))
         self._save_tag_names(tags)
         self._save_links({r["id"] for r in records}, set(links))
 
@@ -58,8 +62,8 @@ class ImageWriter:
         marks = ",".join("?" * len(image_ids))
         kept = set(self.db.execute(f"SELECT image_id, tag_id FROM image_tags WHERE image_id IN ({marks})",
                                    list(image_ids)).fetchall())
-        self.db.conn.executemany("DELETE FROM image_tags WHERE image_id = ? AND tag_id = ?", kept - links)
-        self.db.conn.executemany("INSERT INTO image_tags (image_id, tag_id) VALUES (?, ?)", links - kept)
+        self.db.conn.executemany("DELETE FROM image_tags WHERE image_id = ? AND tag_id = ?", sorted(kept - links))
+        self.links.insert(("image_id", "tag_id"), sorted(links - kept))  # in key order: appended, not scattered
 
     def _save_tag_names(self, tags: dict[int, str]) -> None:
         """Add tags first seen on these images; rename the few whose name changed.
@@ -73,9 +77,7 @@ class ImageWriter:
         ids = list(tags)
         marks = ",".join("?" * len(ids))
         known = dict(self.db.execute(f"SELECT id, name FROM tags WHERE id IN ({marks})", ids).fetchall())
-        added = [{"id": i, "name": n} for i, n in tags.items() if i not in known]
         renamed = [(n, i) for i, n in tags.items() if i in known and known[i] != n]
-        if added:
-            self.db["tags"].insert_all(added, pk="id")
+        self.tags.insert(("id", "name"), [(i, n) for i, n in tags.items() if i not in known])
         if renamed:
             self.db.conn.executemany("UPDATE tags SET name = ? WHERE id = ?", renamed)

@@ -10,20 +10,27 @@ holds U+FFFD in its place.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..urls import https_url
 
 
+# Made once: ``json.dumps`` with options builds a new encoder on every call.
+_UNICODE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ASCII_JSON = json.JSONEncoder(separators=(",", ":"))
+
+
 def to_json(value: Any) -> str:
     """Compact JSON that round-trips to an equal value (unicode kept as is, unless it holds a lone
     surrogate: then everything beyond ASCII is escaped, since SQLite could not store it as UTF-8)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text if _utf8(text) else json.dumps(value, separators=(",", ":"))
+    text = _UNICODE_JSON.encode(value)
+    return text if _utf8(text) else _ASCII_JSON.encode(value)
 
 
 def _utf8(text: str) -> bool:
+    if text.isascii():
+        return True
     try:
         text.encode()
     except UnicodeEncodeError:
@@ -69,6 +76,8 @@ def record_ids(records: Iterable[Any]) -> list[int]:
 
 
 def _int(value: Any) -> int | None:
+    if type(value) is int:  # nearly always: the checks below are for what JSON rarely brings
+        return value if value in SQLITE_INTEGERS else None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     elif isinstance(value, str):
@@ -91,6 +100,8 @@ def _bool(value: Any) -> int | None:
 def _text(value: Any) -> str | None:
     if value is None:
         return None
+    if type(value) is str and value.isascii():
+        return value
     return storable_text(value) if isinstance(value, str) else to_json(value)
 
 
@@ -118,9 +129,12 @@ def column_converters(fields: Mapping[str, str], base_url: str) -> dict[str, Cal
 def shape(record: Mapping[str, Any], converters: Mapping[str, Callable[[Any], Any]],
           fields: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The typed columns for ``record``: every field in ``fields`` (all by default), None if absent."""
-    names = fields if fields is not None else converters.keys()
-    row = {}
-    for name in names:
-        value = record.get(name)
-        row[name] = None if value is None else converters[name](value)
-    return row
+    names = fields if fields is not None else tuple(converters)
+    return dict(zip(names, shape_values(record, [(name, converters[name]) for name in names])))
+
+
+def shape_values(record: Mapping[str, Any], fields: Sequence[tuple[str, Callable[[Any], Any]]]) -> list[Any]:
+    """The typed values of ``record``'s ``fields`` (name and converter each), in order: what
+    :func:`shape` gives, as a list, for writers that make the converter list once per table."""
+    get = record.get
+    return [None if (value := get(name)) is None else convert(value) for name, convert in fields]

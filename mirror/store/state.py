@@ -24,7 +24,8 @@ def load_cursor(db: Database, name: str) -> dict[str, Any]:
 
 def save_cursor(db: Database, name: str, cursor: dict[str, Any]) -> None:
     """Save ``cursor``; call it inside the transaction that stored the page it points past."""
-    db["sync_state"].upsert({"name": name, "cursor": json.dumps(cursor), "updated_at": utc_now()}, pk="name")
+    db.execute("INSERT INTO sync_state (name, cursor, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE "
+               "SET cursor = excluded.cursor, updated_at = excluded.updated_at", [name, json.dumps(cursor), utc_now()])
 
 
 def all_cursors(db: Database) -> dict[str, dict[str, Any]]:

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlite_utils import Database
+from sqlite_utils.db import jsonify_if_needed
 
-from .database import chunks, utc_now
-from .records import MAX_ID, column_converters, shape, to_json, valid_id
+from .database import utc_now
+from .records import MAX_ID, column_converters, shape, shape_values, to_json, valid_id
 from .rejects import reject
+from .rows import Row, TableRows
 from .specs import TableSpec
 
 Key = Any  # an int id, a short name, or a tuple for compound keys
@@ -50,6 +52,12 @@ class RecordWriter:
         self.spec = spec
         self.converters = column_converters(spec.columns(), base_url)
         self.pk_kinds = [(column, spec.columns()[column]) for column in spec.pk_columns]
+        self.rows = TableRows(db.conn, spec.table, spec.pk_columns)
+        self._fields = [(name, self.converters[name]) for name in spec.fields]
+        # What a full row sets besides the fields and the context: hidden records are shown again.
+        hidden = () if "hidden_from_users" in spec.fields else ("hidden_from_users",)
+        self._extra = ("raw", "mirrored_at", *(("stub", *hidden) if spec.hideable else ()))
+        self._hidden_at = list(spec.fields).index("hidden_from_users") if spec.hideable and not hidden else None
 
     def save(self, records: Iterable[Any], context: Mapping[str, Any] | None = None) -> Saved:
         """Store a batch atomically. ``context`` fills the spec's context columns for every record."""
@@ -67,15 +75,20 @@ class RecordWriter:
             else:
                 full.append((key, record))
         now = utc_now()
+        # Context columns not given (a post found by search has no topic) keep what the row has.
+        given = {c: jsonify_if_needed(context[c]) for c in self.spec.context if c in context}
+        columns = (*self.spec.fields, *given, *self._extra)
         with self.db.atomic():
             for record in bad:
                 reject(self.db, self.spec.table, record, f"a {self.spec.table} record needs {self._pk_text()}")
-            known = result.raw_before = self._raw_before([key for key, _ in full + stubs])
-            if full:
-                self.db[self.spec.table].upsert_all(
-                    [self._full_row(record, context, now) for _, record in full], pk=self.spec.pk)
+            before = self.rows.read([key for key, _ in full + stubs], columns)
+            raw = columns.index("raw")
+            known = result.raw_before = {key: row[raw] for key, row in before.items()}
+            # A key twice in one batch: the last record wins, as with one upsert after another.
+            latest = {key: self._full_row(record, given, now) for key, record in full}
+            self.rows.write(columns, latest, before)
             for key, record in stubs:
-                self._save_stub(key, record, context, now, key in known)
+                self._save_stub(key, record, given, now, key in known)
         result.rejected = len(bad)
         result.hidden = len(stubs)
         for key, _ in full + stubs:
@@ -97,26 +110,23 @@ class RecordWriter:
             values.append(value)
         return values[0] if len(values) == 1 else tuple(values)
 
-    def _typed(self, record: Mapping[str, Any], fields: Iterable[str]) -> dict[str, Any]:
-        if self.spec.aliases:
-            missing = {f: a for f, a in self.spec.aliases.items() if f not in record and a in record}
-            if missing:
-                record = {**record, **{f: record[a] for f, a in missing.items()}}
-        return shape(record, self.converters, tuple(fields))
+    def _aliased(self, record: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``record`` with the fields it names by another name (see ``TableSpec.aliases``) added."""
+        missing = {f: a for f, a in self.spec.aliases.items() if f not in record and a in record}
+        return {**record, **{f: record[a] for f, a in missing.items()}} if missing else record
 
-    def _full_row(self, record: Mapping[str, Any], context: Mapping[str, Any], now: str) -> dict[str, Any]:
-        row = self._typed(record, self.spec.fields)
-        # Context columns not given (a post found by search has no topic) keep what the row has.
-        row.update({c: context[c] for c in self.spec.context if c in context})
-        row["raw"] = to_json(record)
-        row["mirrored_at"] = now
+    def _full_row(self, record: Mapping[str, Any], given: Mapping[str, Any], now: str) -> Row:
+        """The values of every column a full record sets, in the order of ``save``'s ``columns``."""
+        values = shape_values(self._aliased(record) if self.spec.aliases else record, self._fields)
+        if self._hidden_at is not None and values[self._hidden_at] is None:
+            values[self._hidden_at] = 0
+        values += given.values()
+        values += (to_json(record), now)
         if self.spec.hideable:
-            row["stub"] = None
-            if row.get("hidden_from_users") is None:
-                row["hidden_from_users"] = 0
-        return row
+            values += (None,) if self._hidden_at is not None else (None, 0)
+        return tuple(values)
 
-    def _save_stub(self, key: Key, record: Mapping[str, Any], context: Mapping[str, Any], now: str,
+    def _save_stub(self, key: Key, record: Mapping[str, Any], given: Mapping[str, Any], now: str,
                    known: bool) -> None:
         """Mark a kept row with the stub's hidden state, keeping everything else it has; a row
         first seen as a stub takes every field the stub carries (a hidden post keeps its author,
@@ -124,35 +134,19 @@ class RecordWriter:
         if known:
             fields = [f for f in self.spec.stub_fields if f in self.spec.fields]
         else:
-            fields = [f for f in self.spec.fields if f in record or self._aliased(f, record)]
-        row = self._typed(record, fields)
-        row.update({c: context[c] for c in self.spec.context if c in context})
+            fields = [f for f in self.spec.fields if f in record or self._has_alias(f, record)]
+        source = self._aliased(record) if self.spec.aliases else record
+        row = shape(source, self.converters, tuple(fields))
+        row.update(given)
         row.update(stub=to_json(record), mirrored_at=now, hidden_from_users=1)
-        table = self.db[self.spec.table]
         if known:
-            table.update(key, row)
+            self.rows.update(key, tuple(row), tuple(row.values()))
         else:
             row["raw"] = row["stub"]  # never seen in full: the stub is all there is
-            table.insert(row, pk=self.spec.pk)
+            self.rows.insert(tuple(row), [tuple(row.values())])
 
-    def _aliased(self, field: str, record: Mapping[str, Any]) -> bool:
+    def _has_alias(self, field: str, record: Mapping[str, Any]) -> bool:
         return field in self.spec.aliases and self.spec.aliases[field] in record
-
-    def _raw_before(self, keys: list[Key]) -> dict[Key, str | None]:
-        """The rows these keys already have: key -> their ``raw``."""
-        columns = self.spec.pk_columns
-        names = ", ".join(f'"{c}"' for c in columns)
-        found: dict[Key, str | None] = {}
-        for chunk in chunks(keys):
-            if len(columns) == 1:
-                sql = f'SELECT {names}, raw FROM "{self.spec.table}" WHERE {names} IN ({",".join("?" * len(chunk))})'
-                found.update((row[0], row[1]) for row in self.db.execute(sql, chunk))
-            else:
-                values = ",".join("(" + ",".join("?" * len(columns)) + ")" for _ in chunk)
-                sql = f'SELECT {names}, raw FROM "{self.spec.table}" WHERE ({names}) IN (VALUES {values})'
-                found.update((tuple(row[:-1]), row[-1])
-                             for row in self.db.execute(sql, [v for key in chunk for v in key]))
-        return found
 
     def _pk_text(self) -> str:
         kinds = {"int": f"an integer from 0 to {MAX_ID}", "text": "text"}

@@ -13,7 +13,7 @@ a cursor, would otherwise be asked the same thing forever.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ..api import Page, UnexpectedResponse
 from ..store.records import to_json
@@ -45,14 +45,14 @@ class ProgressGuard:
         """``what`` names the walk in the message: the resource, and the forum or topic if any."""
         self.what = what
         self.pages = 0
-        self._last: tuple[Hashable, str] | None = None
+        self._last: tuple[Hashable, list[Any]] | None = None
 
     def check(self, page: Page, *, moved: bool = True, scope: Hashable = None, answered: bool = True) -> None:
         """Raise :class:`WalkStalled` if ``page`` repeats the one before, or ``moved`` or ``answered`` is False."""
         self.pages += 1
         records = [r for r in page.records if r is not None]
-        seen = (scope, to_json(records)) if records else None
-        if seen is not None and seen == self._last:
+        seen = (scope, records) if records else None
+        if seen is not None and self._last is not None and _same_page(seen, self._last):
             self._stop(f"the site sent page {self.pages - 1} again as page {self.pages}")
         if not moved:
             self._stop(f"page {self.pages} has records that do not advance the cursor "
@@ -65,6 +65,15 @@ class ProgressGuard:
     def _stop(self, what_happened: str) -> NoReturn:
         raise WalkStalled(f"{self.what}: {what_happened}; stopped after page {self.pages} so as not to loop; "
                           "everything before is kept")
+
+
+def _same_page(page: tuple[Hashable, list[Any]], other: tuple[Hashable, list[Any]]) -> bool:
+    """Whether two (scope, records) are the same page: the same scope and records whose JSON is
+    the same. Record by record, so two different pages (nearly always) differ at the first one
+    without the whole page being encoded."""
+    (scope, records), (other_scope, other_records) = page, other
+    return (scope == other_scope and len(records) == len(other_records)
+            and all(to_json(a) == to_json(b) for a, b in zip(records, other_records)))
 
 
 def last_search_page(page: Page, per_page: int = PER_PAGE) -> bool:
