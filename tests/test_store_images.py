@@ -111,6 +111,48 @@ def test_a_stub_for_an_unknown_image_is_kept_as_all_there_is(db):
     assert json.loads(row["raw"]) == stub and row["deletion_reason"] == "Rule #1" and row["tags"] is None
 
 
+@pytest.mark.parametrize("stored", [False, True], ids=["not yet stored", "already stored"])
+@pytest.mark.parametrize("stub_first", [True, False], ids=["stub then full", "full then stub"])
+def test_a_page_with_an_image_both_full_and_as_a_stub_keeps_the_full_record_marked(db, stub_first, stored):
+    """A record hidden while the site built a page comes in it twice: in full and as a stub. The
+    page is stored (no UNIQUE failure, nothing rejected) the way a stored image meeting the two
+    copies is: the full record is kept and the stub marks it, whichever comes first."""
+    writer = ImageWriter(db, BASE)
+    (_, older), (_, other) = image_records()[:2]
+    if stored:
+        writer.save_page([older])
+    full = {**older, "score": older["score"] + 5}  # the page's own full copy, newer than any kept
+    stub = stub_of(full, deletion_reason="Rule #1", updated_at="2030-01-01T00:00:00Z")
+    page = [stub, other, full] if stub_first else [full, other, stub]
+    result = writer.save_page(page)
+    assert result.rejected == 0 and result.hidden == 1
+    assert db["images"].count == 2 and db["rejects"].count == 0
+    row = db["images"].get(full["id"])
+    assert json.loads(row["raw"]) == full and json.loads(row["stub"]) == stub
+    assert row["hidden_from_users"] == 1 and row["deletion_reason"] == "Rule #1"
+    assert row["updated_at"] == "2030-01-01T00:00:00Z"
+    assert row["score"] == full["score"] and json.loads(row["tags"]) == full["tags"]
+    assert {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [full["id"]])} == set(
+        full["tag_ids"])
+    assert json.loads(db["images"].get(other["id"])["raw"]) == other
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["not yet stored", "already stored"])
+def test_a_page_with_two_stubs_of_one_image_keeps_the_later(db, stored):
+    """Two stubs of one id in a page: the later wins, as between two full copies."""
+    writer = ImageWriter(db, BASE)
+    _, full = image_records()[0]
+    if stored:
+        writer.save_page([full])
+    first = stub_of(full, deletion_reason="Rule #1")
+    later = stub_of(full, deletion_reason="Rule #2", updated_at="2030-01-01T00:00:00Z")
+    assert writer.save_page([first, later]).hidden == 2
+    row = db["images"].get(full["id"])
+    assert json.loads(row["stub"]) == later and json.loads(row["raw"]) == (full if stored else later)
+    assert row["deletion_reason"] == "Rule #2" and row["updated_at"] == "2030-01-01T00:00:00Z"
+    assert row["hidden_from_users"] == 1 and db["rejects"].count == 0
+
+
 def test_records_that_cannot_be_stored_are_kept_in_rejects(db):
     result = ImageWriter(db, BASE).save_page([{"id": "abc", "tags": []}, ["not", "an", "object"]])
     assert result.rejected == 2

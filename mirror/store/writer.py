@@ -60,7 +60,11 @@ class RecordWriter:
         self._hidden_at = list(spec.fields).index("hidden_from_users") if spec.hideable and not hidden else None
 
     def save(self, records: Iterable[Any], context: Mapping[str, Any] | None = None) -> Saved:
-        """Store a batch atomically. ``context`` fills the spec's context columns for every record."""
+        """Store a batch atomically. ``context`` fills the spec's context columns for every record.
+
+        A key twice in the batch never fails it: the last full record is the row, and a stub of
+        that key marks it (see :meth:`_save_stub`) wherever it came in the batch, as it would mark
+        the row had that been stored by an earlier batch."""
         context = dict(context or {})
         result = Saved()
         full, stubs, bad = [], [], []
@@ -87,8 +91,12 @@ class RecordWriter:
             # A key twice in one batch: the last record wins, as with one upsert after another.
             latest = {key: self._full_row(record, given, now) for key, record in full}
             self.rows.write(columns, latest, before)
-            for key, record in stubs:
-                self._save_stub(key, record, given, now, key in known)
+            # A stub whose key also came in full in this batch (a record hidden while the site built
+            # the page) marks the row just written, as it marks a row kept from earlier, whichever
+            # came first: inserting it as new would break the primary key and lose the whole batch.
+            # Two stubs of one key: the last wins, as for full records.
+            for key, record in dict(stubs).items():
+                self._save_stub(key, record, given, now, key in known or key in latest)
         result.rejected = len(bad)
         result.hidden = len(stubs)
         for key, _ in full + stubs:
