@@ -80,7 +80,8 @@ def main() -> None:
         rows.append([images, peak, wall, cpu, size / 2**20])
     for row in rows:
         row.append(row[1] / rows[0][1])
-    print(f"`mirror sync {' '.join(resources)}`, unpaced, against `mirror site` in its own process")
+    print(f"`mirror sync {' '.join(resources)}`, unpaced, against `mirror site` in its own process"
+          + (f" (the last row: {args.board.name} served by `mirror serve`)" if args.board else ""))
     print_table(["images", "peak RSS (MB)", "wall (s)", "CPU (s)", "database (MB)", f"peak / at {rows[0][0]:,}"], rows)
     flat = rows[-1][-1] <= 1.1
     under = all(r[1] < LIMIT_MB for r in rows)
