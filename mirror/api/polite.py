@@ -1,7 +1,9 @@
 """Politeness: one pacing budget per site, retries that wait, and knowing when to give up.
 
 Every attempt, retries included, takes a slot from one ``aiolimiter`` bucket of size 1, so the
-site never sees more than ``requests_per_second``. A 429 or 503 with ``Retry-After`` pauses the
+site never sees more than ``requests_per_second``. Slots are 1% longer than ``1 / rate``: paced
+exactly at the rate, 26 requests span exactly 5 s at 5 a second, and a first one that reaches the
+site a few milliseconds late (the network, a busy machine) put 26 in a 5 s window there (seen). A 429 or 503 with ``Retry-After`` pauses the
 whole budget for at least that long, so concurrent callers wait too. Other failures back off
 exponentially with jitter (tenacity). ``give_up_after`` failures in a row, across requests,
 end the run: a site that is down should cost it a handful of requests, not a night of them.
@@ -26,6 +28,8 @@ T = TypeVar("T")
 
 # Beyond this the site is asking us to come back another day, not to slow down.
 LONGEST_RETRY_AFTER = 900.0
+# How much longer than 1 / rate each slot lasts: room for 50 ms of arrival jitter per 5 s at 5/s.
+PACING_MARGIN = 1.01
 # Derpibooru's anti-bot middleware answers 501 and wants clients to back off at least this long.
 CHALLENGE_BACKOFF = 5.0
 
@@ -66,7 +70,7 @@ class Politeness:
         self.requests_per_second = requests_per_second
         self.max_retries = max_retries
         self.give_up_after = give_up_after
-        self.limiter = AsyncLimiter(1, 1.0 / requests_per_second)
+        self.limiter = AsyncLimiter(1, PACING_MARGIN / requests_per_second)
         self.consecutive_failures = 0
         self.attempts = 0
         self._resume_at = 0.0
