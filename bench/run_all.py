@@ -30,6 +30,7 @@ QUICK = {
     "store_images": "--records 2000 --rounds 1",
     "download_files": "--files 100 --big-mb 20",
     "reverse": "",
+    "serve": "--images 20000 --rounds 5 --sql-rounds 2 --shows 500",
 }
 
 
