@@ -218,3 +218,17 @@ def test_a_page_writes_only_the_links_that_changed(db):
     for record in (edited, unchanged):
         links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [record["id"]])}
         assert links == set(record["tag_ids"])
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["new", "stored"])
+def test_a_page_with_an_image_twice_links_the_later_copys_tags(db, stored):
+    """The later copy is the row; its tags, and only its tags, are the image's links."""
+    writer = ImageWriter(db, BASE)
+    earlier = json.loads(json.dumps(image_records()[0][1]))
+    if stored:
+        writer.save_page([earlier])
+    later = dict(earlier, tag_ids=[*earlier["tag_ids"][1:], 987654], tags=[*earlier["tags"][1:], "new tag"])
+    writer.save_page([earlier, later])
+    links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [later["id"]])}
+    assert links == set(later["tag_ids"])
+    assert json.loads(db["images"].get(later["id"])["tags"]) == later["tags"]

@@ -32,8 +32,10 @@ class ImageWriter:
         with self.db.atomic():
             saved = self.records.save(records)
             kept = set(saved.keys)  # links only for images stored: a rejected id has no row to link
-            self._save_tags([r for r in records if isinstance(r, dict) and valid_id(r.get("id")) and r["id"] in kept
-                             and not is_image_stub(r)])
+            # An image twice in the page: the later copy is the row, so its tags are the links.
+            latest = {r["id"]: r for r in records if isinstance(r, dict) and valid_id(r.get("id")) and r["id"] in kept
+                      and not is_image_stub(r)}
+            self._save_tags(list(latest.values()))
         return saved
 
     def _save_tags(self, records: list[dict[str, Any]]) -> None:
