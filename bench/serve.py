@@ -71,7 +71,6 @@ from mirror.search.compile import Sql
 from mirror.search.indexes import IMAGE_SEARCH_SPEC, IMAGES
 from mirror.search.query import parse_query
 from mirror.search.sort import image_order
-from mirror.site.api import image_where
 from mirror.site.board import Board, ImageFilter
 from mirror.site.generate import BoardSizes, generate_board
 from mirror.store import open_database
@@ -146,7 +145,7 @@ def time_searches(server: ServeProcess, board: Board, rounds: int, sql_rounds: i
     alone in this process, in turns, so both see the same moments of a noisy machine. The first
     round finds the server's posting lists cold: it is reported apart and not counted."""
     conn = board.connection()
-    where = image_where(board, ImageFilter.of(board.default_filter()), deleted=False)
+    where = sql_engine_where(board, ImageFilter.of(board.default_filter()))
     timings = {label: Timings([], []) for label, *_ in QUERIES}
     with httpx.Client(base_url=server.url, timeout=60) as http:
         for round_ in range(rounds + 1):
@@ -167,6 +166,15 @@ def time_searches(server: ServeProcess, board: Board, rounds: int, sql_rounds: i
                     assert total == record.found, (label, total, record.found)
                     record.sql.append(seconds)
     return timings
+
+
+def sql_engine_where(board: Board, image_filter: ImageFilter) -> Sql:
+    """What the SQL engine added to an anonymous caller's image search: the filter's hides, and no
+    hidden image, asked of its entry in ``images_search`` (reading the row would read it whole)."""
+    hides = image_filter.hides()
+    shown = Sql("NOT EXISTS (SELECT 1 FROM images shown INDEXED BY images_search "
+                "WHERE shown.id = i.id AND coalesce(shown.hidden_from_users, 0) != 0)")
+    return shown if hides.text == "0" else shown & Sql(f"NOT coalesce(({hides.text}), 0)", hides.params)
 
 
 def time_sql(conn, q: str, sf: str | None, sd: str | None, where: Sql) -> tuple[int, float]:  # noqa: ANN001

@@ -28,7 +28,7 @@ from pyroaring import BitMap
 from .compile import Field, Linked, Sql, SqlNode, compile_node
 from .engine import Page, read_rows, time_limit
 from .indexes import IMAGES
-from .postings import Postings, Snapshot
+from .postings import Postings, Snapshot, json_ids
 from .sort import Order
 from .query import And, MatchAll, MatchNone, Node, Not, Or, Term
 
@@ -201,7 +201,7 @@ class Evaluator:
                 return self.snapshot.kept(key, lambda: BitMap(ids))
         return self.snapshot.selected(
             f"SELECT {t}.id FROM json_each(?) candidate CROSS JOIN images {t} ON {t}.id = candidate.value "
-            f"WHERE {condition.text}", (_json_ids(within), *condition.params))
+            f"WHERE {condition.text}", (json_ids(within), *condition.params))
 
 
 def _at_most(rows: sqlite3.Cursor, count: int) -> list[int] | None:
@@ -246,10 +246,6 @@ def _reads_every_row(conn: sqlite3.Connection, sql: str, params: tuple, alias: s
     """Whether SQLite would read every image to answer ``sql`` (no index narrows it)."""
     return any((m := _FULL_SCAN.match(row[3])) and m.group(1) == alias
                for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
-
-
-def _json_ids(bits: BitMap) -> str:
-    return "[" + ",".join(map(str, bits)) + "]"
 
 
 # ---------------------------------------------------------------------------- the page
@@ -303,5 +299,5 @@ def _sorted(conn: sqlite3.Connection, found: BitMap, order: Order, limit: int, o
     rows = f"(SELECT value AS id FROM json_each(?)) {t}" if order.by_id_alone else \
         f"json_each(?) candidate CROSS JOIN images {t} ON {t}.id = candidate.value"
     return [row[0] for row in conn.execute(f"SELECT {t}.id FROM {rows} ORDER BY {order.sql.text} LIMIT ? OFFSET ?",
-                                           (_json_ids(found), *order.sql.params, limit, offset))]
+                                           (json_ids(found), *order.sql.params, limit, offset))]
 

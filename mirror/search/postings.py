@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 from pyroaring import BitMap, FrozenBitMap
 
-__all__ = ["Postings", "Snapshot", "bitmap_of"]
+__all__ = ["Postings", "Snapshot", "bitmap_of", "json_ids"]
 
 # What the kept lists may take, all together; the least recently used go first.
 DEFAULT_BUDGET = 64 * 1024 * 1024
@@ -151,9 +151,12 @@ class Snapshot:
 
     def hidden(self) -> BitMap:
         """The images hidden from users (deleted or merged)."""
-        indexed = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'images_hidden'").fetchone()
-        return self._kept("hidden", f"SELECT id FROM images {'INDEXED BY images_hidden' if indexed else ''} "
-                                    "WHERE hidden_from_users")
+        def build() -> BitMap:
+            indexed = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'images_hidden'").fetchone()
+            return self.selected(f"SELECT id FROM images {'INDEXED BY images_hidden' if indexed else ''} "
+                                 "WHERE hidden_from_users")
+
+        return self.kept("hidden", build)
 
     def tagged(self, tag_ids: Iterable[int]) -> BitMap:
         """The images carrying any of ``tag_ids``."""
@@ -161,7 +164,7 @@ class Snapshot:
         if len(tag_ids) > _KEPT_TAGS:
             return bitmap_of(self._conn.execute(
                 "SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?))",
-                (_json_list(tag_ids),)))
+                (json_ids(tag_ids),)))
         return BitMap.union(BitMap(), *(self._kept(("tag", tag_id), "SELECT image_id FROM image_tags WHERE tag_id = ?",
                                                    (tag_id,)) for tag_id in tag_ids))
 
@@ -170,5 +173,6 @@ class Snapshot:
         return bitmap_of(self._conn.execute(sql, params))
 
 
-def _json_list(values: list[int]) -> str:
-    return "[" + ",".join(map(str, values)) + "]"
+def json_ids(ids: Iterable[int]) -> str:
+    """Integer ids as a JSON list, for ``json_each(?)``."""
+    return "[" + ",".join(map(str, ids)) + "]"

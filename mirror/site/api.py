@@ -26,7 +26,7 @@ from starlette.routing import BaseRoute, Route
 
 from ..search import bitmap_search, engine
 from ..search.bitmap_search import FilteredBy, ImageScope
-from ..search.compile import FALSE, TRUE, Sql, SqlNode
+from ..search.compile import TRUE, Sql, SqlNode
 from ..search.indexes import (
     COMMENTS,
     FILTERS,
@@ -53,7 +53,7 @@ from .http import (
 )
 from .records import display_key
 
-__all__ = ["api_routes", "Context", "image_where", "IMAGE_COLUMNS"]
+__all__ = ["api_routes", "Context", "IMAGE_COLUMNS"]
 
 Record = dict[str, Any]
 # A query longer than this is refused before it is parsed: one request cannot stall the server.
@@ -127,14 +127,6 @@ def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
 # ---------------------------------------------------------------------------- images
 
 IMAGE_COLUMNS = "{t}.id, {t}.raw, {t}.stub, {t}.hidden_from_users"
-
-
-def image_where(board: Board, image_filter: ImageFilter, *, deleted: bool) -> Sql:
-    """What every image search of a caller adds to its query: the filter's hides and, unless
-    ``deleted`` (``del=1``), no hidden images."""
-    hides = image_filter.hides()
-    where = TRUE if hides == FALSE else Sql(f"NOT coalesce(({hides.text}), 0)", hides.params)
-    return where if deleted else board.shown() & where
 
 
 def can_view_filter(row: Record, user_id: int | None) -> bool:

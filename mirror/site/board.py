@@ -208,17 +208,6 @@ class Board:
         finally:
             searching.idle.put(conn)
 
-    def shown(self) -> Sql:
-        """True for an image not hidden: in a search, asked of its entry in ``images_search``.
-
-        Its row would be read whole (several KiB, overflow pages included) to reach its last
-        column. A mirror made before that index (served as it is, read-only) asks the row.
-        """
-        if self.one("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'images_search'") is None:
-            return Sql("coalesce(i.hidden_from_users, 0) = 0")
-        return Sql("NOT EXISTS (SELECT 1 FROM images shown INDEXED BY images_search "
-                   "WHERE shown.id = i.id AND coalesce(shown.hidden_from_users, 0) != 0)")
-
     def one(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         return self.connection().execute(sql, tuple(params)).fetchone()
 
