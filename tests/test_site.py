@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import httpx
 import pytest
@@ -541,14 +542,18 @@ def test_mirror_site_generates_its_board_apart_and_serves_it(tmp_path):
     import subprocess
     import sys
 
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     site = subprocess.Popen([sys.executable, "-m", "mirror.cli", "site", "--images", "30", "--port", "0"],
-                            stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stdout=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ, "TMPDIR": str(temporary)})
     try:
         lines = [site.stdout.readline() for _ in range(4)]
         api = re.search(r"API: +(\S+)", lines[2]).group(1)
         everything = re.search(r"Everything filter: (\d+)", lines[3]).group(1)
         body = httpx.get(api + "/search/images", params={"q": "*", "filter_id": everything, "del": "1"}).json()
         assert lines[0].startswith("Generating a board of 30 images") and body["total"] == 30
+        assert len(list(temporary.iterdir())) == 1  # the board's folder
     finally:
         site.terminate()
         site.wait(timeout=10)
+    assert not list(temporary.iterdir())  # stopped as systemd stops it, it leaves no board behind

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from datetime import datetime, timezone
@@ -28,6 +29,28 @@ def board() -> BoardEditor:
 def test_same_seed_same_bytes_other_seed_other_board():
     assert BoardEditor.generate(seed=7, images=120).to_json() == BoardEditor.generate(seed=7, images=120).to_json()
     assert BoardEditor.generate(seed=7, images=120).to_json() != BoardEditor.generate(seed=8, images=120).to_json()
+
+
+def test_a_board_made_in_a_temporary_folder_goes_with_its_editor(tmp_path):
+    closed = BoardEditor.generate(seed=2, images=10)
+    collected = BoardEditor.generate(seed=2, images=10)
+    served = BoardEditor.generate(seed=2, images=10)
+    kept = BoardEditor.generate(seed=2, images=10, folder=tmp_path)
+    folders = [e.path.parent for e in (closed, collected, served)]
+    assert all(folder.is_dir() for folder in folders)
+    closed.close()
+    del collected
+    gc.collect()
+    assert not folders[0].exists() and not folders[1].exists()
+    with SiteServer(served) as site:  # the server keeps its board while it runs
+        del served
+        gc.collect()
+        assert httpx.get(site.api_url + "/images/1").status_code == 200
+    del site
+    gc.collect()
+    assert not folders[2].exists()
+    kept.close()
+    assert kept.path.is_file()  # a folder the caller gave is the caller's
 
 
 def test_generation_makes_the_sizes_asked():

@@ -18,9 +18,11 @@ import functools
 import json
 import multiprocessing
 import random
+import shutil
 import sqlite3
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
@@ -66,6 +68,7 @@ class BoardEditor:
         # (thumbnails_generated turns true), and the tags the site forbids.
         self.processing_delay = 0.5
         self.tag_blacklist: tuple[str, ...] = ()
+        self._removal: weakref.finalize | None = None
 
     @classmethod
     def generate(cls, seed: int = 1, images: int = 200, *, with_pictures: bool = False,
@@ -75,24 +78,46 @@ class BoardEditor:
         ``apart`` generates it in a process of its own, so that what generating holds (a large
         page cache, the vocabulary) is not kept by a server that then runs for hours.
         """
-        path = Path(folder or tempfile.mkdtemp(prefix="mirror-site-")) / f"board-{seed}-{images}.db"
-        make = functools.partial(generate_board, path, images, seed=seed, sizes=BoardSizes(images),
-                                 pictures=with_pictures)
-        if apart:
-            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-                pool.submit(make).result()
-        else:
-            make()
-        return cls(path)
+        def make(path: Path) -> None:
+            write = functools.partial(generate_board, path, images, seed=seed, sizes=BoardSizes(images),
+                                      pictures=with_pictures)
+            if apart:
+                with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+                    pool.submit(write).result()
+            else:
+                write()
+
+        return cls._made(folder, f"board-{seed}-{images}.db", make)
 
     @classmethod
     def from_fixtures(cls, path: str | Path, folder: str | Path | None = None) -> BoardEditor:
         """A board of every recorded response under ``path``, served unchanged."""
         from .fixtures import load_fixtures
 
-        board = Path(folder or tempfile.mkdtemp(prefix="mirror-site-")) / "recorded.db"
-        load_fixtures(board, Path(path))
-        return cls(board)
+        return cls._made(folder, "recorded.db", lambda board: load_fixtures(board, Path(path)))
+
+    @classmethod
+    def _made(cls, folder: str | Path | None, name: str, make: Callable[[Path], None]) -> BoardEditor:
+        """The board ``make`` writes as ``name`` in ``folder``; with no folder, in a temporary one
+        that goes with the editor (:meth:`close`, or when it is collected or Python exits), so
+        that test runs and demos do not leave a board behind each."""
+        temporary = None if folder else Path(tempfile.mkdtemp(prefix="mirror-site-"))
+        try:
+            make(Path(folder or temporary) / name)
+            editor = cls(Path(folder or temporary) / name)
+        except BaseException:
+            if temporary:
+                shutil.rmtree(temporary, ignore_errors=True)
+            raise
+        if temporary:
+            editor._removal = weakref.finalize(editor, _remove_board, editor.db.conn, temporary)
+        return editor
+
+    def close(self) -> None:
+        """Close the board's database, and remove it if it was made in a temporary folder."""
+        self.db.conn.close()
+        if self._removal is not None:
+            self._removal()
 
     # ------------------------------------------------------------------ reading
 
@@ -670,3 +695,8 @@ def _check_editable(fields: Mapping[str, Any], fixed: tuple[str, ...]) -> None:
     for key in fields:
         if key in fixed:
             raise ValueError(f"cannot edit {key}")
+
+
+def _remove_board(conn: sqlite3.Connection, folder: Path) -> None:
+    conn.close()
+    shutil.rmtree(folder, ignore_errors=True)

@@ -125,4 +125,7 @@ def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: in
     async def main() -> None:
         await asyncio.gather(server.serve(), announce())
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        editor.close()
