@@ -12,16 +12,18 @@ local search is on a large archive.
 
     .venv/bin/python bench/reverse.py
 
-Last measured (2 shared cores): 94 of 100 (99 of 100 with sides of at least 200 px); a local
-search on 100,000 images p50 0.11 ms, p95 0.15 ms. The target of 95 is not met. Before: 86 of
-100; 8 of the misses were animated GIFs copied from their first frame, while the site reads the
-frame at half the duration, and the generated animations' frames are unrelated pictures, so no
-first-frame copy finds its GIF (0 of 18, still printed). The 6 misses left are 50x50 pictures, and with sides of 200 px and more one 250x250: halved, their
-sides are odd, and the site's quadrants then share the middle row and column (a 13th of each
-quadrant at 25 px), which in the copy blends both sides of the centre lines. Each quadrant moves
-by 1 to 4 levels, more than the ±0.75 the default distance allows; a lossless half-size copy
-misses the same way, and without the label too. None of these is found at all (no other image
-comes first).
+Last measured (2 shared cores): 94 of 100 at the default distance (100 of 100 with sides of at
+least 200 px; 96 at distance 0.5, 97 at 1.0); a local search on 100,000 images p50 0.12 ms, p95
+0.16 ms. The target of 95 is not met. Before: 86 of 100; 8 of the misses were animated GIFs
+copied from their first frame, while the site reads the frame at half the duration, and the
+generated animations' frames are unrelated pictures, so no first-frame copy finds its GIF (0 of
+20, still printed). The 6 misses left are the sample's five 50x50 pictures and one 100x100. The
+50x50 ones halve to odd sides, and the site's quadrants then share the middle row and column (a
+13th of each quadrant at 25 px), which in the copy blends both sides of the centre lines: each
+corner moves by 1 to 4.5 levels, more than the ±0.75 the default distance allows (a lossless
+half-size copy misses the same way). The 100x100 one is moved 0.6-1.05 levels by JPEG alone
+(saturated flat colours: the JPEG's BT.601 luma and subsampled chroma shift BT.709 luma), as a
+full-size JPEG copy shows. None of these is found at all (no other image comes first).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from mirror.config import make_config
 from mirror.download.run import run_downloads
 from mirror.imaging import analyze, intensities_of, still_frame
 from mirror.reverse import search_archive
-from mirror.search.reverse import ReverseQuery, find_matches
+from mirror.search.reverse import DEFAULT_DISTANCE, ReverseQuery, find_matches
 from mirror.site.editor import BoardEditor
 from mirror.site.server import SiteServer
 from mirror.store import open_database
@@ -80,21 +82,25 @@ def half_size_jpeg(data: bytes, *, first_frame: bool = False) -> bytes:
 
 
 def accuracy(conn: sqlite3.Connection, files: Path, wanted: int = 100, min_side: int = 0, *,
-             animated_only: bool = False, first_frame: bool = False) -> tuple[int, int, list[int]]:
-    """Of ``wanted`` archived images (at least ``min_side`` pixels a side), how many copies find them first.
+             animated_only: bool = False, first_frame: bool = False,
+             distance: float | None = None) -> tuple[int, int, list[str]]:
+    """Of ``wanted`` archived images (at least ``min_side`` pixels a side), how many copies find them
+    first at ``distance`` (the default one when None), and the misses (id and size).
 
     WebM images are left out: their copy is made with Pillow, which does not read video."""
-    rows = conn.execute("SELECT d.image_id, d.path FROM downloads d JOIN image_intensities x ON x.image_id = d.image_id "
+    rows = conn.execute("SELECT d.image_id, d.path, i.width || 'x' || i.height FROM downloads d "
+                        "JOIN image_intensities x ON x.image_id = d.image_id "
                         "JOIN images i ON i.id = d.image_id WHERE d.representation = 'full' AND d.status = 'done' "
                         "AND i.format != 'webm' AND min(i.width, i.height) >= ? AND (i.animated OR NOT ?) "
                         "ORDER BY d.image_id LIMIT ?", [min_side, animated_only, wanted]).fetchall()
     first, missed = 0, []
-    for image_id, path in rows:
-        records, _ = search_archive(conn, half_size_jpeg((files / path).read_bytes(), first_frame=first_frame), None)
+    for image_id, path, size in rows:
+        copy = half_size_jpeg((files / path).read_bytes(), first_frame=first_frame)
+        records, _ = search_archive(conn, copy, distance)
         if records and records[0]["id"] == image_id:
             first += 1
         else:
-            missed.append(image_id)
+            missed.append(f"{image_id} ({size})")
     return first, len(rows), missed
 
 
@@ -135,10 +141,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-reverse-") as tmp:
         folder = Path(tmp)
         conn, files = mirror_of_site(folder, 260)
-        for min_side in (0, 200):
-            first, tried, missed = accuracy(conn, files, min_side=min_side)
+        for min_side, distance in ((0, None), (200, None), (0, 0.5), (0, 1.0)):
+            first, tried, missed = accuracy(conn, files, min_side=min_side, distance=distance)
             print(f"accuracy (sides >= {min_side} px): {first} of {tried} half-size JPEG q80 copies find their "
-                  f"original first (distance 0.25){'; missed ' + ', '.join(map(str, missed)) if missed else ''}")
+                  f"original first (distance {distance or DEFAULT_DISTANCE}){'; missed ' + ', '.join(missed) if missed else ''}")
         first, tried, _ = accuracy(conn, files, min_side=0, animated_only=True, first_frame=True)
         print(f"animated GIFs copied from their first frame instead (the site reads the one at half the "
               f"duration): {first} of {tried} find their original first")

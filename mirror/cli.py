@@ -217,7 +217,7 @@ def reverse(ctx: click.Context, source: str, distance: float | None, local: bool
             records, total = _search_site(config, file, distance)
     except SourceError as e:
         _fail(str(e), EXIT_USAGE)
-    click.echo(describe_matches(records, total))
+    click.echo(describe_matches(records, total, distance))
 
 
 def _search_local(config: Any, data: bytes, distance: float | None) -> tuple[list, int]:
@@ -296,8 +296,12 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
     """Run the local Philomena-compatible site (for tests, demos and benchmarks)."""
     from .site.server import run_site
 
-    run_site(seed=seed, images=image_count, host=host, port=port, faults=faults, fixtures=fixtures,
-             processing_delay=processing_delay)
+    _stop_cleanly_on_sigterm()  # so that the generated board is removed however the site is stopped
+    try:
+        run_site(seed=seed, images=image_count, host=host, port=port, faults=faults, fixtures=fixtures,
+                 processing_delay=processing_delay)
+    except KeyboardInterrupt:
+        click.echo("Local site stopped.")
 
 
 @cli.command()

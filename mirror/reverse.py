@@ -17,7 +17,7 @@ import httpx
 
 from .api.client import Upload, user_agent
 from .imaging import MediaError, intensities_of
-from .search.reverse import DEFAULT_DISTANCE, PAGE_SIZE, ReverseQuery, find_matches
+from .search.reverse import DEFAULT_DISTANCE, MAX_DISTANCE, PAGE_SIZE, ReverseQuery, find_matches
 
 __all__ = ["read_source", "search_archive", "describe_matches", "SourceError"]
 
@@ -50,6 +50,9 @@ def search_archive(conn: sqlite3.Connection, data: bytes, distance: float | None
         values, aspect = intensities_of(data)
     except MediaError as e:
         raise SourceError(f"cannot search with this file: {e}") from None
+    if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM image_intensities)").fetchone()[0]:
+        raise SourceError("the archive has no kept pictures to compare with: --local compares with the "
+                          "originals `mirror download` keeps (or `mirror verify` reads)")
     query = ReverseQuery(values.as_tuple(), aspect, DEFAULT_DISTANCE if distance is None else distance)
     matches, total = find_matches(conn, query, PAGE_SIZE)
     records = []
@@ -60,10 +63,14 @@ def search_archive(conn: sqlite3.Connection, data: bytes, distance: float | None
     return records, total
 
 
-def describe_matches(records: list[dict[str, Any]], total: int) -> str:
-    """One line per match: id, artists, source and page (or why it is hidden)."""
+def describe_matches(records: list[dict[str, Any]], total: int, distance: float | None = None) -> str:
+    """One line per match: id, artists, source and page (or why it is hidden); with none, what to try."""
     if not records:
-        return "no match"
+        used = DEFAULT_DISTANCE if distance is None else distance
+        if used >= MAX_DISTANCE:
+            return f"no match, even at distance {used:g} (the widest the site allows)"
+        return (f"no match within distance {used:g}; a small or much re-encoded copy can differ by more: "
+                f"try --distance {min(MAX_DISTANCE, max(0.5, used * 2)):g} (at most {MAX_DISTANCE:g})")
     lines = [f"{total} match{'es' if total != 1 else ''}" + (f" (first {len(records)} shown)" if total > len(records) else "")]
     for record in records:
         lines.append(_line(record))

@@ -24,6 +24,8 @@ from mirror.site.editor import BoardEditor
 from mirror.site.pictures import picture
 from mirror.site.server import LoopbackServer, SiteServer
 from mirror.site.upload_rules import CORRUPT
+from mirror.store import open_database
+from mirror.store.intensities import save_intensities
 
 from .conftest import site_config, sync, write_config
 
@@ -380,3 +382,24 @@ def test_intensities_read_from_an_svg_give_way_to_its_kept_rendering(tmp_path):
     expected = intensities_of_picture(Image.open(files / "full/0/7.png"))
     assert row["computed_from"] == "full"
     assert (row["nw"], row["ne"], row["sw"], row["se"]) == pytest.approx(expected.as_tuple())
+
+
+def test_local_reverse_says_what_to_try_when_nothing_is_found(board, tmp_path):
+    config = site_config(board, tmp_path)
+    path = write_config(config, tmp_path / "mirror.toml")
+    query = tmp_path / "black.png"
+    Image.new("RGB", (60, 40)).save(query)
+
+    def reverse(*extra: str):
+        return CliRunner().invoke(cli, ["-c", str(path), "reverse", str(query), "--local", *extra])
+
+    db = open_database(config.database)
+    empty = reverse()
+    assert empty.exit_code != 0 and "no kept pictures to compare with" in empty.output
+    save_intensities(db, 1, (1.0, 1.0, 1.0, 1.0), 1.5, "full")  # one corner-level off the black query
+    near = reverse()
+    assert near.exit_code == 0 and "no match within distance 0.25" in near.output and "--distance 0.5" in near.output
+    assert "try --distance 0.6" in reverse("--distance", "0.3").output
+    assert reverse("--distance", "0.5").output.startswith("1 match")
+    save_intensities(db, 1, (200.0, 1.0, 1.0, 1.0), 1.5, "full")
+    assert "even at distance 1 (the widest the site allows)" in reverse("--distance", "1").output

@@ -15,9 +15,11 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-__all__ = ["ReverseQuery", "Match", "parse_distance", "parse_limit", "find_matches", "PAGE_SIZE", "DEFAULT_DISTANCE"]
+__all__ = ["ReverseQuery", "Match", "parse_distance", "parse_limit", "find_matches", "PAGE_SIZE", "DEFAULT_DISTANCE",
+           "MAX_DISTANCE"]
 
 DEFAULT_DISTANCE = 0.25
+MAX_DISTANCE = 1.0  # the site refuses a wider search
 PAGE_SIZE = 50
 _LEADING_FLOAT = re.compile(r"[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
@@ -41,7 +43,7 @@ def parse_distance(value: str | None) -> float | None:
         return DEFAULT_DISTANCE
     found = _LEADING_FLOAT.match("0" + value)
     distance = float(found.group(0)) if found else 0.0
-    return distance if 0.0 <= distance <= 1.0 else None
+    return distance if 0.0 <= distance <= MAX_DISTANCE else None
 
 
 def parse_limit(value: str | None) -> bool:
