@@ -6,6 +6,7 @@ local search is on a large archive.
    the site reads (an animated GIF's frame at half its duration) is searched offline at the
    default distance, and the original counted when it comes first. How copies of an animated
    GIF's first frame fare is printed apart.
+   The same is then done with intensities computed as the site's own program computes them.
 2. 100,000 synthetic intensity rows go into a fresh mirror database; the p50 and p95 of a local
    search (the box query, ordering and the matches' records) are reported, and apart from it
    the time to read the query file.
@@ -24,6 +25,9 @@ corner moves by 1 to 4.5 levels, more than the ±0.75 the default distance allow
 half-size copy misses the same way). The 100x100 one is moved 0.6-1.05 levels by JPEG alone
 (saturated flat colours: the JPEG's BT.601 luma and subsampled chroma shift BT.709 luma), as a
 full-size JPEG copy shows. None of these is found at all (no other image comes first).
+With the intensities the site's own program computes (it departs from the reference for even
+sides, see site_tool_intensities), the same copies find their original first 67 times in 100:
+the site itself does worse on this sample than the reference's rule does.
 """
 
 from __future__ import annotations
@@ -37,11 +41,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from PIL import Image
+from PIL import Image, ImageStat
 
 from mirror.config import make_config
 from mirror.download.run import run_downloads
 from mirror.imaging import analyze, intensities_of, still_frame
+from mirror.imaging.intensities import BT709
+from mirror.imaging.intensities import _on_black as on_black  # what the site's decoders do to transparency
 from mirror.reverse import search_archive
 from mirror.search.reverse import DEFAULT_DISTANCE, ReverseQuery, find_matches
 from mirror.site.editor import BoardEditor
@@ -81,6 +87,16 @@ def half_size_jpeg(data: bytes, *, first_frame: bool = False) -> bytes:
     return out.getvalue()
 
 
+def sample(conn: sqlite3.Connection, wanted: int = 100, min_side: int = 0,
+           animated_only: bool = False) -> list[tuple[int, str, str]]:
+    """Id, kept path and size of the first ``wanted`` archived images with intensities."""
+    return conn.execute("SELECT d.image_id, d.path, i.width || 'x' || i.height FROM downloads d "
+                        "JOIN image_intensities x ON x.image_id = d.image_id "
+                        "JOIN images i ON i.id = d.image_id WHERE d.representation = 'full' AND d.status = 'done' "
+                        "AND i.format != 'webm' AND min(i.width, i.height) >= ? AND (i.animated OR NOT ?) "
+                        "ORDER BY d.image_id LIMIT ?", [min_side, animated_only, wanted]).fetchall()
+
+
 def accuracy(conn: sqlite3.Connection, files: Path, wanted: int = 100, min_side: int = 0, *,
              animated_only: bool = False, first_frame: bool = False,
              distance: float | None = None) -> tuple[int, int, list[str]]:
@@ -88,11 +104,7 @@ def accuracy(conn: sqlite3.Connection, files: Path, wanted: int = 100, min_side:
     first at ``distance`` (the default one when None), and the misses (id and size).
 
     WebM images are left out: their copy is made with Pillow, which does not read video."""
-    rows = conn.execute("SELECT d.image_id, d.path, i.width || 'x' || i.height FROM downloads d "
-                        "JOIN image_intensities x ON x.image_id = d.image_id "
-                        "JOIN images i ON i.id = d.image_id WHERE d.representation = 'full' AND d.status = 'done' "
-                        "AND i.format != 'webm' AND min(i.width, i.height) >= ? AND (i.animated OR NOT ?) "
-                        "ORDER BY d.image_id LIMIT ?", [min_side, animated_only, wanted]).fetchall()
+    rows = sample(conn, wanted, min_side, animated_only)
     first, missed = 0, []
     for image_id, path, size in rows:
         copy = half_size_jpeg((files / path).read_bytes(), first_frame=first_frame)
@@ -102,6 +114,40 @@ def accuracy(conn: sqlite3.Connection, files: Path, wanted: int = 100, min_side:
         else:
             missed.append(f"{image_id} ({size})")
     return first, len(rows), missed
+
+
+def site_tool_intensities(picture: Image.Image) -> tuple[float, float, float, float]:
+    """The intensities as the site's own program computes them (philomena-dev/cli_intensities,
+    intensities.c), unlike the reference for even sides: row height/2 and column width/2 count in
+    both halves whatever the sides, and each quadrant's sum is divided by a quarter of the sides
+    rounded up to even (so the north and west quadrants of an even-sided picture read high)."""
+    rgb = on_black(picture)
+    w, h = rgb.size
+    boxes = ((0, 0, w // 2 + 1, h // 2 + 1), (w // 2, 0, w, h // 2 + 1),
+             (0, h // 2, w // 2 + 1, h), (w // 2, h // 2, w, h))
+    quarter = ((w + 1) & ~1) * ((h + 1) & ~1) / 4
+    return tuple(sum(k * total for k, total in zip(BT709, ImageStat.Stat(rgb.crop(box)).sum)) / quarter
+                 for box in boxes)  # type: ignore[return-value]
+
+
+def site_tool_accuracy(conn: sqlite3.Connection, files: Path) -> tuple[int, int]:
+    """How many copies of the sample find their original first with the site program's
+    intensities, every kept original read that way (the rule and distance unchanged)."""
+    tool = sqlite3.connect(":memory:")
+    tool.execute("CREATE TABLE image_intensities (image_id INTEGER PRIMARY KEY, nw, ne, sw, se, aspect_ratio)")
+    for image_id, path, _ in sample(conn, wanted=-1):
+        data = (files / path).read_bytes()
+        analysis = analyze(data)
+        tool.execute("INSERT INTO image_intensities VALUES (?, ?, ?, ?, ?, ?)",
+                     [image_id, *site_tool_intensities(still_frame(data, analysis)), analysis.aspect_ratio])
+    rows = sample(conn)
+    first = 0
+    for image_id, path, _ in rows:
+        copy = half_size_jpeg((files / path).read_bytes())
+        query = ReverseQuery(site_tool_intensities(Image.open(io.BytesIO(copy))), analyze(copy).aspect_ratio)
+        matches, _ = find_matches(tool, query)
+        first += bool(matches) and matches[0].image_id == image_id
+    return first, len(rows)
 
 
 def synthetic(folder: Path, n: int = 100_000) -> sqlite3.Connection:
@@ -145,6 +191,9 @@ def main() -> None:
             first, tried, missed = accuracy(conn, files, min_side=min_side, distance=distance)
             print(f"accuracy (sides >= {min_side} px): {first} of {tried} half-size JPEG q80 copies find their "
                   f"original first (distance {distance or DEFAULT_DISTANCE}){'; missed ' + ', '.join(missed) if missed else ''}")
+        first, tried = site_tool_accuracy(conn, files)
+        print(f"the same copies with the intensities the site's own program computes (row and column "
+              f"side/2 in both halves for even sides too): {first} of {tried} find their original first")
         first, tried, _ = accuracy(conn, files, min_side=0, animated_only=True, first_frame=True)
         print(f"animated GIFs copied from their first frame instead (the site reads the one at half the "
               f"duration): {first} of {tried} find their original first")

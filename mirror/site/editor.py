@@ -698,5 +698,7 @@ def _check_editable(fields: Mapping[str, Any], fixed: tuple[str, ...]) -> None:
 
 
 def _remove_board(conn: sqlite3.Connection, folder: Path) -> None:
-    conn.close()
-    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        conn.close()
+    finally:  # a connection busy in another thread at exit must not keep the folder
+        shutil.rmtree(folder, ignore_errors=True)
