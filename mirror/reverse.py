@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from .api.client import Upload, user_agent
+from .api.client import MAX_FILE_SIZE, Upload, user_agent
 from .imaging import MediaError, intensities_of
 from .search.reverse import DEFAULT_DISTANCE, MAX_DISTANCE, PAGE_SIZE, ReverseQuery, find_matches
 
@@ -27,21 +27,38 @@ class SourceError(Exception):
 
 
 def read_source(source: str, *, fetch: bool = False) -> Upload:
-    """A local file's bytes, or a URL: passed on for the site to fetch, or fetched here (``fetch``)."""
+    """A local file's bytes, or a URL: passed on for the site to fetch, or fetched here (``fetch``).
+
+    A file larger than the site takes is refused before it is read (or fetched in full)."""
     if source.startswith(("http://", "https://")):
-        if not fetch:
-            return Upload(url=source)
-        try:
-            response = httpx.get(source, headers={"User-Agent": user_agent()}, timeout=30.0, follow_redirects=True)
-        except httpx.HTTPError as e:
-            raise SourceError(f"cannot fetch {source}: {type(e).__name__}") from None
-        if response.status_code != 200:
-            raise SourceError(f"cannot fetch {source}: the server answered {response.status_code}")
-        return Upload(response.content, Path(response.url.path).name or "image")
+        return _fetched(source) if fetch else Upload(url=source)
     path = Path(source)
     if not path.is_file():
         raise SourceError(f"{source}: no such file (give a file or an http(s) URL)")
+    _check_size(source, path.stat().st_size)
     return Upload(path.read_bytes(), path.name)
+
+
+def _fetched(url: str) -> Upload:
+    try:
+        with httpx.stream("GET", url, headers={"User-Agent": user_agent()}, timeout=30.0,
+                          follow_redirects=True) as response:
+            if response.status_code != 200:
+                raise SourceError(f"cannot fetch {url}: the server answered {response.status_code}")
+            _check_size(url, int(response.headers.get("content-length") or 0))
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                _check_size(url, len(body))
+            return Upload(bytes(body), Path(response.url.path).name or "image")
+    except httpx.HTTPError as e:
+        raise SourceError(f"cannot fetch {url}: {type(e).__name__}") from None
+
+
+def _check_size(source: str, size: int) -> None:
+    if size > MAX_FILE_SIZE:
+        raise SourceError(f"{source} is larger than {MAX_FILE_SIZE / 2**20:.0f} MiB, the most the site takes "
+                          "(it refuses such a file, for uploads and searches alike)")
 
 
 def search_archive(conn: sqlite3.Connection, data: bytes, distance: float | None) -> tuple[list[dict[str, Any]], int]:

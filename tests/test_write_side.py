@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from mirror.api import KeyRequired
-from mirror.api.client import PhilomenaClient, Upload
+from mirror.api.client import MAX_FILE_SIZE, PhilomenaClient, Upload
 from mirror.api.errors import UploadRejected
 from mirror.api.polite import Politeness
 from mirror.api.upload import upload_fields, upload_image
@@ -403,3 +403,29 @@ def test_local_reverse_says_what_to_try_when_nothing_is_found(board, tmp_path):
     assert reverse("--distance", "0.5").output.startswith("1 match")
     save_intensities(db, 1, (200.0, 1.0, 1.0, 1.0), 1.5, "full")
     assert "even at distance 1 (the widest the site allows)" in reverse("--distance", "1").output
+
+
+def test_a_file_larger_than_the_site_takes_is_refused_before_it_is_read_or_sent(board, tmp_path):
+    from starlette.responses import StreamingResponse
+
+    config = site_config(board, tmp_path, api_key=key_of(board))
+    path = write_config(config, tmp_path / "mirror.toml")
+    huge = tmp_path / "huge.png"
+    with huge.open("wb") as f:  # sparse: no disk used
+        f.truncate(MAX_FILE_SIZE + 1)
+    board.clear_requests()
+    for command in (["upload", str(huge), "--tags", "safe, pony, solo"], ["reverse", str(huge)],
+                    ["reverse", str(huge), "--local"]):
+        result = CliRunner().invoke(cli, ["-c", str(path), *command], env={"MIRROR_API_KEY": key_of(board)})
+        assert result.exit_code == 2 and "larger than 125 MiB, the most the site takes" in result.output, command
+    assert not board.requests
+
+    async def streamed(scope, receive, send):  # 200 MiB, without saying so up front
+        async def chunks():
+            for _ in range(200):
+                yield b"\0" * 2**20
+        await StreamingResponse(chunks())(scope, receive, send)
+
+    with LoopbackServer(streamed) as server:
+        result = CliRunner().invoke(cli, ["-c", str(path), "reverse", server.url + "/big.png", "--local"])
+    assert result.exit_code == 2 and "larger than 125 MiB" in result.output

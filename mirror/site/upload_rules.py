@@ -12,13 +12,14 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..api.client import MAX_FILE_SIZE
 from ..imaging import Analysis
 
 __all__ = ["Errors", "check_upload", "tag_names", "CORRUPT", "MAX_SIZE"]
 
 Errors = dict[str, Any]
 
-MAX_SIZE = 131_072_000
+MAX_SIZE = MAX_FILE_SIZE
 MAX_DESCRIPTION = 50_000
 MAX_SOURCES = 15
 CORRUPT = "contents corrupt, not recognized, or dimensions are too large to process"
