@@ -429,3 +429,27 @@ def test_a_file_larger_than_the_site_takes_is_refused_before_it_is_read_or_sent(
     with LoopbackServer(streamed) as server:
         result = CliRunner().invoke(cli, ["-c", str(path), "reverse", server.url + "/big.png", "--local"])
     assert result.exit_code == 2 and "larger than 125 MiB" in result.output
+
+
+def test_a_body_over_130_mib_is_refused_as_the_proxy_refuses_it(board):
+    """413, on the declared length before any of it is read, or once a body without one goes over."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from mirror.site.http import BODY_LIMIT
+
+    def chunks():  # one file part, larger than the limit
+        yield b'--x\r\nContent-Disposition: form-data; name="image[image]"; filename="q"\r\n\r\n'
+        for _ in range(BODY_LIMIT // 2**20 + 2):
+            yield b"\0" * 2**20
+
+    headers = {"content-type": "multipart/form-data; boundary=x"}
+    streamed = httpx.post(board.api_url + "/search/reverse", content=chunks(), headers=headers, timeout=60)
+    assert streamed.status_code == 413
+    address = urlsplit(board.url)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as raw:
+        raw.sendall(f"POST /api/v1/json/images HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=x\r\n"
+                    f"Content-Length: {BODY_LIMIT + 1}\r\n\r\n".encode())
+        assert raw.recv(100).startswith(b"HTTP/1.1 413 ")  # answered with no byte of the body sent
+    small = httpx.post(board.api_url + "/search/reverse", files={"image[image]": ("q", png("fits"), "image/png")})
+    assert small.status_code == 200

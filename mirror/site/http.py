@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -19,6 +20,7 @@ __all__ = ["ApiError", "not_found", "bad_request", "parse_id", "parse_integer_id
            "API_PREFIX", "INT4_MAX"]
 
 API_PREFIX = "/api/v1/json"
+BODY_LIMIT = 136_314_880  # the proxy's request_body max_size: 130 MiB
 INT4_MAX = 2**31 - 1
 
 
@@ -92,8 +94,10 @@ class Paging:
 class ProxyMiddleware:
     """What the production Caddy proxy adds in front of the app (reference section 8).
 
-    `Cache-Control: no-store, no-cache` and CORS headers on API responses, and a bare 400 for
-    any legacy `.json` path.
+    `Cache-Control: no-store, no-cache` and CORS headers on API responses, a bare 400 for any
+    legacy `.json` path, and a bare 413 for a request body over 130 MiB: refused on its
+    `Content-Length`, or as soon as a body sent without one goes over (so that no request, to
+    `mirror serve` either, can fill the memory or the disk the form parser spools files to).
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -106,6 +110,10 @@ class ProxyMiddleware:
         if scope["path"].endswith(".json"):
             await Response(b"", status_code=400, media_type="text/plain")(scope, receive, send)
             return
+        if _declared_length(scope) > BODY_LIMIT:
+            await Response(b"", status_code=413, media_type="text/plain")(scope, receive, send)
+            return
+        receive = _limited(receive)
         api = scope["path"].startswith("/api/")
 
         async def send_with_headers(message: Message) -> None:
@@ -119,3 +127,23 @@ class ProxyMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _declared_length(scope: Scope) -> int:
+    value = dict(scope["headers"]).get(b"content-length", b"")
+    return int(value) if value.isdigit() else 0
+
+
+def _limited(receive: Receive) -> Receive:
+    """``receive``, raising a 413 once the body read goes over :data:`BODY_LIMIT`."""
+    read = 0
+
+    async def counted() -> Message:
+        nonlocal read
+        message = await receive()
+        read += len(message.get("body", b""))
+        if read > BODY_LIMIT:
+            raise HTTPException(413)
+        return message
+
+    return counted
