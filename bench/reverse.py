@@ -88,23 +88,21 @@ def half_size_jpeg(data: bytes, *, first_frame: bool = False) -> bytes:
 
 
 def sample(conn: sqlite3.Connection, wanted: int = 100, min_side: int = 0,
-           animated_only: bool = False) -> list[tuple[int, str, str]]:
+           animated_gifs: bool = False) -> list[tuple[int, str, str]]:
     """Id, kept path and size of the first ``wanted`` archived images with intensities."""
     return conn.execute("SELECT d.image_id, d.path, i.width || 'x' || i.height FROM downloads d "
                         "JOIN image_intensities x ON x.image_id = d.image_id "
                         "JOIN images i ON i.id = d.image_id WHERE d.representation = 'full' AND d.status = 'done' "
-                        "AND i.format != 'webm' AND min(i.width, i.height) >= ? AND (i.animated OR NOT ?) "
-                        "ORDER BY d.image_id LIMIT ?", [min_side, animated_only, wanted]).fetchall()
+                        "AND min(i.width, i.height) >= ? AND (i.animated AND i.format = 'gif' OR NOT ?) "
+                        "ORDER BY d.image_id LIMIT ?", [min_side, animated_gifs, wanted]).fetchall()
 
 
 def accuracy(conn: sqlite3.Connection, files: Path, wanted: int = 100, min_side: int = 0, *,
-             animated_only: bool = False, first_frame: bool = False,
+             animated_gifs: bool = False, first_frame: bool = False,
              distance: float | None = None) -> tuple[int, int, list[str]]:
     """Of ``wanted`` archived images (at least ``min_side`` pixels a side), how many copies find them
-    first at ``distance`` (the default one when None), and the misses (id and size).
-
-    WebM images are left out: their copy is made with Pillow, which does not read video."""
-    rows = sample(conn, wanted, min_side, animated_only)
+    first at ``distance`` (the default one when None), and the misses (id and size)."""
+    rows = sample(conn, wanted, min_side, animated_gifs)
     first, missed = 0, []
     for image_id, path, size in rows:
         copy = half_size_jpeg((files / path).read_bytes(), first_frame=first_frame)
@@ -194,7 +192,7 @@ def main() -> None:
         first, tried = site_tool_accuracy(conn, files)
         print(f"the same copies with the intensities the site's own program computes (row and column "
               f"side/2 in both halves for even sides too): {first} of {tried} find their original first")
-        first, tried, _ = accuracy(conn, files, min_side=0, animated_only=True, first_frame=True)
+        first, tried, _ = accuracy(conn, files, min_side=0, animated_gifs=True, first_frame=True)
         print(f"animated GIFs copied from their first frame instead (the site reads the one at half the "
               f"duration): {first} of {tried} find their original first")
         sample = half_size_jpeg((files / conn.execute("SELECT path FROM downloads WHERE representation = 'full' "

@@ -18,7 +18,7 @@ from mirror.api.polite import Politeness
 from mirror.api.upload import upload_fields, upload_image
 from mirror.cli import cli
 from mirror.download.run import run_downloads
-from mirror.imaging import intensities_of_picture
+from mirror.imaging import intensities_of, intensities_of_picture
 from mirror.site.app import create_app
 from mirror.site.editor import BoardEditor
 from mirror.site.pictures import picture
@@ -78,10 +78,11 @@ def luma(colour: tuple[int, int, int]) -> float:
     return sum(w * c for w, c in zip((0.2126, 0.7152, 0.0722), colour))
 
 
-def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int, *, bt709: bool = False) -> bytes:
+def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int, *, bt709: bool = False,
+              size: tuple[int, int] = (33, 25)) -> bytes:
     """Solid-colour frames, each shown ``delay_ms`` (a WebM plays them at 1000/``delay_ms`` fps;
     with ``bt709`` it is VP9 encoded and tagged BT.709)."""
-    frames = [Image.new("RGB", (33, 25), colour) for colour in colours]  # odd sides: quadrants are means
+    frames = [Image.new("RGB", size, colour) for colour in colours]
     out = io.BytesIO()
     if fmt == "gif":
         frames[0].save(out, "GIF", save_all=True, append_images=frames[1:], duration=delay_ms, loop=0)
@@ -89,7 +90,7 @@ def animation(fmt: str, colours: list[tuple[int, int, int]], delay_ms: int, *, b
     import av
     container = av.open(out, mode="w", format="webm")
     stream = container.add_stream("libvpx-vp9" if bt709 else "libvpx", rate=1000 // delay_ms)
-    stream.width, stream.height, stream.pix_fmt = 33, 25, "yuv420p"
+    (stream.width, stream.height), stream.pix_fmt = size, "yuv420p"
     if bt709:
         stream.codec_context.colorspace = av.video.reformatter.Colorspace.ITU709
     for frame in frames:
@@ -124,6 +125,16 @@ def test_an_animation_is_read_at_the_frame_mediathumb_keeps_at_half_its_duration
     image = processed(board, uploaded.json()["image"]["id"])
     assert image["duration"] == pytest.approx(duration)
     assert list(image["intensities"].values()) == pytest.approx([luma(shown)] * 4, abs=3)
+
+
+@pytest.mark.parametrize("width", [20, 100, 900])
+def test_a_video_frame_is_read_to_its_last_column(width):
+    """swscale's fast path to RGBA leaves the last columns of each row unset for some widths (these
+    three among them: zeros, or whatever the memory held, so the same video read twice differed);
+    to RGB it converts them all."""
+    grey = (128, 128, 128)
+    values, _ = intensities_of(animation("webm", [grey, grey], 500, size=(width, 16)))
+    assert values.as_tuple() == pytest.approx([luma(grey)] * 4, abs=0.5)
 
 
 def read_as_bt601(colour: tuple[int, int, int]) -> tuple[float, float, float]:

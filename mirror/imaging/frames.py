@@ -92,9 +92,13 @@ def _video_frame(data: bytes, seconds: float) -> Image.Image:
 
 
 def _as_mediathumb_sees(frame: av.VideoFrame) -> Image.Image:
-    """The frame in RGBA as mediathumb converts it: swscale's defaults, BT.601 at limited range,
-    whatever colour space or range the video is tagged with (PyAV would honour the tags)."""
-    return frame.reformat(format="rgba", src_colorspace="ITU601", src_color_range="MPEG").to_image()
+    """The frame in RGB as mediathumb converts it: swscale's defaults, BT.601 at limited range,
+    whatever colour space or range the video is tagged with (PyAV would honour the tags).
+
+    mediathumb asks for RGBA, but swscale's fast path to RGBA leaves the last few columns of
+    each row unset for some widths (900 among them), so the same file read twice could give
+    other intensities; its RGB is the same everywhere else, and whole (a video has no alpha)."""
+    return frame.reformat(format="rgb24", src_colorspace="ITU601", src_color_range="MPEG").to_image()
 
 
 def render_svg(data: bytes) -> Image.Image:
