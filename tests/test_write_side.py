@@ -74,6 +74,38 @@ def test_intensities_are_bt709_luma_per_quadrant_overlapping_on_odd_sides_on_bla
 RED, GREEN, BLUE, WHITE = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255)
 
 
+def test_files_are_decoded_one_at_a_time(monkeypatch):
+    """A picture the site accepts can take over a gigabyte decoded: four download workers (or
+    reverse searches sent to `mirror serve`) must not hold four at once."""
+    import threading
+    import time
+
+    from mirror.imaging import intensities as module
+
+    inside, most, lock = 0, 0, threading.Lock()
+    real = module.still_frame
+
+    def counted(*args):
+        nonlocal inside, most
+        with lock:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.05)
+        try:
+            return real(*args)
+        finally:
+            with lock:
+                inside -= 1
+
+    monkeypatch.setattr(module, "still_frame", counted)
+    threads = [threading.Thread(target=intensities_of, args=(png(f"t{n}"),)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most == 1
+
+
 def luma(colour: tuple[int, int, int]) -> float:
     return sum(w * c for w, c in zip((0.2126, 0.7152, 0.0722), colour))
 

@@ -12,6 +12,7 @@ a picture clips every value above 255 to white).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import astuple, dataclass
 
 from PIL import Image, ImageChops, ImageStat
@@ -23,6 +24,7 @@ __all__ = ["Intensities", "intensities_of", "intensities_of_picture"]
 
 BT709 = (0.2126, 0.7152, 0.0722)
 _WIDE_GREY = ("I", "I;16", "I;16B", "I;16L", "I;16N")  # how Pillow opens a 16-bit grey PNG
+_ONE_AT_A_TIME = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -53,18 +55,22 @@ def intensities_of(data: bytes) -> tuple[Intensities, float]:
     """The intensities of a file's still frame, and the file's aspect ratio.
 
     Raises :class:`MediaError` when the file is not a picture or video the site accepts.
+    Files are read one at a time in a process: a picture the site accepts can take over a
+    gigabyte decoded (a 500 KiB PNG of 16000x11000 pixels does), so the download workers, or
+    the reverse searches ``mirror serve`` is sent, must not decode several at once.
     """
     analysis = analyze(data)
     if not analysis.supported or not analysis.width:
         raise MediaError(f"not a file the site accepts ({analysis.mime_type})")
-    return intensities_of_picture(still_frame(data, analysis)), analysis.aspect_ratio
+    with _ONE_AT_A_TIME:
+        return intensities_of_picture(still_frame(data, analysis)), analysis.aspect_ratio
 
 
 def _on_black(picture: Image.Image) -> Image.Image:
     if picture.mode in _WIDE_GREY:
         picture = _grey_at_8_bits(picture)
     if picture.mode not in ("RGBA", "LA", "PA", "RGBa", "La") and "transparency" not in picture.info:
-        return picture.convert("RGB")
+        return picture if picture.mode == "RGB" else picture.convert("RGB")
     rgba = picture.convert("RGBA")
     black = Image.new("RGBA", rgba.size, (0, 0, 0, 255))
     return Image.alpha_composite(black, rgba).convert("RGB")
