@@ -150,6 +150,9 @@ def processed(site, image_id: int) -> dict:
     ("gif", [RED, GREEN, BLUE, WHITE], 0, 0.4, GREEN),
     # 4 fps: the frame from 0.25 s to 0.5 s is the one showing at half the second.
     ("webm", [RED, GREEN, BLUE, WHITE], 250, 1.0, GREEN),
+    # A still GIF lasts its frame's delay, as mediastat reports it (not a still PNG's 1/25 s).
+    ("gif", [RED], 300, 0.3, RED),
+    ("gif", [BLUE], 0, 0.1, BLUE),
 ])
 def test_an_animation_is_read_at_the_frame_mediathumb_keeps_at_half_its_duration(board, fmt, colours, delay_ms,
                                                                                   duration, shown):

@@ -79,10 +79,10 @@ def _raster(picture: Image.Image) -> Analysis:
     if fmt not in FORMATS:
         return Analysis(Image.MIME.get(fmt, "application/octet-stream"))
     name, mime = FORMATS[fmt]
-    frames = getattr(picture, "n_frames", 1)
-    if name == "gif" and frames > 1:
+    if name == "gif":  # mediastat's duration: the frames' delays, a still one's included
+        frames = getattr(picture, "n_frames", 1)
         duration = sum(gif_delays(picture)) / 100
-        return Analysis(mime, name, picture.width, picture.height, round(duration, 6), True)
+        return Analysis(mime, name, picture.width, picture.height, round(duration, 6), frames > 1)
     return Analysis(mime, name, picture.width, picture.height, STILL_DURATION, False)
 
 

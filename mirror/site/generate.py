@@ -264,7 +264,8 @@ def new_image(g: Maker, rng: random.Random, image_id: int, created: str, groups:
     fmt, mime, _ = rng.choices(FORMATS, weights=[f[2] for f in FORMATS])[0]
     width, height = rng.choice(SIZES)
     animated = fmt == "webm" or (fmt == "gif" and rng.random() < 0.7)
-    duration = 0.0 if fmt == "svg" else round(rng.uniform(1, 60), 2) if animated else 0.04
+    # A still GIF lasts its one frame's delay (the drawn one's 300 ms), other stills 1/25 s.
+    duration = 0.0 if fmt == "svg" else round(rng.uniform(1, 60), 2) if animated else 0.3 if fmt == "gif" else 0.04
     upvotes = 0 if rng.random() < 0.1 else int(rng.paretovariate(1.2) * 5)
     downvotes = rng.randint(0, max(1, upvotes // 10)) if rng.random() < 0.6 else 0
     anonymous = rng.random() < 0.15 or not users
