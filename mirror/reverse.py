@@ -58,7 +58,7 @@ def _fetched(url: str) -> Upload:
 def _check_size(source: str, size: int) -> None:
     if size > MAX_FILE_SIZE:
         raise SourceError(f"{source} is larger than {MAX_FILE_SIZE / 2**20:.0f} MiB, the most the site takes "
-                          "(it refuses such a file, for uploads and searches alike)")
+                          "for an image")
 
 
 def search_archive(conn: sqlite3.Connection, data: bytes, distance: float | None) -> tuple[list[dict[str, Any]], int]:

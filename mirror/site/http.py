@@ -95,7 +95,7 @@ class ProxyMiddleware:
     """What the production Caddy proxy adds in front of the app (reference section 8).
 
     `Cache-Control: no-store, no-cache` and CORS headers on API responses, a bare 400 for any
-    legacy `.json` path, and a bare 413 for a request body over 130 MiB: refused on its
+    legacy `.json` path, and a 413 for a request body over 130 MiB: refused on its
     `Content-Length`, or as soon as a body sent without one goes over (so that no request, to
     `mirror serve` either, can fill the memory or the disk the form parser spools files to).
     """
