@@ -499,3 +499,36 @@ def test_a_body_over_130_mib_is_refused_as_the_proxy_refuses_it(board):
         assert raw.recv(100).startswith(b"HTTP/1.1 413 ")  # answered with no byte of the body sent
     small = httpx.post(board.api_url + "/search/reverse", files={"image[image]": ("q", png("fits"), "image/png")})
     assert small.status_code == 200
+
+
+def test_only_two_requests_at_a_time_hold_their_file_in_memory(board, monkeypatch):
+    """A burst of searches (or uploads) waits its turn with the bodies still spooled to disk."""
+    import threading
+
+    from mirror.site import write
+
+    inside, most, lock = 0, 0, threading.Lock()
+    real = write.file_of
+
+    async def counted(*args):
+        nonlocal inside, most
+        with lock:
+            inside += 1
+            most = max(most, inside)
+        await asyncio.sleep(0.1)
+        try:
+            return await real(*args)
+        finally:
+            with lock:
+                inside -= 1
+
+    monkeypatch.setattr(write, "file_of", counted)
+    answers = []
+    files = {"image[image]": ("q", png("burst"), "image/png")}
+    threads = [threading.Thread(target=lambda: answers.append(
+        httpx.post(board.api_url + "/search/reverse", files=files, timeout=30).status_code)) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [200] * 6 and most == write.FILES_AT_ONCE

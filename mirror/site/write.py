@@ -37,6 +37,7 @@ __all__ = ["upload_routes", "reverse_routes"]
 Params = dict[str, Any]
 _KEY_PART = re.compile(r"\[([^\]]*)\]")
 EMPTY_REVERSE = {"images": [], "interactions": [], "total": 0}
+FILES_AT_ONCE = 2
 
 
 async def read_params(request: Request) -> tuple[Params, UploadFile | None]:
@@ -68,6 +69,16 @@ def _nest(items: list[tuple[str, Any]]) -> Params:
             node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else node
         node[path[-1]] = value
     return out
+
+
+def file_turns(request: Request) -> asyncio.Semaphore:
+    """Turns for the requests whose file is read into memory (up to 130 MiB each) and decoded:
+    the rest wait, their bodies still spooled to disk, so that a burst of large uploads or
+    searches cannot hold them all in memory at once. One per app, in its own event loop."""
+    state = request.app.state
+    if not hasattr(state, "file_turns"):
+        state.file_turns = asyncio.Semaphore(FILES_AT_ONCE)
+    return state.file_turns
 
 
 async def file_of(params: Params, upload: UploadFile | None) -> tuple[bytes, str] | None:
@@ -129,6 +140,11 @@ async def create_image(request: Request) -> Response:
     user_id = board.user_for_key(str(params.get("key") or "")) if isinstance(params.get("key", ""), str) else None
     if user_id is None:
         return Response(b"", status_code=401, media_type="text/plain")
+    async with file_turns(request):
+        return await _created(request, params, upload, user_id)
+
+
+async def _created(request: Request, params: Params, upload: UploadFile | None, user_id: int) -> Response:
     fields = params.get("image") if isinstance(params.get("image"), dict) else {}
     got = await file_of(params, upload)
     ds = request.app.state.editor
@@ -179,13 +195,14 @@ async def reverse_search(request: Request) -> Response:
     limit = params.get("limit")
     if distance is None or not parse_limit(limit if isinstance(limit, str) or limit is None else "x"):
         return JSONResponse(EMPTY_REVERSE)
-    got = await file_of(params, upload)
-    if got is None:
-        return JSONResponse(EMPTY_REVERSE)
-    try:
-        values, aspect = await asyncio.to_thread(intensities_of, got[0])
-    except MediaError:
-        return JSONResponse(EMPTY_REVERSE)
+    async with file_turns(request):
+        got = await file_of(params, upload)
+        if got is None:
+            return JSONResponse(EMPTY_REVERSE)
+        try:
+            values, aspect = await asyncio.to_thread(intensities_of, got[0])
+        except MediaError:
+            return JSONResponse(EMPTY_REVERSE)
     board: Board = request.app.state.board
     return JSONResponse(answer_reverse(board, ReverseQuery(values.as_tuple(), aspect, distance),
                                        f"{request.url.scheme}://{request.url.netloc}"))
