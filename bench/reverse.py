@@ -52,7 +52,7 @@ from mirror.config import make_config
 from mirror.download.run import run_downloads
 from mirror.imaging import analyze, intensities_of, still_frame
 from mirror.imaging.intensities import BT709
-from mirror.imaging.intensities import _on_black as on_black  # what the site's decoders do to transparency
+from mirror.imaging.libpng import on_black
 from mirror.reverse import search_archive
 from mirror.search.reverse import DEFAULT_DISTANCE, ReverseQuery, find_matches
 from mirror.site.editor import BoardEditor

@@ -64,11 +64,40 @@ def test_intensities_are_bt709_luma_per_quadrant_overlapping_on_odd_sides_on_bla
     image = Image.new("RGBA", (3, 3), (0, 0, 0, 255))
     image.putpixel((1, 1), (255, 255, 255, 255))  # the middle pixel belongs to every quadrant
     image.putpixel((0, 0), (255, 0, 0, 255))
-    image.putpixel((2, 2), (0, 255, 0, 128))  # half transparent: composited on black
+    image.putpixel((2, 2), (0, 255, 0, 128))  # half transparent: composited on black in linear light
     got = intensities_of_picture(image)
     assert got.nw == pytest.approx((255 + 0.2126 * 255) / 4)
     assert got.ne == pytest.approx(255 / 4)
-    assert got.se == pytest.approx((255 + 0.7152 * 128) / 4, abs=0.2)
+    assert got.se == pytest.approx((255 + 0.7152 * 186) / 4)  # the site's program: 97.0068
+
+
+# What the site's image-intensities program reads from 5x5 PNGs of one value, with and without a
+# gAMA chunk (read with the program built from its source): libpng composites partly transparent
+# pixels in linear light, and corrects opaque ones only for a gAMA far from 1/2.2.
+LIBPNG_READS = [
+    (None, "L", 100, 100), (None, "L", 200, 200), (None, "LA", (100, 128), 74), (None, "LA", (200, 64), 106),
+    (None, "RGBA", (200, 100, 50, 255), 117.65),
+    (100000, "L", 100, 167), (100000, "L", 200, 228), (100000, "LA", (100, 128), 122),
+    (100000, "LA", (200, 64), 122), (100000, "RGBA", (200, 100, 50, 255), 176.7196),
+    (55555, "L", 100, 119), (55555, "LA", (100, 128), 87), (55555, "RGBA", (200, 100, 50, 255), 134.3796),
+    (45000, "L", 100, 100), (45000, "LA", (100, 128), 72), (45000, "LA", (200, 64), 106),
+    (20000, "L", 200, 147), (20000, "LA", (100, 128), 21), (20000, "LA", (200, 64), 78),
+]
+
+
+@pytest.mark.parametrize(("gamma", "mode", "value", "read"), LIBPNG_READS)
+def test_a_png_is_read_as_libpng_hands_it_to_the_sites_program(gamma, mode, value, read):
+    import struct
+
+    from PIL import PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    if gamma is not None:
+        info.add(b"gAMA", struct.pack(">I", gamma))
+    out = io.BytesIO()
+    Image.new(mode, (5, 5), value).save(out, "PNG", pnginfo=info)
+    values, _ = intensities_of(out.getvalue())
+    assert values.as_tuple() == pytest.approx([read] * 4, abs=1e-3)
 
 
 RED, GREEN, BLUE, WHITE = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255)

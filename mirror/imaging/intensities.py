@@ -3,11 +3,8 @@
 The picture is cut into four quadrants (overlapping by one pixel when a side is odd); each
 pixel's BT.709 luma (0-255, transparency composited on black) is averaged per quadrant. Luma is
 linear in R, G and B, so each quadrant's mean luma is the same weighting of its mean channels,
-which Pillow's ``ImageStat`` gives exactly, without a per-pixel loop.
-
-Pixels are read at 8 bits a channel, a 16-bit grey PNG rounded down to them as libpng's
-``png_set_scale_16`` does for the site's ``image-intensities`` (Pillow's own conversion of such
-a picture clips every value above 255 to white).
+which Pillow's ``ImageStat`` gives exactly, without a per-pixel loop. The pixels are the ones
+libpng hands the site's program (:mod:`.libpng`: compositing in linear light, ``gAMA``, 16 bits).
 """
 
 from __future__ import annotations
@@ -15,15 +12,15 @@ from __future__ import annotations
 import threading
 from dataclasses import astuple, dataclass
 
-from PIL import Image, ImageChops, ImageStat
+from PIL import Image, ImageStat
 
 from .analyze import analyze
 from .frames import MediaError, still_frame
+from .libpng import on_black
 
 __all__ = ["Intensities", "intensities_of", "intensities_of_picture"]
 
 BT709 = (0.2126, 0.7152, 0.0722)
-_WIDE_GREY = ("I", "I;16", "I;16B", "I;16L", "I;16N")  # how Pillow opens a 16-bit grey PNG
 _ONE_AT_A_TIME = threading.Lock()
 
 
@@ -42,7 +39,7 @@ class Intensities:
 
 def intensities_of_picture(picture: Image.Image) -> Intensities:
     """The intensities of a decoded picture (any mode)."""
-    rgb = _on_black(picture)
+    rgb = on_black(picture)
     width, height = rgb.size
     left, top = (width + 1) // 2, (height + 1) // 2  # the first half includes the middle pixel
     right, bottom = width // 2, height // 2  # and so does the second
@@ -66,30 +63,6 @@ def intensities_of(data: bytes) -> tuple[Intensities, float]:
         return intensities_of_picture(still_frame(data, analysis)), analysis.aspect_ratio
 
 
-def _on_black(picture: Image.Image) -> Image.Image:
-    if picture.mode in _WIDE_GREY:
-        picture = _grey_at_8_bits(picture)
-    if picture.mode not in ("RGBA", "LA", "PA", "RGBa", "La") and "transparency" not in picture.info:
-        return picture if picture.mode == "RGB" else picture.convert("RGB")
-    rgba = picture.convert("RGBA")
-    black = Image.new("RGBA", rgba.size, (0, 0, 0, 255))
-    return Image.alpha_composite(black, rgba).convert("RGB")
-
-
 def _luma(quadrant: Image.Image) -> float:
     means = ImageStat.Stat(quadrant).mean
     return sum(weight * mean for weight, mean in zip(BT709, means))
-
-
-def _grey_at_8_bits(picture: Image.Image) -> Image.Image:
-    """A 16-bit grey picture as ``(v * 255 + 32895) >> 16`` gives it at 8 bits; its tRNS grey
-    (one 16-bit value) becomes transparent, as libpng expands it."""
-    wide = picture.convert("I")
-    grey = wide.point(lambda v: v * (255 / 65535) + 0.5).convert("L")
-    transparent = picture.info.get("transparency")
-    if not isinstance(transparent, int):
-        return grey
-    # Non-zero wherever the value differs from the transparent one (I to L clips below 0).
-    differs = ImageChops.add(wide.point(lambda v: v - transparent).convert("L"),
-                             wide.point(lambda v: transparent - v).convert("L"))
-    return Image.merge("LA", (grey, differs.point(lambda v: 255 if v else 0)))
