@@ -40,13 +40,19 @@ def on_black(picture: Image.Image) -> Image.Image:
     if picture.mode in _WIDE_GREY:
         picture = _grey_at_8_bits(picture)
     if picture.mode not in _ALPHA_MODES and "transparency" not in picture.info:
-        rgb = picture if picture.mode == "RGB" else picture.convert("RGB")
-        correction = _reciprocal2(gamma, _SCREEN)
-        return rgb.point(_table(correction) * 3) if _significant(correction) else rgb
-    *colours, alpha = picture.convert("RGBA").split()
+        return _opaque(picture if picture.mode == "RGB" else picture.convert("RGB"), gamma)
+    rgba = picture.convert("RGBA")
+    *colours, alpha = rgba.split()
+    if alpha.getextrema()[0] == 255:  # opaque throughout, as many RGBA files are
+        return _opaque(rgba.convert("RGB"), gamma)
     table = _composite_table(gamma)
     wide_alpha = alpha.convert("I")
     return Image.merge("RGB", [_index(band, wide_alpha).point(table, "L") for band in colours])
+
+
+def _opaque(rgb: Image.Image, gamma: int) -> Image.Image:
+    correction = _reciprocal2(gamma, _SCREEN)
+    return rgb.point(_table(correction) * 3) if _significant(correction) else rgb
 
 
 def _file_gamma(picture: Image.Image) -> int:
