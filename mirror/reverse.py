@@ -63,13 +63,13 @@ def _check_size(source: str, size: int) -> None:
 
 def search_archive(conn: sqlite3.Connection, data: bytes, distance: float | None) -> tuple[list[dict[str, Any]], int]:
     """The archive's matches for ``data`` (records as kept, each with its ``_score``) and the total."""
+    if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM image_intensities)").fetchone()[0]:
+        raise SourceError("the archive has no kept pictures to compare with: --local compares with the "
+                          "originals `mirror download` keeps (or `mirror verify` reads)")
     try:
         values, aspect = intensities_of(data)
     except MediaError as e:
         raise SourceError(f"cannot search with this file: {e}") from None
-    if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM image_intensities)").fetchone()[0]:
-        raise SourceError("the archive has no kept pictures to compare with: --local compares with the "
-                          "originals `mirror download` keeps (or `mirror verify` reads)")
     query = ReverseQuery(values.as_tuple(), aspect, DEFAULT_DISTANCE if distance is None else distance)
     matches, total = find_matches(conn, query, PAGE_SIZE)
     records = []

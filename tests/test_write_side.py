@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import threading
 
 import httpx
 import pytest
@@ -103,36 +104,49 @@ def test_a_png_is_read_as_libpng_hands_it_to_the_sites_program(gamma, mode, valu
 RED, GREEN, BLUE, WHITE = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255)
 
 
-def test_files_are_decoded_one_at_a_time(monkeypatch):
-    """A picture the site accepts can take over a gigabyte decoded: four download workers (or
-    reverse searches sent to `mirror serve`) must not hold four at once."""
-    import threading
-    import time
+class Overlap:
+    """Counts how many threads (or tasks) are inside ``with overlap:`` at once; ``most`` is the peak."""
 
-    from mirror.imaging import intensities as module
+    def __init__(self) -> None:
+        self.inside = self.most = 0
+        self._lock = threading.Lock()
 
-    inside, most, lock = 0, 0, threading.Lock()
-    real = module.still_frame
+    def __enter__(self) -> None:
+        with self._lock:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
 
-    def counted(*args):
-        nonlocal inside, most
-        with lock:
-            inside += 1
-            most = max(most, inside)
-        time.sleep(0.05)
-        try:
-            return real(*args)
-        finally:
-            with lock:
-                inside -= 1
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self.inside -= 1
 
-    monkeypatch.setattr(module, "still_frame", counted)
-    threads = [threading.Thread(target=intensities_of, args=(png(f"t{n}"),)) for n in range(4)]
+
+def at_once(count: int, work) -> None:
+    """Run ``work`` in ``count`` threads started together, and wait for them all."""
+    threads = [threading.Thread(target=work) for _ in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert most == 1
+
+
+def test_files_are_decoded_one_at_a_time(monkeypatch):
+    """A picture the site accepts can take over a gigabyte decoded: four download workers (or
+    reverse searches sent to `mirror serve`) must not hold four at once."""
+    import time
+
+    from mirror.imaging import intensities as module
+
+    overlap, real = Overlap(), module.still_frame
+
+    def counted(*args):
+        with overlap:
+            time.sleep(0.05)
+            return real(*args)
+
+    monkeypatch.setattr(module, "still_frame", counted)
+    at_once(4, lambda: intensities_of(png("t")))
+    assert overlap.most == 1
 
 
 def luma(colour: tuple[int, int, int]) -> float:
@@ -532,32 +546,17 @@ def test_a_body_over_130_mib_is_refused_as_the_proxy_refuses_it(board):
 
 def test_only_two_requests_at_a_time_hold_their_file_in_memory(board, monkeypatch):
     """A burst of searches (or uploads) waits its turn with the bodies still spooled to disk."""
-    import threading
-
     from mirror.site import write
 
-    inside, most, lock = 0, 0, threading.Lock()
-    real = write.file_of
+    overlap, real = Overlap(), write.file_of
 
     async def counted(*args):
-        nonlocal inside, most
-        with lock:
-            inside += 1
-            most = max(most, inside)
-        await asyncio.sleep(0.3)
-        try:
+        with overlap:
+            await asyncio.sleep(0.3)
             return await real(*args)
-        finally:
-            with lock:
-                inside -= 1
 
     monkeypatch.setattr(write, "file_of", counted)
     answers = []
     files = {"image[image]": ("q", png("burst"), "image/png")}
-    threads = [threading.Thread(target=lambda: answers.append(
-        httpx.post(board.api_url + "/search/reverse", files=files, timeout=30).status_code)) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert answers == [200] * 6 and 1 <= most <= write.FILES_AT_ONCE
+    at_once(6, lambda: answers.append(httpx.post(board.api_url + "/search/reverse", files=files, timeout=30).status_code))
+    assert answers == [200] * 6 and 1 <= overlap.most <= write.FILES_AT_ONCE

@@ -102,9 +102,10 @@ class BoardEditor:
         that goes with the editor (:meth:`close`, or when it is collected or Python exits), so
         that test runs and demos do not leave a board behind each."""
         temporary = None if folder else Path(tempfile.mkdtemp(prefix="mirror-site-"))
+        path = Path(folder or temporary) / name
         try:
-            make(Path(folder or temporary) / name)
-            editor = cls(Path(folder or temporary) / name)
+            make(path)
+            editor = cls(path)
         except BaseException:
             if temporary:
                 shutil.rmtree(temporary, ignore_errors=True)
