@@ -45,7 +45,8 @@ def _fetched(url: str) -> Upload:
                           follow_redirects=True) as response:
             if response.status_code != 200:
                 raise SourceError(f"cannot fetch {url}: the server answered {response.status_code}")
-            _check_size(url, int(response.headers.get("content-length") or 0))
+            declared = response.headers.get("content-length", "")
+            _check_size(url, int(declared) if declared.isdigit() else 0)
             body = bytearray()
             for chunk in response.iter_bytes():
                 body += chunk
