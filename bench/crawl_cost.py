@@ -27,8 +27,8 @@ from urllib.parse import parse_qs
 
 from common import ALL, Logged, logged, minimum_requests, mirror_config, print_table, sync
 
-from mirror.site.editor import BoardEditor
-from mirror.site.server import SiteServer
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
 
 API = "/api/v1/json"
 # Why each kind of request is made, for the table of a no-change sync.

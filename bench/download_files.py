@@ -24,8 +24,8 @@ from common import gallery_dl, gallery_dl_config, run_cli_measured
 
 from mirror.config import Config, make_config
 from mirror.download import run_downloads
-from mirror.site.editor import BoardEditor
-from mirror.site.server import SiteServer
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
 from mirror.store import open_database
 from mirror.sync.runner import run_sync
 

@@ -48,15 +48,15 @@ from pathlib import Path
 
 from PIL import Image, ImageStat
 
+from mirror.commands.reverse import search_archive
 from mirror.config import make_config
 from mirror.download.run import run_downloads
 from mirror.imaging import analyze, intensities_of, still_frame
 from mirror.imaging.intensities import BT709
 from mirror.imaging.libpng import on_black
-from mirror.reverse import search_archive
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
 from mirror.search.reverse import DEFAULT_DISTANCE, ReverseQuery, find_matches
-from mirror.site.editor import BoardEditor
-from mirror.site.server import SiteServer
 from mirror.store import open_database
 from mirror.sync.runner import run_sync
 

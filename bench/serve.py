@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/serve.py [--images 1000000] [--work DIR] [--rounds 30] [--sql-rounds 5]
 
-The board is generated once with :mod:`mirror.site.generate` and cached in the work folder (by
+The board is generated once with :mod:`mirror.localsite.board.generate` and cached in the work folder (by
 default in the system's temporary folder; a 1,000,000-image board takes 7.25 GiB), so a rerun
 skips generation. The server is the real ``mirror serve`` in a subprocess on 127.0.0.1, asked
 through HTTP with httpx, as anonymous callers (the board's Default filter applies). Each search
@@ -15,7 +15,7 @@ yet, not even the set of every image): it is reported apart ("cold") and not cou
 Measured on 1,000,000 images, seed 1 (2 shared cores, Python 3.11, SQLite 3.40.1, uvicorn with
 httptools, access log on):
 
-Generation (:mod:`mirror.site.generate`, through the store's writers): 1,000,000 images, 500,000
+Generation (:mod:`mirror.localsite.board.generate`, through the store's writers): 1,000,000 images, 500,000
 comments, 76,853 posts in 5,000 topics, 10,000 galleries, 12,646 tags, 18,989 users, 6,672
 filters in 1,512 s (1,078 records/s) with three other engineers' test suites sharing the two
 cores; the generator it replaced made the same board in 679 s on a quiet machine, 1,328 s on as
@@ -66,13 +66,13 @@ from pathlib import Path
 import httpx
 from common import ServeProcess
 
+from mirror.localsite.board.generate import BoardSizes, generate_board
 from mirror.search import engine
 from mirror.search.compile import Sql
 from mirror.search.indexes import IMAGE_SEARCH_SPEC, IMAGES
 from mirror.search.query import parse_query
 from mirror.search.sort import image_order
-from mirror.site.board import Board, ImageFilter
-from mirror.site.generate import BoardSizes, generate_board
+from mirror.serve.board import Board, ImageFilter
 from mirror.store import open_database
 
 # Bump when the generated board changes, so a cached board of an older shape is not reused.

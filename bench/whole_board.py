@@ -22,8 +22,8 @@ from pathlib import Path
 from common import ALL, PAGE, logged, mirror_config, print_table, sync
 from crawl_cost import itemise
 
-from mirror.site.editor import BoardEditor
-from mirror.site.server import SiteServer
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
 
 # The record that each resource's requests scale with, and the tables that hold what it keeps.
 UNIT = {"images": "images", "tags": "tags", "comments": "comments", "galleries": "galleries",

@@ -27,9 +27,16 @@ from .api import ApiError, SiteUnavailable
 from .config import RESOURCES, ConfigError, load_config
 from .download import StorageFailure
 from .progress import Reporter
-from .site.board import BoardMissing
-from .store import (DEFAULT_BUSY_TIMEOUT, MirrorBusy, StoreError, database_errors, open_database, open_read_only,
-                    run_lock)
+from .serve.board import BoardMissing
+from .store import (
+    DEFAULT_BUSY_TIMEOUT,
+    MirrorBusy,
+    StoreError,
+    database_errors,
+    open_database,
+    open_read_only,
+    run_lock,
+)
 from .store.errors import store_error
 from .sync.runner import NotAvailable, run_sync
 
@@ -148,8 +155,8 @@ def verify(ctx: click.Context, repair: bool) -> None:
 @handle_errors
 def status(ctx: click.Context) -> None:
     """Print counts, cursors, downloads and the last run of each resource (reading only)."""
+    from .commands.status import describe
     from .download.run import wanted_representations
-    from .status import describe
 
     config = _config(ctx)
     if not config.database.exists():
@@ -174,7 +181,7 @@ def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...],
     """Upload SOURCE (a file, or a URL the site fetches) with the API key; never posted twice."""
     from .api.configured import make_client
     from .api.upload import upload_fields, upload_image
-    from .reverse import SourceError, read_source
+    from .commands.reverse import SourceError, read_source
 
     config = _config(ctx)
     if config.api_key is None:
@@ -206,7 +213,7 @@ def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...],
 @handle_errors
 def reverse(ctx: click.Context, source: str, distance: float | None, local: bool) -> None:
     """Find the images that look like SOURCE (a file or a URL), on the site or (--local) in the archive."""
-    from .reverse import SourceError, describe_matches, read_source
+    from .commands.reverse import SourceError, describe_matches, read_source
 
     config = _config(ctx)
     try:
@@ -221,7 +228,7 @@ def reverse(ctx: click.Context, source: str, distance: float | None, local: bool
 
 
 def _search_local(config: Any, data: bytes, distance: float | None) -> tuple[list, int]:
-    from .reverse import search_archive
+    from .commands.reverse import search_archive
 
     if not config.database.exists():
         _fail(f"No mirror yet at {config.database}; run `mirror sync` and `mirror download` first.", EXIT_USAGE)
@@ -252,8 +259,8 @@ def _search_site(config: Any, file: Any, distance: float | None) -> tuple[list, 
 def serve(ctx: click.Context, host: str, port: int, database: str | None) -> None:
     """Answer the site's JSON API from the mirror, read-only, with its kept files."""
     from .download.run import open_storage
-    from .site.board import Board
-    from .site.serve import run_serve
+    from .serve.app import run_serve
+    from .serve.board import Board
 
     config = _config(ctx)
     run_serve(Board(database or config.database), open_storage(config), host=host, port=port, echo=click.echo)
@@ -286,7 +293,7 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8808, show_default=True, help="Port to listen on (0 picks a free one).")
 @click.option("--faults", default="", help="Fault profile: a comma list of ratelimit, flaky, drops, corrupt, badfiles, "
-              "slow, down, repeat, badids, vanish, redirect, trickle (parameters in mirror/site/faults.py).")
+              "slow, down, repeat, badids, vanish, redirect, trickle (parameters in mirror/localsite/http/faults.py).")
 @click.option("--fixtures", type=click.Path(exists=True, file_okay=False), default=None,
               help="Serve the recorded responses in this folder instead of generated data.")
 @click.option("--processing-delay", default=0.5, show_default=True, type=click.FloatRange(0),
@@ -294,7 +301,7 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
 def site(seed: int, image_count: int, host: str, port: int, faults: str, fixtures: str | None,
          processing_delay: float) -> None:
     """Run the local Philomena-compatible site (for tests, demos and benchmarks)."""
-    from .site.server import run_site
+    from .localsite.http.server import run_site
 
     _stop_cleanly_on_sigterm()  # so that the generated board is removed however the site is stopped
     try:
@@ -311,7 +318,7 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
 @handle_errors
 def demo(image_count: int, data_dir: str) -> None:
     """Run the local site on a free loopback port, mirror it into DATA, and show the result."""
-    from .demo import run_demo
+    from .commands.demo import run_demo
 
     run_demo(image_count=image_count, data_dir=data_dir, echo=click.echo)
 

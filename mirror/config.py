@@ -299,7 +299,7 @@ def _base_url_problem(url: str) -> str | None:
 
 
 def _representations_problem(names: list[Any]) -> str | None:
-    from .download.layout import REPRESENTATIONS
+    from .philomena import REPRESENTATIONS
 
     unknown = [n for n in names if n not in REPRESENTATIONS]
     if unknown:

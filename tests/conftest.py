@@ -1,99 +1,25 @@
-"""Shared fixtures: the local site on 127.0.0.1, configs pointing at it, fresh databases."""
+"""Shared fixtures: the local site on 127.0.0.1, and a finished mirror served by `mirror serve`.
+
+Helpers the tests call (configs, syncs, the site's own listings) are in :mod:`tests.support.configs`.
+"""
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
-from typing import NamedTuple
-
-import httpx
 import pytest
 
-from mirror.config import Config, make_config
 from mirror.download.run import open_storage
-from mirror.site.board import Board
-from mirror.site.editor import BoardEditor
-from mirror.site.serve import create_serve_app
-from mirror.site.server import LoopbackServer, SiteServer
-from mirror.store import open_database
-from mirror.sync.runner import run_sync
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import LoopbackServer, SiteServer
+from mirror.serve.app import create_serve_app
+from mirror.serve.board import Board
 
-# Fast pacing for the local site; politeness is tested on its own with the real limits.
-FAST = {"requests_per_second": 200, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 5}
+from .support.configs import RESOURCES, Archive, mirror_config, sync
 
 
 @pytest.fixture
 def site():
     with SiteServer(BoardEditor.generate(seed=3, images=260)) as server:
         yield server
-
-
-def site_config(site: SiteServer, tmp_path: Path, *, polite: dict | None = None, api_key: str | None = None,
-                **sections) -> Config:
-    values = {
-        # Like an archivist, the tests mirror through the filter that hides nothing.
-        "site": {"base_url": site.url, "user_agent": "tests",
-                 "filter_id": site.editor.everything_filter_id if hasattr(site, "editor") else None,
-                 "api_key": api_key},
-        "polite": {**FAST, **(polite or {})},
-        "store": {"database": str(tmp_path / "mirror.db"), "files": str(tmp_path / "files")},
-    }
-    for name, options in sections.items():
-        values[name] = options
-    return make_config(values)
-
-
-def write_config(config: Config, path: Path) -> Path:
-    """The same config as a TOML file, for the CLI in a subprocess."""
-    path.write_text(config.to_toml())
-    return path
-
-
-def sync(config: Config, names=("images",)):
-    db = open_database(config.database)
-    return asyncio.run(run_sync(config, db, list(names)))[0], db
-
-
-def site_pages(site: SiteServer, path: str, key: str, **params) -> list:
-    """Every record a list endpoint of the site serves, walked by page number (Everything filter),
-    independently of the crawlers' own walks."""
-    records, page = [], 1
-    with httpx.Client(base_url=site.api_url) as http:
-        while True:
-            query = {"per_page": 50, "page": page, "filter_id": site.editor.everything_filter_id, **params}
-            body = http.get(path, params=query).json()
-            records += body[key]
-            if len(body[key]) < 50 or page * 50 >= body.get("total", page * 50 + 1):
-                return records
-            page += 1
-
-
-def site_images(site: SiteServer, query: str = "*", **extra) -> list[dict]:
-    """Every image the site returns for ``query`` (hidden ones as stubs)."""
-    return site_pages(site, "/search/images", "images", q=query, sf="id", sd="asc", **{"del": "1"}, **extra)
-
-
-# Every resource a full mirror keeps; `mirror serve` answers them all.
-RESOURCES = ("images", "tags", "comments", "galleries", "forums", "posts", "filters", "profiles")
-
-
-def mirror_config(site, tmp_path: Path, filter_id: int) -> Config:
-    """A config that mirrors every resource of ``site`` (whole scopes) and downloads the files."""
-    enabled = {name: {"enabled": True, **({"scope": "all"} if name in ("comments", "galleries", "tags") else {})}
-               for name in RESOURCES}
-    config = site_config(site, tmp_path, download={"enabled": True, "requests_per_second": 500,
-                                                   "partial_dir": str(tmp_path / "partial")}, **enabled)
-    config["site"]["filter_id"] = filter_id
-    return config
-
-
-class Archive(NamedTuple):
-    """A finished mirror and `mirror serve` answering from it."""
-
-    config: Config
-    db: object  # the mirror's sqlite_utils Database
-    served: LoopbackServer
-    everything: int  # the Everything filter's id: it hides nothing
 
 
 @pytest.fixture(scope="module")

@@ -43,13 +43,12 @@ class _RedactKey(logging.Filter):
 logging.getLogger("httpx").addFilter(_RedactKey())
 
 
-MAX_FILE_SIZE = 131_072_000  # the site's limit on an image's size (125 MiB)
 
 
 @dataclass(frozen=True)
 class Upload:
     """A file to send (its bytes and name), or a URL for the site to fetch instead (at most
-    :data:`MAX_FILE_SIZE` bytes either way)."""
+    :data:`~mirror.philomena.MAX_FILE_SIZE` bytes either way)."""
 
     data: bytes | None = None
     name: str = "upload"

@@ -12,13 +12,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..philomena import GIF_VIDEOS, REPRESENTATIONS
 from ..store.originals import SVG_ORIGINAL, original_representation
 
-# The sized representations Philomena names (reference section 3), smallest first, then `full`.
-SIZES = ("thumb_tiny", "thumb_small", "thumb", "small", "medium", "large", "tall")
-REPRESENTATIONS = (*SIZES, "full")
-# The webm and mp4 transcodes the site makes of every GIF.
-GIF_VIDEOS = ("webm", "mp4")
 
 # format -> extension of its representations (non-download URLs of an SVG serve its PNG rendering).
 FORMAT_EXTENSIONS = {"png": "png", "jpg": "jpg", "jpeg": "jpg", "gif": "gif", "svg": "png", "webm": "webm"}

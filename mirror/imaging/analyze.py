@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from PIL import Image, UnidentifiedImageError
 
+from .errors import MediaError
+from .svg import render_svg
+
 __all__ = ["Analysis", "MediaError", "analyze", "gif_delays", "ACCEPTED_MIME_TYPES", "MAX_SIDE", "MAX_DURATION"]
 
 ACCEPTED_MIME_TYPES = ("image/gif", "image/jpeg", "image/png", "image/svg+xml", "video/webm")
@@ -26,10 +29,6 @@ STILL_DURATION = 0.04
 # ffmpeg's GIF demuxer, in centiseconds: a delay below the minimum plays as the default.
 GIF_MIN_DELAY, GIF_DEFAULT_DELAY = 2, 10
 _SVG_ROOT = re.compile(rb"<svg[\s>]", re.IGNORECASE)
-
-
-class MediaError(Exception):
-    """The file cannot be read as the media type it claims to be."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +122,6 @@ def _looks_like_svg(data: bytes) -> bool:
 
 
 def _svg(data: bytes) -> Analysis:
-    from .frames import render_svg
-
     try:
         picture = render_svg(data)
     except MediaError:

@@ -15,7 +15,7 @@ from .compile import Field, Linked, Related, Scalar, TrigramIndexed, Unknown
 from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS,
                     FieldSpec)
 
-__all__ = ["Index", "IMAGES", "COMMENTS", "POSTS", "GALLERIES", "GALLERIES_DATED", "TAGS", "FILTERS", "INDEXES",
+__all__ = ["Index", "IMAGES", "COMMENTS", "POSTS", "GALLERIES", "TAGS", "FILTERS", "INDEXES",
            "TAG_COUNT_CATEGORIES"]
 
 TAG_COUNT_CATEGORIES = ("body-type", "error", "character", "content-fanmade", "content-official", "oc", "origin",
@@ -173,13 +173,6 @@ FILTERS = Index("filters", "filters", "f", FILTER_FIELDS, {
     "creator": _text("(SELECT name FROM users WHERE id = {t}.user_id)"),
     "public": _bool("({t}.public OR {t}.system)"),
     "system": _bool("{t}.system"),
-})
-
-# A board the local site generated also knows when each gallery was made and changed.
-GALLERIES_DATED = replace(GALLERIES, fields={
-    **GALLERIES.fields,
-    "created_at": _date("(SELECT created_at FROM site_gallery_dates WHERE gallery_id = {t}.id)"),
-    "updated_at": _date("(SELECT updated_at FROM site_gallery_dates WHERE gallery_id = {t}.id)"),
 })
 
 INDEXES = {index.name: index for index in (IMAGES, COMMENTS, POSTS, GALLERIES, TAGS, FILTERS)}

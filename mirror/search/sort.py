@@ -23,7 +23,6 @@ FIXED_ORDERS = {
     "posts": "{t}.created_at DESC, {t}.id DESC",
     "comments": "{t}.created_at DESC, {t}.id DESC",
     "galleries": "{t}.id DESC",  # the gallery record carries no date; newest first by id
-    "galleries_dated": "(SELECT created_at FROM site_gallery_dates WHERE gallery_id = {t}.id) DESC, {t}.id DESC",
     "filters": "{t}.name, {t}.id DESC",
 }
 

@@ -9,6 +9,7 @@ holds U+FFFD in its place.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -138,3 +139,8 @@ def shape_values(record: Mapping[str, Any], fields: Sequence[tuple[str, Callable
     :func:`shape` gives, as a list, for writers that make the converter list once per table."""
     get = record.get
     return [None if (value := get(name)) is None else convert(value) for name, convert in fields]
+
+
+def fingerprint(resource: str, reason: str, raw: str) -> str:
+    """What makes a reject distinct: the same record rejected for the same reason is kept once."""
+    return hashlib.sha256("\0".join((resource, reason, raw)).encode()).hexdigest()

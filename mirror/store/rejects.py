@@ -7,18 +7,12 @@ found by ``fingerprint``, a hash of the resource, the reason and the raw record.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from sqlite_utils import Database
 
 from .database import utc_now
-from .records import to_json
-
-
-def fingerprint(resource: str, reason: str, raw: str) -> str:
-    """What makes a reject distinct: the same record rejected for the same reason is kept once."""
-    return hashlib.sha256("\0".join((resource, reason, raw)).encode()).hexdigest()
+from .records import fingerprint, to_json
 
 
 def reject(db: Database, resource: str, record: Any, reason: str) -> None:

@@ -15,6 +15,7 @@ from sqlite_utils import Database, Migrations
 
 from .originals import ORIGINAL_REPRESENTATION
 from .errors import StoreError
+from .records import fingerprint
 from .specs import COMMENTS, FILTERS, FORUMS, GALLERIES, IMAGES, POSTS, TAGS, TOPICS, USERS, TableSpec
 
 IMAGE_FIELDS = IMAGES.fields
@@ -285,8 +286,6 @@ def _downloads_original(db: Database) -> None:
 def _rejects_once(db: Database) -> None:
     """Each distinct reject is kept once (see :mod:`mirror.store.rejects`): the duplicates a looping
     walk wrote are removed, the first of each kept."""
-    from .rejects import fingerprint
-
     db["rejects"].add_column("fingerprint", str)
     rows = db.execute("SELECT id, resource, reason, raw FROM rejects").fetchall()
     db.conn.executemany("UPDATE rejects SET fingerprint = ? WHERE id = ?",

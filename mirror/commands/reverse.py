@@ -1,0 +1,105 @@
+"""``mirror reverse``: which images look like this file, asked of the site or of the archive.
+
+``--local`` computes the file's intensities here and searches ``image_intensities`` with the
+site's rule (:mod:`mirror.search.reverse`), offline and read-only; otherwise the file goes to the
+site's ``POST /search/reverse``. Either way each match is shown with its artists and source, as
+the site's usage rules ask wherever an image is shown.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..api.client import Upload, user_agent
+from ..philomena import MAX_FILE_SIZE
+from ..imaging import MediaError, intensities_of
+from ..search.reverse import DEFAULT_DISTANCE, MAX_DISTANCE, PAGE_SIZE, ReverseQuery, find_matches
+
+__all__ = ["read_source", "search_archive", "describe_matches", "SourceError"]
+
+
+class SourceError(Exception):
+    """The file or URL to search with (or upload) cannot be read."""
+
+
+def read_source(source: str, *, fetch: bool = False) -> Upload:
+    """A local file's bytes, or a URL: passed on for the site to fetch, or fetched here (``fetch``).
+
+    A file larger than the site takes is refused before it is read (or fetched in full)."""
+    if source.startswith(("http://", "https://")):
+        return _fetched(source) if fetch else Upload(url=source)
+    path = Path(source)
+    if not path.is_file():
+        raise SourceError(f"{source}: no such file (give a file or an http(s) URL)")
+    _check_size(source, path.stat().st_size)
+    return Upload(path.read_bytes(), path.name)
+
+
+def _fetched(url: str) -> Upload:
+    try:
+        with httpx.stream("GET", url, headers={"User-Agent": user_agent()}, timeout=30.0,
+                          follow_redirects=True) as response:
+            if response.status_code != 200:
+                raise SourceError(f"cannot fetch {url}: the server answered {response.status_code}")
+            declared = response.headers.get("content-length", "")
+            _check_size(url, int(declared) if declared.isdigit() else 0)
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                _check_size(url, len(body))
+            return Upload(bytes(body), Path(response.url.path).name or "image")
+    except httpx.HTTPError as e:
+        raise SourceError(f"cannot fetch {url}: {type(e).__name__}") from None
+
+
+def _check_size(source: str, size: int) -> None:
+    if size > MAX_FILE_SIZE:
+        raise SourceError(f"{source} is larger than {MAX_FILE_SIZE / 2**20:.0f} MiB, the most the site takes "
+                          "for an image")
+
+
+def search_archive(conn: sqlite3.Connection, data: bytes, distance: float | None) -> tuple[list[dict[str, Any]], int]:
+    """The archive's matches for ``data`` (records as kept, each with its ``_score``) and the total."""
+    if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM image_intensities)").fetchone()[0]:
+        raise SourceError("the archive has no kept pictures to compare with: --local compares with the "
+                          "originals `mirror download` keeps (or `mirror verify` reads)")
+    try:
+        values, aspect = intensities_of(data)
+    except MediaError as e:
+        raise SourceError(f"cannot search with this file: {e}") from None
+    query = ReverseQuery(values.as_tuple(), aspect, DEFAULT_DISTANCE if distance is None else distance)
+    matches, total = find_matches(conn, query, PAGE_SIZE)
+    records = []
+    for match in matches:
+        row = conn.execute("SELECT coalesce(stub, raw) FROM images WHERE id = ?", [match.image_id]).fetchone()
+        record = json.loads(row[0]) if row and row[0] else {"id": match.image_id}
+        records.append({**record, "_score": match.score})
+    return records, total
+
+
+def describe_matches(records: list[dict[str, Any]], total: int, distance: float | None = None) -> str:
+    """One line per match: id, artists, source and page (or why it is hidden); with none, what to try."""
+    if not records:
+        used = DEFAULT_DISTANCE if distance is None else distance
+        if used >= MAX_DISTANCE:
+            return f"no match, even at distance {used:g} (the widest the site allows)"
+        return (f"no match within distance {used:g}; a small or much re-encoded copy can differ by more: "
+                f"try --distance {min(MAX_DISTANCE, max(0.5, used * 2)):g} (at most {MAX_DISTANCE:g})")
+    lines = [f"{total} match{'es' if total != 1 else ''}" + (f" (first {len(records)} shown)" if total > len(records) else "")]
+    for record in records:
+        lines.append(_line(record))
+    return "\n".join(lines)
+
+
+def _line(record: dict[str, Any]) -> str:
+    if record.get("hidden_from_users"):
+        why = record.get("deletion_reason") or (f"merged into {record['duplicate_of']}" if record.get("duplicate_of") else "hidden")
+        return f"  {record['id']}: hidden on the site ({why})"
+    artists = ", ".join(t[7:] for t in record.get("tags") or [] if t.startswith("artist:")) or "artist unknown"
+    source = record.get("source_url") or "no source"
+    return f"  {record['id']}: by {artists}; source {source}; {record.get('view_url') or ''}".rstrip("; ")

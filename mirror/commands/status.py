@@ -1,0 +1,70 @@
+"""``mirror status``: what the mirror holds, where each crawler stands, how the last runs went."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from sqlite_utils import Database
+
+from ..store import downloads
+from ..store.state import all_cursors, last_runs
+
+COUNTS = {
+    "images": "SELECT count(*) FROM images",
+    "images hidden, deleted or merged": "SELECT count(*) FROM images WHERE hidden_from_users = 1",
+    "tags": "SELECT count(*) FROM tags",
+    "tags with full records": "SELECT count(*) FROM tags WHERE raw IS NOT NULL",
+    "image-tag links": "SELECT count(*) FROM image_tags",
+    "comments": "SELECT count(*) FROM comments",
+    "forums": "SELECT count(*) FROM forums",
+    "topics": "SELECT count(*) FROM topics",
+    "posts": "SELECT count(*) FROM posts",
+    "galleries": "SELECT count(*) FROM galleries",
+    "gallery-image links": "SELECT count(*) FROM gallery_images",
+    "users": "SELECT count(*) FROM users",
+    "filters": "SELECT count(*) FROM filters",
+    "featured images recorded": "SELECT count(*) FROM featured_images",
+    "rejected records": "SELECT count(*) FROM rejects",
+}
+
+
+def counts(db: Database) -> dict[str, int]:
+    return {label: db.execute(sql).fetchone()[0] for label, sql in COUNTS.items()}
+
+
+def download_counts(db: Database, representations: Sequence[str]) -> dict[str, int]:
+    """Files pending (what the next download would fetch), kept, failed, and images still processing."""
+    by_status = downloads.counts(db)
+    originals = downloads.kept_originals(db)
+    return {
+        "files to download": downloads.outstanding(db, representations),
+        "originals kept (checked by sha512)": originals,
+        "thumbnails and renderings kept": by_status[downloads.DONE] - originals,
+        "files failed": by_status[downloads.FAILED],
+        "images waiting for thumbnails": downloads.waiting_for_thumbnails(db),
+    }
+
+
+def describe(db: Database, representations: Sequence[str] = ()) -> str:
+    """A plain-text report, readable in a terminal and in a cron mail.
+
+    ``representations`` are the files the config keeps; the pending download count follows them.
+    """
+    lines = [f"Mirror: {db.conn.execute('PRAGMA database_list').fetchone()[2]}", "", "Records:"]
+    lines += [f"  {label:<34} {value:>10,}" for label, value in counts(db).items()]
+    lines += ["", f"Downloads ({', '.join(representations) or 'none configured'}):"]
+    lines += [f"  {label:<34} {value:>10,}" for label, value in download_counts(db, representations).items()]
+    lines += ["", "Cursors:"]
+    cursors = all_cursors(db)
+    lines += [f"  {name:<12} {json.dumps(cursor, sort_keys=True)}" for name, cursor in cursors.items()] or ["  (none)"]
+    lines += ["", "Last runs:"]
+    runs = last_runs(db)
+    for run in runs:
+        outcome = run["status"] + (f" ({run['message']})" if run["message"] else "")
+        lines.append(f"  {run['resource']:<12} {run['started_at']} -> {run['finished_at'] or '...'}  {outcome}; "
+                     f"{run['fetched'] or 0} fetched, {run['new'] or 0} new, {run['updated'] or 0} updated, "
+                     f"{run['requests'] or 0} requests")
+    if not runs:
+        lines.append("  (none)")
+    return "\n".join(lines)

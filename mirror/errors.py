@@ -1,0 +1,28 @@
+"""The root of every error a user can hit, and the exit status each one ends a run with.
+
+Each family lives beside what raises it and draws its own tree in its docstring
+(:mod:`mirror.api.errors`, :mod:`mirror.store.errors`, :mod:`mirror.config`); every class
+carries its ``exit_code``, as gallery-dl's exceptions do, so the CLI maps errors to statuses in
+one place (``cli.handle_errors``) and needs no table of its own::
+
+    MirrorError                 1  unexpected
+    ├── ConfigError             2  bad usage or config (mirror.config)
+    ├── ApiError                4  the site rejected a request or answered wrongly (mirror.api.errors)
+    │   └── SiteUnavailable     3  the site is down or kept rate-limiting; run again later
+    ├── StoreError              5  the database or the files cannot be written or must not be touched
+    ├── FilesDamaged            6  `mirror verify` found missing or corrupt files
+    └── MirrorBusy              7  another run is writing to the same mirror
+"""
+
+from __future__ import annotations
+
+__all__ = ["MirrorError", "EXIT_ERROR", "EXIT_USAGE", "EXIT_UNAVAILABLE", "EXIT_REJECTED", "EXIT_STORE",
+           "EXIT_DAMAGED", "EXIT_BUSY"]
+
+EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE, EXIT_DAMAGED, EXIT_BUSY = 1, 2, 3, 4, 5, 6, 7
+
+
+class MirrorError(Exception):
+    """An error a user can hit: its message says what happened and what to do."""
+
+    exit_code = EXIT_ERROR

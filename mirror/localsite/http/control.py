@@ -1,0 +1,104 @@
+"""`/_control`: a small HTTP API to change a site that runs in another process.
+
+    POST /_control/images/add            {"n": 5}                 -> {"ids": [...]}
+    POST /_control/images/{id}/edit      {"tags": [...], ...}     -> {"image": <record>}
+    POST /_control/images/{id}/hide      {"reason": "Rule #0"}    -> {"image": <stub>}
+    POST /_control/images/{id}/merge     {"into": 12}             -> {"image": <stub>}
+    POST /_control/faults                {"spec": "ratelimit"}    -> {"faults": "ratelimit:30/5"}
+    GET  /_control/requests                                       -> {"requests": [...]}
+    POST /_control/requests/clear                                 -> {"cleared": true}
+
+It is never rate limited or faulted, and requests to it are not logged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from ...serve.http import origin_of
+
+__all__ = ["control_routes"]
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw:
+        return {}
+    data = await request.json()
+    if not isinstance(data, dict):
+        raise ValueError("body must be a JSON object")
+    return data
+
+
+def _image_response(request: Request, image: dict[str, Any]) -> Response:
+    return JSONResponse({"image": request.app.state.board.image_as_served(image["id"], origin_of(request))})
+
+
+def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """Turn bad input into 400 and unknown records into 404, with a JSON error."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except KeyError as error:
+            return JSONResponse({"error": str(error)}, status_code=404)
+        except (TypeError, ValueError) as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+
+    return endpoint
+
+
+async def add_images(request: Request) -> Response:
+    body = await _body(request)
+    return JSONResponse({"ids": request.app.state.editor.add_images(int(body.get("n", 1)))})
+
+
+async def edit_image(request: Request) -> Response:
+    body = await _body(request)
+    image = request.app.state.editor.edit_image(int(request.path_params["id"]), **body)
+    return _image_response(request, image)
+
+
+async def hide_image(request: Request) -> Response:
+    body = await _body(request)
+    image = request.app.state.editor.hide_image(int(request.path_params["id"]), body.get("reason", "Rule #0"))
+    return _image_response(request, image)
+
+
+async def merge_image(request: Request) -> Response:
+    body = await _body(request)
+    image = request.app.state.editor.merge_image(int(request.path_params["id"]), int(body["into"]))
+    return _image_response(request, image)
+
+
+async def set_faults(request: Request) -> Response:
+    body = await _body(request)
+    request.app.state.faults.set(str(body.get("spec", "")))
+    return JSONResponse({"faults": str(request.app.state.faults.profile)})
+
+
+async def list_requests(request: Request) -> Response:
+    return JSONResponse({"requests": [r.to_dict() for r in request.app.state.request_log.snapshot()]})
+
+
+async def clear_requests(request: Request) -> Response:
+    request.app.state.request_log.clear()
+    return JSONResponse({"cleared": True})
+
+
+def control_routes() -> list[BaseRoute]:
+    post = ["POST"]
+    return [
+        Route("/_control/images/add", _guarded(add_images), methods=post),
+        Route("/_control/images/{id:int}/edit", _guarded(edit_image), methods=post),
+        Route("/_control/images/{id:int}/hide", _guarded(hide_image), methods=post),
+        Route("/_control/images/{id:int}/merge", _guarded(merge_image), methods=post),
+        Route("/_control/faults", _guarded(set_faults), methods=post),
+        Route("/_control/requests", list_requests, methods=["GET"]),
+        Route("/_control/requests/clear", clear_requests, methods=post),
+    ]

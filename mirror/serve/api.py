@@ -1,0 +1,431 @@
+"""The Philomena JSON API (`/api/v1/json`) answered from a board (a database in the store's schema).
+
+Every GET endpoint of the reference, with its wrapper, paging rule, fixed or chosen sort, filter
+rule and error bodies (sections 1-5, 7 and 11). Searches run the query language compiled to SQL
+(:mod:`mirror.search`); records are those the mirror keeps, as the site sent them.
+
+What the mirror cannot know it does not invent: a mirror has no accounts, so there a ``key`` is
+ignored (anonymous), ``my:`` queries and the user's own filters are refused as the site refuses
+them for anonymous callers, and ``interactions`` are empty. A board the local site generated has
+accounts (:meth:`Board.user_for_key`), and then they work as on the site.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from ..philomena import display_key
+from ..search import bitmap_search, engine
+from ..search.bitmap_search import FilteredBy, ImageScope
+from ..search.compile import TRUE, Sql, SqlNode
+from ..search.indexes import (
+    COMMENTS,
+    FILTERS,
+    IMAGE_SEARCH_SPEC,
+    IMAGES,
+    POSTS,
+    TAGS,
+    Index,
+)
+from ..search.query import MatchNone, Node, QueryError, parse_query
+from ..search.sort import FIXED_ORDERS, image_sort
+from .board import Board, ImageFilter, raw_records
+from .http import (
+    API_PREFIX,
+    INT4_MAX,
+    ApiError,
+    Paging,
+    bad_request,
+    not_found,
+    origin_of,
+    parse_id,
+    parse_integer_id,
+)
+
+__all__ = ["api_routes", "Context", "IMAGE_COLUMNS"]
+
+Record = dict[str, Any]
+# A query longer than this is refused before it is parsed: one request cannot stall the server.
+MAX_QUERY = 4096
+
+
+@dataclass
+class Context:
+    """One request: the board, its parameters, the filter it applies and its paging."""
+
+    board: Board
+    params: Any
+    origin: str
+    user_id: int | None
+    filter_row: Record | None
+    paging: Paging
+
+    @classmethod
+    def from_request(cls, request: Request, board: Board) -> Context:
+        params = request.query_params
+        user_id = board.user_for_key(params.get("key") or "")
+        current = board.default_filter()
+        if "filter_id" in params:
+            text = params["filter_id"]
+            if not re.fullmatch(r"[-+]?[0-9]+", text):
+                raise bad_request()
+            wanted = board.filter_row(int(text)) if abs(int(text)) <= INT4_MAX else None
+            if wanted is not None and can_view_filter(wanted, user_id):
+                current = wanted
+        return cls(board, params, origin_of(request), user_id, current, Paging.from_params(params))
+
+    def interactions(self, image_ids: list[int]) -> list[Record]:
+        return self.board.interactions(self.user_id, image_ids) if self.user_id is not None else []
+
+    @property
+    def image_filter(self) -> ImageFilter:
+        return ImageFilter.of(self.filter_row)
+
+    def query(self, spec: Any, transforms: dict[str, Callable[[str], Node]] | None = None) -> Node:
+        """The parsed ``q``: an empty one matches nothing, with no error."""
+        q = self.params.get("q", "")
+        if len(q) > MAX_QUERY:
+            raise QueryError(f"the query is longer than {MAX_QUERY} characters")
+        return parse_query(q, spec, transforms=transforms) if q.strip() else MatchNone()
+
+    def search(self, index: Index, node: Node, order: Sql, *, where: Sql = TRUE, default_size: int = 25,
+               columns: str = "{t}.raw") -> engine.Page:
+        return engine.search(self.board.connection(), index, node, order=order, where=where,
+                             limit=self.paging.size(default_size), offset=self.paging.offset(default_size),
+                             columns=columns, seconds=self.board.search_seconds)
+
+
+def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
+    def endpoint(request: Request) -> Response:
+        board: Board = request.app.state.board
+        try:
+            body = handler(Context.from_request(request, board), **request.path_params)
+        except ApiError as error:
+            return error.response()
+        except QueryError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+        except engine.SearchTooSlow as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+        return body if isinstance(body, Response) else JSONResponse(body)
+
+    endpoint.__name__ = handler.__name__
+    return endpoint
+
+
+# ---------------------------------------------------------------------------- images
+
+IMAGE_COLUMNS = "{t}.id, {t}.raw, {t}.stub, {t}.hidden_from_users"
+
+
+def can_view_filter(row: Record, user_id: int | None) -> bool:
+    """System, public, or the caller's own filter (there are no moderators here)."""
+    return bool(row["system"] or row["public"] or (user_id is not None and row["user_id"] == user_id))
+
+
+_MY = {"faves": ("faved", ""), "upvotes": ("voted", "up"), "downvotes": ("voted", "down"), "hidden": ("hidden", "")}
+
+
+def _my(ctx: Context) -> Callable[[str], Node]:
+    """``my:`` queries: the caller's uploads, votes, favourites and hides (reference section 6)."""
+
+    def transform(value: str) -> Node:
+        if ctx.user_id is None:
+            raise QueryError("You must be logged in to use `my' queries.")
+        if value == "uploads":
+            return SqlNode(Sql("i.uploader_id = ?", (ctx.user_id,)))
+        if value in ("subs", "watched"):
+            return MatchNone()  # no subscriptions or watch lists here
+        if value not in _MY:
+            raise QueryError("Unknown `my' value.")
+        kind, vote = _MY[value]
+        return SqlNode(ctx.board.my_images(ctx.user_id, kind, vote))
+
+    return transform
+
+
+def _filter_id(ctx: Context) -> Callable[[str], Node]:
+    """``filter_id:N`` in a query: everything that filter would not hide."""
+
+    def transform(value: str) -> Node:
+        row = ctx.board.filter_row(int(value)) if value.isdigit() and int(value) <= INT4_MAX else None
+        if row is None or not can_view_filter(row, ctx.user_id):
+            raise QueryError(f"Invalid filter `{value}`.")
+        image_filter = ImageFilter.of(row)
+        hides = image_filter.hides()
+        return FilteredBy(Sql(f"NOT coalesce(({hides.text}), 0)", hides.params), image_filter)
+
+    return transform
+
+
+def search_images(ctx: Context) -> Record:
+    node = ctx.query(IMAGE_SEARCH_SPEC, {"my": _my(ctx), "filter_id": _filter_id(ctx)})
+    if isinstance(node, MatchNone):
+        return {"images": [], "interactions": [], "total": 0}
+    excluded = None
+    if ctx.user_id is not None and ctx.params.get("hidden") != "1":  # the caller's hidden images
+        excluded = ctx.board.hidden_by(ctx.user_id)
+    scope = ImageScope(ctx.image_filter, deleted=ctx.params.get("del") == "1", excluded=excluded)
+    order = image_sort(ctx.params.get("sf"), ctx.params.get("sd"), IMAGES.alias, seed=random.randrange(1, 2**32))
+    with ctx.board.image_searching() as (conn, postings):
+        page = bitmap_search.search_images(conn, postings, node, scope, order, limit=ctx.paging.size(15),
+                                           offset=ctx.paging.offset(15), columns=IMAGE_COLUMNS,
+                                           seconds=ctx.board.search_seconds)
+    images = ctx.board.images(page.rows, ctx.image_filter, ctx.origin)
+    return {"images": images, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
+
+
+def _image(ctx: Context, image_id: int) -> Record:
+    row = ctx.board.one("SELECT id, raw, stub, hidden_from_users FROM images WHERE id = ?", [image_id])
+    if row is None or row["raw"] is None:
+        raise not_found()
+    return {"image": ctx.board.images([row], ctx.image_filter, ctx.origin)[0], "interactions": ctx.interactions([image_id])}
+
+
+def show_image(ctx: Context, id: str) -> Record:
+    return _image(ctx, parse_id(id))
+
+
+def featured_image(ctx: Context) -> Record:
+    row = ctx.board.one("SELECT f.image_id FROM featured_images f JOIN images i ON i.id = f.image_id "
+                        "WHERE coalesce(i.hidden_from_users, 0) = 0 ORDER BY f.day DESC LIMIT 1")
+    if row is None:
+        raise not_found()
+    return _image(ctx, row[0])
+
+
+# ---------------------------------------------------------------------------- other searches
+
+
+def _fixed_search(ctx: Context, name: str, index: Index, where: Sql = TRUE, order: str | None = None) -> Record:
+    node = ctx.query(index.spec)
+    if isinstance(node, MatchNone):
+        return {name: [], "total": 0}
+    columns = "{t}.raw, {t}.stub, {t}.hidden_from_users" if index in (COMMENTS, POSTS) else "{t}.raw"
+    page = ctx.search(index, node, Sql((order or FIXED_ORDERS[name]).format(t=index.alias)), where=where,
+                      columns=columns)
+    return {name: raw_records(page.rows), "total": page.total}
+
+
+def search_comments(ctx: Context) -> Record:
+    """Hidden comments, and comments on hidden images or on images the filter's tags hide, are left out."""
+    hidden_tags = json.dumps(ImageFilter.of(ctx.filter_row).hidden_tags)
+    where = Sql("coalesce(c.hidden_from_users, 0) = 0 AND c.raw IS NOT NULL "
+                "AND NOT EXISTS (SELECT 1 FROM images hidden WHERE hidden.id = c.image_id AND hidden.hidden_from_users = 1) "
+                "AND c.image_id NOT IN (SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?)))",
+                (hidden_tags,))
+    return _fixed_search(ctx, "comments", COMMENTS, where)
+
+
+def search_posts(ctx: Context) -> Record:
+    return _fixed_search(ctx, "posts", POSTS, Sql("coalesce(p.hidden_from_users, 0) = 0 AND p.raw IS NOT NULL"))
+
+
+def search_galleries(ctx: Context) -> Record:
+    index, order = ctx.board.gallery_search()
+    return _fixed_search(ctx, "galleries", index, Sql("g.raw IS NOT NULL AND g.id NOT IN (SELECT id FROM gone_galleries)"),
+                         order=order)
+
+
+def search_tags(ctx: Context) -> Record:
+    return _fixed_search(ctx, "tags", TAGS, Sql("tg.raw IS NOT NULL"))
+
+
+def search_filters(ctx: Context) -> Record:
+    return _fixed_search(ctx, "filters", FILTERS, Sql("(f.public OR f.system OR f.user_id IS ?) AND f.raw IS NOT NULL",
+                                                      (ctx.user_id,)))
+
+
+# ---------------------------------------------------------------------------- show endpoints
+
+
+def _raw(ctx: Context, sql: str, params: list[Any]) -> Any:
+    row = ctx.board.one(sql, params)
+    if row is None or row["raw"] is None:
+        raise not_found()
+    return raw_records([row])[0]
+
+
+def show_tag(ctx: Context, slug: str) -> Record:
+    return {"tag": _raw(ctx, "SELECT raw FROM tags WHERE slug = ?", [slug])}
+
+
+def show_comment(ctx: Context, id: str) -> Record:
+    comment = _raw(ctx, "SELECT raw, stub, hidden_from_users FROM comments WHERE id = ?", [parse_id(id)])
+    if comment is None:  # destroyed: it renders as null on the site, and is not found
+        raise not_found()
+    hidden = ctx.board.one("SELECT 1 FROM images WHERE id = ? AND hidden_from_users = 1", [comment.get("image_id")])
+    if hidden is not None:
+        raise ApiError(403)
+    return {"comment": comment}
+
+
+def show_post(ctx: Context, id: str) -> Record:
+    post = _raw(ctx, "SELECT raw, stub, hidden_from_users FROM posts WHERE id = ?", [parse_id(id)])
+    if post is None:
+        raise not_found()
+    return {"post": post}
+
+
+def show_profile(ctx: Context, id: str) -> Record:
+    user_id = parse_id(id)
+    if ctx.board.one("SELECT 1 FROM gone_users WHERE id = ?", [user_id]) is not None:
+        raise not_found()
+    return {"user": _raw(ctx, "SELECT raw FROM users WHERE id = ?", [user_id])}
+
+
+def show_filter(ctx: Context, id: str) -> Record:
+    return {"filter": _raw(ctx, "SELECT raw FROM filters WHERE id = ? AND (public OR system OR user_id IS ?)",
+                           [parse_integer_id(id), ctx.user_id])}
+
+
+def _listed(ctx: Context, name: str, table: str, where: str, order: str, params: tuple = ()) -> Record:
+    """A Scrivener-paged list: a page past the end is the last page again."""
+    total = ctx.board.one(f"SELECT count(*) FROM {table} WHERE {where}", params)[0]
+    size = ctx.paging.size()
+    rows = ctx.board.all(f"SELECT raw FROM {table} WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+                         (*params, size, ctx.paging.scrivener_offset(total)))
+    return {name: raw_records(rows), "total": total}
+
+
+def system_filters(ctx: Context) -> Record:
+    return _listed(ctx, "filters", "filters", "system = 1 AND raw IS NOT NULL", "id")
+
+
+def user_filters(ctx: Context) -> Record:
+    if ctx.user_id is None:
+        raise ApiError(403)
+    return _listed(ctx, "filters", "filters", "user_id = ? AND NOT system AND raw IS NOT NULL", "id", (ctx.user_id,))
+
+
+# ---------------------------------------------------------------------------- forums
+
+
+def list_forums(ctx: Context) -> Record:
+    return _listed(ctx, "forums", "forums", "raw IS NOT NULL", "name")
+
+
+def show_forum(ctx: Context, short_name: str) -> Record:
+    return {"forum": _raw(ctx, "SELECT raw FROM forums WHERE short_name = ?", [short_name])}
+
+
+def list_topics(ctx: Context, short_name: str) -> Record:
+    return _listed(ctx, "topics", "topics", "forum_short_name = ? AND raw IS NOT NULL",
+                   "sticky DESC, last_replied_to_at DESC, slug", (short_name,))
+
+
+def _topic(ctx: Context, short_name: str, topic_slug: str) -> Record:
+    return _raw(ctx, "SELECT raw FROM topics WHERE forum_short_name = ? AND slug = ?", [short_name, topic_slug])
+
+
+def show_topic(ctx: Context, short_name: str, topic_slug: str) -> Record:
+    return {"topic": _topic(ctx, short_name, topic_slug)}
+
+
+def list_topic_posts(ctx: Context, short_name: str, topic_slug: str) -> Record:
+    """A topic's posts in order, ``per_page`` a page; ``total`` is the topic's post count.
+
+    The site windows posts by their position in the topic, which records do not carry; a
+    mirror orders them by id (the order they were written in) and windows that list."""
+    topic = _topic(ctx, short_name, topic_slug)
+    rows = ctx.board.topic_posts(short_name, topic_slug, ctx.paging.offset(), ctx.paging.size())
+    posts = [post for post in raw_records(rows) if post is not None]
+    return {"posts": posts, "total": topic.get("post_count", len(posts))}
+
+
+def show_topic_post(ctx: Context, short_name: str, topic_slug: str, id: str) -> Record:
+    _topic(ctx, short_name, topic_slug)
+    post = _raw(ctx, "SELECT raw, stub, hidden_from_users FROM posts WHERE id = ? AND forum_short_name = ? "
+                     "AND topic_slug = ?", [parse_integer_id(id), short_name, topic_slug])
+    if post is None:
+        raise not_found()
+    return {"post": post}
+
+
+# ---------------------------------------------------------------------------- oEmbed
+
+
+def oembed(ctx: Context) -> Record:
+    """The oEmbed object of an image named by a page or file URL (reference section 10)."""
+    url = ctx.params.get("url")
+    if not url:
+        raise not_found()
+    path = urllib.parse.urlsplit(url).path
+    match = re.search(r"/img/(?:view/|download/)?\d+/\d+/\d+/(\d+)[./_-]", path)
+    if match is None and "/img/" not in path:
+        match = re.search(r"/(\d+)", path)
+    if match is None or int(match.group(1)) > INT4_MAX:
+        raise not_found()
+    record = _image(ctx, int(match.group(1)))["image"]
+    if record.get("hidden_from_users"):
+        raise not_found()
+    return _oembed_of(ctx, record)
+
+
+def _oembed_of(ctx: Context, image: Record) -> Record:
+    tags = ctx.board.all("SELECT name, category, namespace, name_in_namespace FROM tags "
+                         "WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(image.get("tag_ids") or [])])
+    ordered = sorted(tags, key=lambda t: display_key(t["category"], t["name"]))
+    width, height = image.get("width") or 0, image.get("height") or 0
+    if width > 1280 or height > 1024:
+        ratio = image.get("aspect_ratio") or 1.0
+        thumb = (1280, int(1280 // ratio)) if ratio > 1.25 else (int(1024 * ratio), 1024)
+    else:
+        thumb = (width, height)
+    representations = image.get("representations") or {}
+    return {
+        "version": "1.0", "type": "photo",
+        "title": f"#{image['id']} - {', '.join(t['name'] for t in ordered)} - Derpibooru",
+        "author_name": ", ".join(t["name_in_namespace"] for t in ordered if t["namespace"] == "artist"),
+        "author_url": (image.get("source_urls") or [image.get("source_url") or ""])[0],
+        "provider_name": "Derpibooru", "provider_url": ctx.origin, "cache_age": 7200,
+        "derpibooru_id": image["id"], "derpibooru_score": image.get("score"),
+        "derpibooru_comments": image.get("comment_count"), "derpibooru_tags": image.get("tags"),
+        "thumbnail_url": representations.get("large"), "thumbnail_width": thumb[0], "thumbnail_height": thumb[1],
+        "url": representations.get("full"), "width": width, "height": height,
+    }
+
+
+def unknown_route(ctx: Context, rest: str) -> Record:
+    raise ApiError(404, "Not Found")
+
+
+API_ROUTES: list[tuple[str, Callable[..., Any]]] = [
+    ("/search/images", search_images),
+    ("/search", search_images),
+    ("/search/tags", search_tags),
+    ("/search/posts", search_posts),
+    ("/search/comments", search_comments),
+    ("/search/galleries", search_galleries),
+    ("/search/filters", search_filters),
+    ("/images/featured", featured_image),
+    ("/images/{id}", show_image),
+    ("/tags/{slug:path}", show_tag),
+    ("/comments/{id}", show_comment),
+    ("/posts/{id}", show_post),
+    ("/profiles/{id}", show_profile),
+    ("/filters/system", system_filters),
+    ("/filters/user", user_filters),
+    ("/filters/{id}", show_filter),
+    ("/forums", list_forums),
+    ("/forums/{short_name}", show_forum),
+    ("/forums/{short_name}/topics", list_topics),
+    ("/forums/{short_name}/topics/{topic_slug}", show_topic),
+    ("/forums/{short_name}/topics/{topic_slug}/posts", list_topic_posts),
+    ("/forums/{short_name}/topics/{topic_slug}/posts/{id}", show_topic_post),
+    ("/oembed", oembed),
+    ("/{rest:path}", unknown_route),
+]
+
+
+def api_routes() -> list[BaseRoute]:
+    return [Route(API_PREFIX + path, _endpoint(handler), methods=["GET"]) for path, handler in API_ROUTES]

@@ -1,0 +1,53 @@
+"""``mirror serve``: the archive answers the site's JSON API and serves its kept files.
+
+Tools written for a Philomena site (downloaders such as gallery-dl, bots, scripts) work on the
+archive unchanged, offline, including for images the site has since deleted. The database is
+opened read-only, so serving is safe while a sync writes to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+
+from ..download.storage import Storage
+from .api import api_routes
+from .board import Board
+from .files import kept_file_routes
+from .http import API_PREFIX, ProxyMiddleware
+from .reverse import reverse_routes
+
+__all__ = ["create_serve_app", "run_serve"]
+
+
+def create_serve_app(board: Board, storage: Storage) -> Starlette:
+    """The JSON API over ``board`` and its kept files under ``/img`` from ``storage``."""
+    app = Starlette(routes=kept_file_routes() + reverse_routes() + api_routes(), middleware=[Middleware(ProxyMiddleware)])
+    app.state.board = board
+    app.state.storage = storage
+    return app
+
+
+def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Callable[[str], None] = print) -> None:
+    """Serve in the foreground until interrupted, with an access log line per request."""
+    config = uvicorn.Config(create_serve_app(board, storage), host=host, port=port, log_level="info",
+                            access_log=True, lifespan="off")
+    server = uvicorn.Server(config)
+
+    async def announce() -> None:
+        while not server.started:
+            await asyncio.sleep(0.02)
+        bound = server.servers[0].sockets[0].getsockname()[1]
+        echo(f"Serving the mirror {Path(board.path)} (read-only) at http://{host}:{bound}{API_PREFIX}")
+        echo(f"  files kept in {storage.describe('')}; for gallery-dl, add a philomena instance with "
+             f'"root": "http://{host}:{bound}"')
+
+    async def main() -> None:
+        await asyncio.gather(server.serve(), announce())
+
+    asyncio.run(main())

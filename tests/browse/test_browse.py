@@ -1,0 +1,264 @@
+"""`mirror browse`: the plugin, its metadata, the booru search page and the canned queries,
+through Datasette's own test client, on a mirror of the local site with pictures."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from click.testing import CliRunner
+
+from mirror.browse.app import make_datasette
+from mirror.cli import EXIT_STORE, cli
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+
+from ..support.configs import RESOURCES, mirror_config, sync, write_config
+
+IMG = re.compile(r'<img class="booru-thumb" src="/-/media/thumbnail/(\d+)"')
+FIGURE = re.compile(r'<figure class="booru-image" data-image-id="(\d+)">(.*?)</figure>', re.S)
+
+
+@pytest.fixture(scope="module")
+def gallery(tmp_path_factory):
+    """A mirror (records and files) of a small board with real pictures, and the site it came from."""
+    tmp = tmp_path_factory.mktemp("browse")
+    with SiteServer(BoardEditor.generate(seed=8, images=40, with_pictures=True)) as site:
+        config = mirror_config(site, tmp, site.editor.everything_filter_id)
+        _, db = sync(config, RESOURCES)
+        base = site.url
+    return config, db, base
+
+
+@pytest.fixture
+async def client(gallery):
+    datasette = make_datasette(gallery[0])
+    await datasette.invoke_startup()
+    return datasette.client
+
+
+def attributed(html: str, db, base: str) -> list[int]:
+    """The images a page shows; each must show its artists, its source and its page on the site."""
+    shown = []
+    for image_id, inner in FIGURE.findall(html):
+        image = db["images"].get(int(image_id))
+        artists = [t[len("artist:"):] for t in json.loads(image["tags"] or "[]") if t.startswith("artist:")]
+        for artist in artists:
+            assert f">{artist}</a>" in inner, (image_id, artist)
+        if not artists:
+            assert "artist unknown" in inner
+        if image["source_url"]:
+            assert f'href="{image["source_url"]}"' in inner.replace("&amp;", "&")
+        else:
+            assert "no source given" in inner
+        assert f'href="{base}/images/{image_id}"' in inner
+        shown.append(int(image_id))
+    return shown
+
+
+async def test_the_search_page_shows_a_grid_of_attributed_kept_thumbnails(client, gallery):
+    config, db, base = gallery
+    tag = db.execute("SELECT t.name FROM image_tags it JOIN tags t ON t.id = it.tag_id JOIN images i ON i.id = it.image_id "
+                     "WHERE coalesce(i.hidden_from_users, 0) = 0 GROUP BY t.id ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
+    response = await client.get("/-/booru", params={"q": tag, "sf": "id", "sd": "asc"})
+    assert response.status_code == 200
+    expected = [r[0] for r in db.execute("SELECT it.image_id FROM image_tags it JOIN tags t ON t.id = it.tag_id "
+                                         "JOIN images i ON i.id = it.image_id WHERE t.name = ? "
+                                         "AND coalesce(i.hidden_from_users, 0) = 0 ORDER BY it.image_id", [tag])]
+    assert attributed(response.text, db, base) == expected
+    kept = {int(i) for i in IMG.findall(response.text)}
+    assert kept and kept <= set(expected)
+    for image_id in kept:  # the thumbnail is the kept file, served locally
+        thumb = await client.get(f"/-/media/thumbnail/{image_id}")
+        assert thumb.status_code == 200 and thumb.headers["content-type"].startswith("image/")
+        row = db.execute("SELECT path FROM downloads WHERE image_id = ? AND representation = 'thumb'",
+                         [image_id]).fetchone()
+        assert not row[0].endswith((".webm", ".mp4"))  # videos are shown as <video>, not <img>
+        assert thumb.content == (Path(config["store"]["files"]) / row[0]).read_bytes()
+    assert f"{len(expected):,} image" in response.text
+
+
+async def test_a_bad_query_shows_the_parsers_message(client):
+    response = await client.get("/-/booru", params={"q": "(safe"})
+    assert response.status_code == 200 and "Imbalanced parentheses." in response.text
+    response = await client.get("/-/booru", params={"q": "my:faves"})
+    assert "needs an account" in response.text
+
+
+async def test_images_not_downloaded_show_a_placeholder_with_their_attribution(client, gallery):
+    config, db, base = gallery
+    waiting = db.execute("SELECT id FROM images WHERE thumbnails_generated = 0 AND coalesce(hidden_from_users, 0) = 0"
+                         ).fetchone()[0]
+    response = await client.get("/-/booru", params={"q": f"id:{waiting}"})
+    assert attributed(response.text, db, base) == [waiting]
+    assert "not downloaded" in response.text and not IMG.findall(response.text)
+
+
+async def test_image_rows_and_tables_show_attributed_thumbnails(client, gallery):
+    config, db, base = gallery
+    image_id = db.execute("SELECT image_id FROM downloads WHERE representation = 'thumb' AND status = 'done' "
+                          "ORDER BY image_id LIMIT 1").fetchone()[0]
+    row = await client.get(f"/mirror/images/{image_id}")
+    assert attributed(row.text, db, base) == [image_id] and IMG.search(row.text)
+    table = await client.get("/mirror/images", params={"_sort": "id"})
+    assert len(attributed(table.text, db, base)) == min(25, db["images"].count)
+    details = await client.get("/mirror/image_details")
+    assert attributed(details.text, db, base)
+    tags = re.search(r'<td class="col-tags[^>]*>(.*?)</td>', row.text, re.S).group(1)
+    assert 'href="/-/booru?q=' in tags  # tags link to their images
+
+
+async def test_canned_queries(client, gallery):
+    config, db, base = gallery
+    top = (await client.get("/mirror/top_artists.json", params={"_shape": "array"})).json()
+    counts = dict(db.execute("SELECT t.name, count(*) FROM image_tags it JOIN tags t ON t.id = it.tag_id "
+                             "WHERE t.name LIKE 'artist:%' GROUP BY t.id").fetchall())
+    assert top and top[0]["images"] == max(counts.values()) and counts[top[0]["tag"]] == top[0]["images"]
+    tag = top[0]["tag"]
+    together = (await client.get("/mirror/tags_with_tag.json", params={"tag": tag, "_shape": "array"})).json()
+    assert together and all(row["tag"] != tag for row in together)
+    gone = (await client.get("/mirror/gone_from_the_site.json", params={"_shape": "array"})).json()
+    assert {row["id"] for row in gone} == {r[0] for r in db.execute("SELECT id FROM images WHERE hidden_from_users = 1")}
+    assert all(row["deletion_reason"] or row["merged_into"] for row in gone)
+    gallery_id, = db.execute("SELECT gallery_id FROM gallery_images GROUP BY gallery_id ORDER BY count(*) DESC").fetchone()
+    ordered = (await client.get("/mirror/gallery_in_order.json", params={"gallery": gallery_id, "_shape": "array"})).json()
+    assert [row["id"] for row in ordered] == [r[0] for r in db.execute(
+        "SELECT image_id FROM gallery_images WHERE gallery_id = ? ORDER BY position", [gallery_id])]
+    html = await client.get("/mirror/gallery_in_order", params={"gallery": gallery_id})
+    assert attributed(html.text, db, base)
+    forum, topic = db.execute("SELECT forum_short_name, topic_slug FROM posts GROUP BY 1, 2 ORDER BY count(*) DESC").fetchone()
+    thread = (await client.get("/mirror/forum_thread.json", params={"forum": forum, "topic": topic,
+                                                                   "_shape": "array"})).json()
+    assert [row["created_at"] for row in thread] == sorted(row["created_at"] for row in thread) and thread
+    last = (await client.get("/mirror/last_sync.json", params={"_shape": "array"})).json()
+    assert last and {row["id"] for row in last} <= {r[0] for r in db.execute("SELECT id FROM images")}
+
+
+async def test_facets_full_text_search_and_readable_text(client, gallery):
+    config, db, base = gallery
+    faceted = (await client.get("/mirror/images.json", params={"_facet": "format"})).json()
+    assert {"format"} <= set(faceted["facet_results"])
+    word = db.execute("SELECT body FROM comments WHERE body LIKE '% %' LIMIT 1").fetchone()[0].split()[0].strip(".,")
+    found = (await client.get("/mirror/comments.json", params={"_search": word, "_shape": "array"})).json()
+    assert found and all(word.lower() in row["body"].lower() for row in found)
+    everywhere = await client.get("/-/search", params={"q": word})
+    assert everywhere.status_code == 200 and "comments" in everywhere.text
+    comment = await client.get(f"/mirror/comments/{found[0]['id']}")
+    assert '<div class="booru-text">' in comment.text
+
+
+def test_browse_without_a_mirror_says_so(tmp_path):
+    path = tmp_path / "mirror.toml"
+    path.write_text(f'[store]\ndatabase = "{tmp_path / "none.db"}"\n')
+    result = CliRunner().invoke(cli, ["-c", str(path), "browse", "--port", "0"])
+    assert result.exit_code == EXIT_STORE and "no mirror database" in result.output
+
+
+def test_metadata_for_a_plain_datasette(gallery, tmp_path):
+    config = gallery[0]
+    path = write_config(config, tmp_path / "mirror.toml")
+    result = CliRunner().invoke(cli, ["-c", str(path), "browse", "--metadata"])
+    meta = json.loads(result.output)
+    assert set(meta["databases"]["mirror"]["queries"]) >= {"top_artists", "gallery_in_order", "gone_from_the_site"}
+    assert str(Path(config["store"]["files"]).absolute()) in meta["plugins"]["datasette-media"]["thumbnail"]["sql"]
+
+
+# --- in a real browser ---------------------------------------------------------------------------
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browse_url(gallery, tmp_path_factory):
+    """`mirror browse` running on a free loopback port, as a user would start it."""
+    config = write_config(gallery[0], tmp_path_factory.mktemp("browse-cli") / "mirror.toml")
+    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config), "browse", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = process.stdout.readline()
+        found = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        assert found, line
+        yield found.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture  # function scope: Playwright's event loop must be gone before any async test runs
+def browser():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed (`.ci/run` installs it: apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+def shown_images(page) -> list[dict]:
+    """Every image card on the page: its id, its thumbnail's natural width, and its caption."""
+    page.wait_for_load_state("networkidle")
+    return page.evaluate("""() => [...document.querySelectorAll('figure.booru-image')].map(f => {
+        const img = f.querySelector('img.booru-thumb');
+        return {id: Number(f.dataset.imageId), width: img ? img.naturalWidth : null,
+                caption: f.querySelector('figcaption').innerText,
+                links: [...f.querySelectorAll('figcaption a')].map(a => a.href)};
+    })""")
+
+
+def assert_attributed_in_the_browser(cards: list[dict], db, base: str) -> None:
+    for card in cards:
+        image = db["images"].get(card["id"])
+        artists = [t[len("artist:"):] for t in json.loads(image["tags"] or "[]") if t.startswith("artist:")]
+        assert all(artist in card["caption"] for artist in artists) and (artists or "artist unknown" in card["caption"])
+        assert (image["source_url"] in card["links"]) if image["source_url"] else "no source given" in card["caption"]
+        assert f"{base}/images/{card['id']}" in card["links"]
+
+
+def test_thumbnails_load_from_local_files_in_a_real_browser(gallery, browse_url, browser, tmp_path):
+    config, db, base = gallery
+    page = browser.new_page(viewport={"width": 1400, "height": 4000})
+    tag = db.execute("SELECT t.name FROM image_tags it JOIN tags t ON t.id = it.tag_id JOIN downloads d "
+                     "ON d.image_id = it.image_id AND d.representation = 'thumb' AND d.path NOT LIKE '%.webm' "
+                     "GROUP BY t.id ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
+    page.goto(f"{browse_url}-/booru?q={quote(tag)}&sf=id&sd=asc")
+    cards = shown_images(page)
+    pictures = [card for card in cards if card["width"] is not None]
+    assert len(pictures) >= 5 and all(card["width"] > 0 for card in pictures)
+    assert_attributed_in_the_browser(cards, db, base)
+    page.screenshot(path=str(tmp_path / "search.png"))
+    if os.environ.get("MIRROR_SCREENSHOTS"):  # how the README's screenshot is made
+        page.set_viewport_size({"width": 1200, "height": 900})
+        page.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], "browse-search.png"))
+    image_id = pictures[0]["id"]
+    page.goto(f"{browse_url}mirror/images/{image_id}")
+    page.screenshot(path=str(tmp_path / "image.png"))
+    row = shown_images(page)
+    assert [card["id"] for card in row] == [image_id] and row[0]["width"] > 0
+    assert_attributed_in_the_browser(row, db, base)
+    page.close()
+
+
+async def test_browsing_goes_on_while_a_sync_holds_a_write_transaction(client, gallery):
+    config, db, base = gallery
+    writer = sqlite3.connect(config.database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # as a sync does while it writes a page
+    try:
+        writer.execute("UPDATE sync_state SET updated_at = updated_at")
+        response = await client.get("/-/booru", params={"q": "*"})
+        assert response.status_code == 200 and FIGURE.search(response.text)
+        assert (await client.get("/mirror/image_details")).status_code == 200
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

@@ -1,0 +1,176 @@
+"""Config: defaults, the example file, environment overrides, clear errors, the key kept secret."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mirror.cli import cli
+from mirror.config import DEFAULTS, ConfigError, load_config
+from mirror.urls import https_url, redact
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_defaults_apply_without_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = load_config(environ={})
+    assert config.base_url == "https://derpibooru.org"
+    assert config["polite"]["requests_per_second"] == 1.0
+    assert config.enabled_resources() == ["images"]
+    assert config.api_key is None
+
+
+def test_the_example_file_documents_every_default():
+    config = load_config(ROOT / "config.example.toml", environ={})
+    for section, values in DEFAULTS.items():
+        for key, value in values.items():
+            if key not in ("api_key", "filter_id"):
+                assert config[section][key] == value, (section, key)
+
+
+def test_environment_overrides_and_the_key_stays_secret(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[site]\nbase_url = "https://furbooru.org"\napi_key = "from-file"\n')
+    config = load_config(path, environ={"MIRROR_API_KEY": "s3cret", "MIRROR_FILTER_ID": "56027"})
+    assert config.api_key.reveal() == "s3cret"
+    assert "s3cret" not in repr(config) and "from-file" not in repr(config)
+    assert config["site"]["filter_id"] == 56027 and config.base_url == "https://furbooru.org"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[polite]\nrequests_per_second = 0\n", "[polite] requests_per_second: must be greater than 0, got 0"),
+    ("[polite]\ntimeout = 'soon'\n", '[polite] timeout: expected a number, got "soon"'),
+    ("[site]\nbase_url = 'derpibooru.org'\n", "[site] base_url: must start with https://"),
+    ("[site]\nfilter_id = 'everything'\n", '[site] filter_id: expected an integer, got "everything"'),
+    ("[comments]\nscope = 'some'\n", '[comments] scope: expected "mirrored" or "all", got "some"'),
+    ("[download]\nrepresentations = ['thumb', 'huge']\n", '[download] representations: unknown "huge"'),
+    ("[filters]\nids = [1, true]\n", "[filters] ids: expected a list of filter numbers, got [1, true]"),
+    ("[download]\nfile_deadline = 0\n", "[download] file_deadline: must be greater than 0, got 0"),
+    ("[images\n", "is not valid TOML"),
+])
+def test_bad_config_gives_one_clear_message(tmp_path, text, message):
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_config(path, environ={})
+
+
+def test_a_missing_named_config_file_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.toml", environ={})
+
+
+@pytest.mark.parametrize("url, base, expected", [
+    ("//derpicdn.net/img/1.png", "https://derpibooru.org", "https://derpicdn.net/img/1.png"),
+    ("http://derpicdn.net/img/1.png", "https://derpibooru.org", "https://derpicdn.net/img/1.png"),
+    ("http://127.0.0.1:8808/img/1.png", "http://127.0.0.1:8808", "http://127.0.0.1:8808/img/1.png"),
+    ("http://cdn.example/img/1.png", "http://127.0.0.1:8808", "https://cdn.example/img/1.png"),
+    ("/img/1.png", "https://derpibooru.org", "https://derpibooru.org/img/1.png"),
+])
+def test_urls_from_the_site_become_https(url, base, expected):
+    assert https_url(url, base) == expected
+
+
+def test_redact_hides_the_key():
+    shown = redact("https://derpibooru.org/api/v1/json/search/images?q=safe&key=s3cret&page=2")
+    assert "s3cret" not in shown and "key=***" in shown and "q=safe" in shown
+
+
+# --- typos and wrong types: one message naming the key, exit 2, before any request ---------------
+
+@pytest.mark.parametrize("text, message", [
+    ('[site]\nbase_urll = "http://127.0.0.1:1"\n', "[site] base_urll: unknown key (did you mean base_url?)"),
+    ('[images]\nquerry = "safe"\n', "[images] querry: unknown key (did you mean query?)"),
+    ("[imagez]\nenabled = true\n", "[imagez]: unknown section (did you mean [images]?)"),
+    ('[images]\nenabled = "no"\n', '[images] enabled: expected true or false, got "no"'),
+    ("[polite]\ngive_up_after = true\n", "[polite] give_up_after: expected an integer, got true"),
+    ("[polite]\nmax_retries = 2.7\n", "[polite] max_retries: expected an integer, got 2.7"),
+    ("[polite]\nrequests_per_second = inf\n", "[polite] requests_per_second: expected a finite number, got inf"),
+    ("[polite]\nrequests_per_second = nan\n", "[polite] requests_per_second: expected a finite number, got nan"),
+    ("[profiles]\nrefresh_days = -inf\n", "[profiles] refresh_days: expected a finite number, got -inf"),
+    ("[download]\nrepresentations = \"thumb\"\n", '[download] representations: expected a list, got "thumb"'),
+    ('[site]\nfilter_id = "56027"\n', '[site] filter_id: expected an integer, got "56027"'),
+    ("[store]\nendpoint_url = 3\n", "[store] endpoint_url: expected a string, got 3"),
+    ("site = 3\n", "[site]: expected a table of keys, got 3"),
+])
+def test_typos_and_wrong_types_name_the_key(tmp_path, text, message):
+    path = tmp_path / "mirror.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_config(path, environ={})
+    assert str(raised.value) == f"{path}: {message}"
+
+
+def test_an_int_where_a_float_is_wanted_is_fine(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text("[polite]\nrequests_per_second = 2\ntimeout = 7\n[profiles]\nrefresh_days = 0.5\n")
+    config = load_config(path, environ={})
+    assert config["polite"]["requests_per_second"] == 2.0 and type(config["polite"]["timeout"]) is float
+    assert config["profiles"]["refresh_days"] == 0.5
+
+
+def test_a_wrongly_typed_api_key_is_named_but_never_shown(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text("[site]\napi_key = 918273645\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path, environ={})
+    assert "[site] api_key: expected a string" in str(raised.value) and "918273645" not in str(raised.value)
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("MIRROR_FILTER_ID", "everything", 'MIRROR_FILTER_ID: [site] filter_id: expected an integer, got "everything"'),
+    ("MIRROR_FILTER_ID", "1.5", 'MIRROR_FILTER_ID: [site] filter_id: expected an integer, got "1.5"'),
+    ("MIRROR_BASE_URL", "http://derpibooru.org", "MIRROR_BASE_URL: [site] base_url: http:// is"),
+])
+def test_environment_overrides_go_through_the_same_checks(tmp_path, monkeypatch, variable, value, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as raised:
+        load_config(environ={variable: value})
+    assert str(raised.value).startswith(f"environment {message}")
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[site]\nbase_urll = "{url}"\n', "[site] base_urll: unknown key (did you mean base_url?)"),
+    ('[site]\nbase_url = "{url}"\n[images]\nquerry = "safe"\n', "[images] querry: unknown key (did you mean query?)"),
+    ('[site]\nbase_url = "{url}"\n[polite]\nrequests_per_second = inf\n', "requests_per_second: expected a finite"),
+    ('[site]\nbase_url = "{url}"\n[polite]\nrequests_per_second = nan\n', "requests_per_second: expected a finite"),
+    ('[site]\nbase_url = "{url}"\n[images]\nenabled = "no"\n', '[images] enabled: expected true or false, got "no"'),
+])
+def test_the_cli_refuses_a_bad_config_with_exit_2_before_any_request(site, tmp_path, text, message):
+    path = tmp_path / "mirror.toml"
+    path.write_text(text.format(url=site.url) + f'[store]\ndatabase = "{tmp_path / "m.db"}"\n')
+    site.clear_requests()
+    result = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and result.output.count("Error:") == 1
+    assert site.requests == [] and not (tmp_path / "m.db").exists()
+
+
+# --- https everywhere, except a loopback site ------------------------------------------------------
+
+@pytest.mark.parametrize("url", ["http://derpibooru.org", "http://10.0.0.5:8808", "http://127.0.0.1.example.org",
+                                 "http://[::2]:80", "HTTP://furbooru.org"])
+def test_plain_http_is_refused_for_a_site_off_this_machine(tmp_path, url):
+    path = tmp_path / "m.toml"
+    path.write_text(f'[site]\nbase_url = "{url}"\n')
+    with pytest.raises(ConfigError, match=r"\[site\] base_url: http:// is only for a site on this machine"):
+        load_config(path, environ={})
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8808", "http://127.3.4.5", "http://localhost:8808/",
+                                 "http://[::1]:8808", "https://derpibooru.org", "https://10.0.0.5"])
+def test_plain_http_is_fine_on_loopback_and_https_anywhere(tmp_path, url):
+    path = tmp_path / "m.toml"
+    path.write_text(f'[site]\nbase_url = "{url}"\n')
+    assert load_config(path, environ={}).base_url == url.rstrip("/")
+
+
+def test_the_cli_refuses_plain_http_to_a_remote_site_with_exit_2(tmp_path):
+    path = tmp_path / "mirror.toml"
+    path.write_text(f'[site]\nbase_url = "http://derpibooru.org"\n[store]\ndatabase = "{tmp_path / "m.db"}"\n')
+    result = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+    assert result.exit_code == 2 and "base_url: http:// is only for a site on this machine" in result.output
+    assert not (tmp_path / "m.db").exists()

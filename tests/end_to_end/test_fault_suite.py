@@ -1,0 +1,540 @@
+"""The fault suite: every fault of the reliability issue, end to end through the CLI, in one table.
+
+Each case makes the local site (its fault profiles) or a fault proxy in front of it
+(:mod:`tests.fault_proxy`) misbehave in one way, runs ``mirror sync`` or ``mirror download`` as
+cron would, and checks three things: the exit code, what the mirror said, and that nothing was
+lost. Nothing lost means: every record the site served intact is stored exactly as served, the
+broken ones are in ``rejects``, every file of an intact ready image is kept and verifies, and the
+database passes ``PRAGMA integrity_check``; where the run stops early (or leaves files failed),
+what it kept is all as served and the rerun once the fault clears completes the mirror.
+
+The detailed tests of each fault live beside its fix (test_sync_walks, test_download,
+test_politeness, test_store_errors, test_config); this table is the proof across all kinds at
+once. With ``MIRROR_FAULT_REPORT`` set, every case writes what it saw there (JSON), which
+``scripts/reliability_report.py`` turns into ``docs/reliability.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from mirror.cli import cli
+from mirror.config import Config
+from mirror.download import verify_files
+from mirror.download.kinds import file_problem
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.faults import _spoilt
+from mirror.localsite.http.server import SiteServer
+from mirror.store import open_database
+from mirror.store.records import to_json, valid_id
+
+from ..support import fault_proxy as proxy_rules
+from ..support.configs import site_config, site_images, write_config
+from ..support.disks import fill, mounted_tmpfs
+from ..support.fault_proxy import FaultProxy, Rule
+from ..support.killing import assert_store_intact, mirror_state
+
+pytestmark = pytest.mark.faults
+
+REPORT_ENV = "MIRROR_FAULT_REPORT"
+FILES = {"representations": ["thumb"], "requests_per_second": 500, "concurrency": 4}
+HUGE = "lorem ipsum " * 250_000  # 3 MB of text in one field
+ODD_TEXT = "NUL \x00 inside, emoji 👩‍👩‍👧, right-to-left \u202eolleh\u202c, a lone surrogate \ud800, zero width \u200b"
+
+
+# --- the site, the proxy, the ledger -----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[SiteServer]:
+    """A small board (two pages of images), shared: each case only reads it."""
+    with SiteServer(BoardEditor.generate(seed=3, images=60)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def proxy(site: SiteServer) -> Iterator[FaultProxy]:
+    with FaultProxy(site.url) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def ledger() -> Iterator[list[dict[str, Any]]]:
+    """What each case saw, written as JSON to $MIRROR_FAULT_REPORT (when set) once the module is done."""
+    rows: list[dict[str, Any]] = []
+    yield rows
+    if target := os.environ.get(REPORT_ENV):
+        Path(target).write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+@dataclass
+class Run:
+    """One case's mirror: the site, the proxy, the config (and its file) and anything held open."""
+
+    site: SiteServer
+    proxy: FaultProxy
+    tmp_path: Path
+    config: Config
+    held: list[Any] = field(default_factory=list)
+
+    @property
+    def config_path(self) -> Path:
+        return self.tmp_path / "mirror.toml"
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every image record as the mirror is served it when nothing is wrong: from the proxy when the
+        mirror talks to it (file URLs then name the proxy), else from the site."""
+        through_proxy = self.config["site"]["base_url"] == self.proxy.url
+        source = SimpleNamespace(api_url=self.proxy.api_url, editor=self.site.editor) if through_proxy else self.site
+        return site_images(source)
+
+    def mirror(self, *args: str) -> Result:
+        return CliRunner().invoke(cli, ["-c", str(self.config_path), *args])
+
+
+def as_is(record: dict[str, Any]) -> Any:
+    return record
+
+
+@dataclass(frozen=True)
+class Case:
+    """One fault kind: how it is made, the command that meets it, and what the mirror must do."""
+
+    kind: str
+    tried: str  # what the site did, in words
+    fault: str | Callable[[Run], Rule] = ""  # a site fault profile, or the proxy rule to put in front
+    command: tuple[str, ...] = ("sync",)
+    code: int = 0
+    says: str = ""  # in the output
+    served: Callable[[dict[str, Any]], Any] = as_is  # a site record as the client got it (None: never sent)
+    files: bool = False  # thumbnails are downloaded (by the sync, or by a download after a clean sync)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # config sections to add to
+    prepared: bool = False  # a clean sync first
+    arrange: Callable[[Run], None] | None = None  # just before the faulted run
+    release: Callable[[Run], None] | None = None  # the fault cleared (the config fixed, a lock let go)
+    check: Callable[[Run], str] | None = None  # a case's own proof; says what it proved
+    rerun: tuple[str, ...] | None = None  # after the fault clears, completes what the faulted run left
+
+
+# --- what the faults do to records ------------------------------------------------------------------
+
+def every(n: int, change: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    """``change`` applied to the full (not hidden) records whose id is a multiple of ``n``."""
+    def served(record: dict[str, Any]) -> Any:
+        return change(record) if record["id"] % n == 0 and "tags" in record else record
+
+    return served
+
+
+def wrong_types(record: dict[str, Any]) -> dict[str, Any]:
+    return {**record, "score": str(record["score"]), "width": "wide", "tags": ", ".join(record["tags"]),
+            "representations": list(record["representations"].values()), "intensities": [1, 2]}
+
+
+def nulls(record: dict[str, Any]) -> dict[str, Any]:
+    return {key: None for key in record} | {"id": record["id"]}
+
+
+def without_zone(record: dict[str, Any]) -> dict[str, Any]:
+    return {**record, **{key: record[key].removesuffix("Z") for key in ("created_at", "updated_at", "first_seen_at")}}
+
+
+def spoilt_ids(value: str, n: int = 7) -> Callable[[dict[str, Any]], Any]:
+    """What the site's ``badids:VALUE/n`` profile sends."""
+    return lambda record: _spoilt(record, value) if record["id"] % n == 0 else record
+
+
+def vanished(n: int) -> Callable[[dict[str, Any]], Any]:
+    return lambda record: None if record["id"] % n == 0 else record
+
+
+# --- a case's own checks, and the arrangements around the faulted run ---------------------------------
+
+def retry_after_honoured(run: Run) -> str:
+    """Every API request after a 429/503 with Retry-After came at least that long after it."""
+    api = sorted((s for s in run.proxy.seen if s.path.startswith("/api/")), key=lambda s: s.time)
+    waits = [(later.time - asked.time, asked.retry_after) for asked, later in zip(api, api[1:])
+             if asked.retry_after is not None]
+    assert waits and all(waited >= wanted - 0.05 for waited, wanted in waits), waits
+    return "retried after " + ", ".join(f"{waited:.2f} s (asked {wanted:.2f} s)" for waited, wanted in waits)
+
+
+def asked_nothing(run: Run) -> str:
+    assert run.site.requests == [], "the site was asked something"
+    return "no request sent"
+
+
+def misspell_base_url(run: Run) -> None:
+    text = run.config_path.read_text().replace("base_url =", "base_urll =", 1)
+    run.config_path.write_text(text)
+
+
+def fix_config(run: Run) -> None:
+    write_config(run.config, run.config_path)
+
+
+def hold_write_lock(run: Run) -> None:
+    other = sqlite3.connect(run.config.database, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another program's write transaction, left open
+    run.held.append(other)
+
+
+def let_go(run: Run) -> None:
+    for other in run.held:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+FUTURE = "0099_from_the_future"
+
+
+def from_the_future(run: Run) -> None:
+    with sqlite3.connect(run.config.database) as db:
+        db.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                   "VALUES ('booru-mirror', ?, '2030-01-01')", [FUTURE])
+    run.site.clear_requests()
+
+
+def back_to_the_present(run: Run) -> None:
+    with sqlite3.connect(run.config.database) as db:
+        db.execute("DELETE FROM _sqlite_migrations WHERE name = ?", [FUTURE])
+
+
+def through_proxy(rule: Callable[[], Rule]) -> Callable[[Run], Rule]:
+    return lambda run: rule()
+
+
+def first_api(count: int, answer: Callable[[], Any]) -> Callable[[Run], Rule]:
+    return through_proxy(lambda: proxy_rules.on_first_api_requests(count, answer))
+
+
+def records(change: Callable[[dict[str, Any]], Any]) -> Callable[[Run], Rule]:
+    return through_proxy(lambda: proxy_rules.rewrite_records(change))
+
+
+STOPPED = "so as not to loop; everything before is kept"
+NO_RETRY = {"polite": {"max_retries": 0}}
+
+CASES = [
+    Case("429, Retry-After in seconds", "the first 2 API answers: 429 with Retry-After: 1",
+         first_api(2, proxy_rules.status(429, "1")), check=retry_after_honoured),
+    Case("429, Retry-After as an HTTP-date", "the first 2 API answers: 429 with Retry-After: <HTTP-date 2 s ahead>",
+         first_api(2, proxy_rules.status(429, proxy_rules.http_date_in(2))), check=retry_after_honoured),
+    Case("503, Retry-After in seconds", "the first 2 API answers: 503 with Retry-After: 1",
+         first_api(2, proxy_rules.status(503, "1")), check=retry_after_honoured),
+    Case("503, Retry-After as an HTTP-date", "the first 2 API answers: 503 with Retry-After: <HTTP-date 2 s ahead>",
+         first_api(2, proxy_rules.status(503, proxy_rules.http_date_in(2))), check=retry_after_honoured),
+    Case("500/502/504 burst", "the first 3 API answers: 500, 502, 504 (HTML)",
+         through_proxy(lambda: _burst(500, 502, 504))),
+    Case("5xx bursts on API and files", "profile `flaky:12/2`: every 12th request, API or file, starts 2 "
+         "failures (503 with Retry-After: 1, 502, 500)", "flaky:12/2", files=True),
+    Case("connection resets and truncated bodies", "profile `drops:4`: every 4th request, API or file, is "
+         "dropped before any answer or cut halfway through its body", "drops:4", files=True),
+    Case("truncated API body", "the first API answer: 200, its connection closed halfway through the "
+         "Content-Length", first_api(1, proxy_rules.cut_json)),
+    Case("timeout", "the first 2 API answers come after 1 s (polite.timeout = 0.3)",
+         through_proxy(lambda: proxy_rules.stall(1.0, 2)), options={"polite": {"timeout": 0.3}}),
+    Case("HTML with status 200 on an API URL", "the first 2 API answers: 200 text/html (a proxy's page)",
+         first_api(2, proxy_rules.body(b"<!DOCTYPE html><html><body>Welcome</body></html>", "text/html"))),
+    Case("invalid JSON", "the first 2 API answers: 200 application/json, `{\"images\": [{\"id\": 1},`",
+         first_api(2, proxy_rules.body(b'{"images": [{"id": 1},', "application/json"))),
+    Case("wrong types in records", "every 5th image: score \"12\", width \"wide\", tags one string, "
+         "representations a list, intensities a list", records(every(5, wrong_types)),
+         served=every(5, wrong_types), files=True),
+    Case("nulls everywhere", "every 4th image: every field but id is null", records(every(4, nulls)),
+         served=every(4, nulls), files=True),
+    Case("huge strings", "every 20th image: a 3 MB description", records(every(20, lambda r: {**r, "description": HUGE})),
+         served=every(20, lambda r: {**r, "description": HUGE})),
+    Case("unicode and NUL in text", "every 3rd image: description and name with NUL, emoji, RTL marks, "
+         "a lone surrogate", records(every(3, lambda r: {**r, "description": ODD_TEXT, "name": ODD_TEXT})),
+         served=every(3, lambda r: {**r, "description": ODD_TEXT, "name": ODD_TEXT})),
+    Case("timestamps without a zone", "every image: created_at, updated_at, first_seen_at with no Z",
+         records(every(1, without_zone)), served=every(1, without_zone)),
+    Case("a page repeated forever", "profile `repeat`: the first page of each path, whatever is asked",
+         "repeat", code=4, says=STOPPED, rerun=("sync",)),
+    *(Case(f"id {label}", f"profile `badids:{value}/7`: every 7th record's id {label}", f"badids:{value}/7",
+           served=spoilt_ids(value), says="kept in rejects")
+      for label, value in (("missing", "missing"), ("null", "null"), ("a string", "string"),
+                           ("negative", "negative"), ("2^63-1", str(2**63 - 1)), ("2^64+5", str(2**64 + 5)))),
+    Case("records vanishing between pages", "profile `vanish:10`: every 10th record left out, still "
+         "counted in total", "vanish:10", served=vanished(10), says="not seen (deleted or hidden during the walk?)"),
+    Case("a file served as HTML, or cut short with a matching Content-Length", "profile `badfiles:3`: every 3rd "
+         "file answer is an HTML page with status 200, or the first half of the file (alternately)",
+         "badfiles:3", command=("download",), files=True, prepared=True),
+    Case("cross-origin redirect", "profile `redirect:http://127.0.0.2:9`: each file's first answer is a 302 "
+         "to another origin", "redirect:http://127.0.0.2:9", command=("download",), files=True, prepared=True,
+         says="not followed", rerun=("download", "--retry-failed")),
+    Case("a file trickled byte by byte", "profile `trickle:10`: files of every 10th image come 4 bytes "
+         "per 0.1 s (download.file_deadline = 0.4)", "trickle:10", command=("download",), files=True,
+         prepared=True, options={**NO_RETRY, "download": {"file_deadline": 0.4}},
+         says="longer than download.file_deadline", rerun=("download", "--retry-failed")),
+    Case("config typo", "`base_urll = ...` in [site]", arrange=misspell_base_url, release=fix_config, code=2,
+         says="base_urll: unknown key (did you mean base_url?)", check=asked_nothing, rerun=("sync",)),
+    Case("busy database", "another program holds a write transaction (store.busy_timeout = 0.5)",
+         options={"store": {"busy_timeout": 0.5}}, prepared=True, arrange=hold_write_lock, release=let_go,
+         code=5, says="is locked by another program", rerun=("sync",)),
+    Case("unknown schema", "the database records a migration this version does not know",
+         prepared=True, arrange=from_the_future, release=back_to_the_present, code=5,
+         says="newer version", check=asked_nothing, rerun=("sync",)),
+]
+
+
+def _burst(*codes: int) -> Rule:
+    """The first API requests answer ``codes`` in turn (HTML pages)."""
+    answers = iter(codes)
+    return proxy_rules.on_first_api_requests(len(codes), lambda: proxy_rules.status(next(answers))())
+
+
+# --- the table ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES, ids=[case.kind for case in CASES])
+def test_fault(case: Case, site: SiteServer, proxy: FaultProxy, tmp_path: Path, ledger: list) -> None:
+    started = time.monotonic()
+    run = make_run(case, site, proxy, tmp_path)
+    if case.prepared:
+        assert run.mirror("sync").exit_code == 0
+    if case.arrange:
+        case.arrange(run)
+    try:
+        result = faulted(run, case)
+    finally:
+        site.set_faults("")
+        proxy.rule = None
+        if case.release:
+            case.release(run)
+    said = excerpt(result, case.code)
+    assert result.exit_code == case.code, result.output
+    assert case.says in result.output and "Traceback" not in result.output
+    proved = case.check(run) if case.check else ""
+    lost = assert_nothing_lost(run, case, complete=case.rerun is None)
+    if case.rerun is not None:
+        again = run.mirror(*case.rerun)
+        assert again.exit_code == 0, again.output
+        after = assert_nothing_lost(run, case, complete=True, served=as_is).removeprefix("nothing: ")
+        lost += f"; the rerun once the fault cleared: {after}"
+    ledger.append(row(case.kind, case.tried, case.code, said, "; ".join(filter(None, [lost, proved])),
+                      started, tmp_path, site, proxy))
+
+
+def make_run(case: Case, site: SiteServer, proxy: FaultProxy, tmp_path: Path) -> Run:
+    """A fresh mirror configured for ``case``: through the proxy when the fault is a proxy rule."""
+    site.set_faults("")
+    proxy.rule = None
+    download = {**FILES, "partial_dir": str(tmp_path / "partial"), **case.options.get("download", {}),
+                "enabled": case.files and "download" not in case.command}
+    config = site_config(site, tmp_path, polite=case.options.get("polite"), download=download)
+    config["store"].update(case.options.get("store", {}))
+    if callable(case.fault):
+        config["site"]["base_url"] = proxy.url
+    run = Run(site, proxy, tmp_path, config)
+    write_config(config, run.config_path)
+    return run
+
+
+def faulted(run: Run, case: Case) -> Result:
+    """The command, run while the fault is on."""
+    run.site.clear_requests()
+    run.proxy.seen.clear()
+    if callable(case.fault):
+        run.proxy.rule = case.fault(run)
+    elif case.fault:
+        run.site.set_faults(case.fault)
+    return run.mirror(*case.command)
+
+
+# --- nothing lost --------------------------------------------------------------------------------------
+
+def assert_nothing_lost(run: Run, case: Case, *, complete: bool,
+                        served: Callable[[dict[str, Any]], Any] | None = None) -> str:
+    """Every record served intact is stored as served (all of them when ``complete``), the broken
+    ones are in rejects, the links and tag names come from intact records only, the files of intact
+    ready images are kept and verify, and SQLite finds the database sound. Says what it found."""
+    if not run.config.database.exists():
+        assert not complete
+        return "nothing: no database was created"
+    assert_store_intact(run.config.database)
+    records = run.records()
+    sent = [s for s in map(served or case.served, records) if s is not None]
+    intact = {r["id"]: r for r in sent if isinstance(r, dict) and valid_id(r.get("id"))}
+    broken = sorted(to_json(r) for r in sent if not (isinstance(r, dict) and valid_id(r.get("id"))))
+    db = open_database(run.config.database, migrate=False)
+    try:
+        stored = {row[0]: json.loads(row[1]) for row in db.execute("SELECT id, raw FROM images")}
+        rejects = sorted(row[0] for row in db.execute("SELECT raw FROM rejects WHERE resource = 'images'"))
+        assert set(stored) <= set(intact)
+        assert [differences(stored[key], intact[key]) for key in stored if stored[key] != intact[key]][:2] == []
+        assert set(rejects) <= set(broken)
+        if complete:
+            assert set(stored) == set(intact) and rejects == broken
+        assert_tags_from_intact_records(db, stored)
+        files = assert_files_kept(run, db, stored) if case.files and complete else ""
+    finally:
+        db.close()
+    unsent = len(records) - len(sent)
+    return (f"nothing: {len(stored)} of {len(intact)} records served with a valid id stored exactly as served"
+            + (f", {len(rejects)} broken ones kept in rejects" if broken else "")
+            + (f" ({unsent} never sent, reported)" if unsent else "") + files + "; integrity_check ok")
+
+
+def differences(stored: dict[str, Any], served: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The fields where a stored record differs from the served one: (stored, served), for a readable failure."""
+    return {key: (stored.get(key), served.get(key)) for key in stored.keys() | served.keys()
+            if stored.get(key) != served.get(key)}
+
+
+def assert_tags_from_intact_records(db, stored: dict[int, dict[str, Any]]) -> None:
+    """Each stored full record's links are its tag_ids, and every tag name is one an intact record gave."""
+    names: dict[int, str] = {}
+    for record in stored.values():
+        if isinstance(record.get("tags"), list) and isinstance(record.get("tag_ids"), list):
+            names.update(zip(record["tag_ids"], record["tags"]))
+            links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [record["id"]])}
+            assert links == set(record["tag_ids"]), record["id"]
+    for tag_id, name in db.execute("SELECT id, name FROM tags"):
+        assert names.get(tag_id) == name, (tag_id, name)
+
+
+def assert_files_kept(run: Run, db, stored: dict[int, dict[str, Any]]) -> str:
+    """Every thumbnail of a stored ready image is kept, and every kept file verifies."""
+    ready = {key for key, r in stored.items() if r.get("thumbnails_generated") is True
+             and r.get("hidden_from_users") is not True and isinstance(r.get("representations"), dict)}
+    done = {row[0] for row in db.execute("SELECT image_id FROM downloads WHERE status = 'done'")}
+    assert done == ready
+    report = asyncio.run(verify_files(run.config, db))
+    assert report.damaged == 0 and report.fetched == len(ready)
+    return f", {len(done)} of {len(ready)} thumbnails kept and verified"
+
+
+# --- the report ---------------------------------------------------------------------------------------
+
+def excerpt(result: Result, code: int) -> str:
+    """What the mirror said: the error line of a failed run, else its summary lines."""
+    lines = [line.strip() for line in result.output.splitlines() if line.strip()]
+    if code:
+        return next((line for line in lines if line.startswith("Error:")), lines[-1] if lines else "")
+    said = [line for line in lines if line.split(":")[0] in ("images", "downloads", "failed")]
+    failed = [line for line in said if line.startswith("failed:")]
+    return "; ".join([line for line in said if not line.startswith("failed:")] + failed[:1])
+
+
+def row(kind: str, tried: str, code: int, said: str, lost: str, started: float, tmp_path: Path,
+        *servers: Any) -> dict[str, Any]:
+    """One line of the report, with this machine's paths and ports taken out."""
+    def scrub(text: str) -> str:
+        text = text.replace(str(tmp_path), "$TMP")
+        for server in servers:
+            text = text.replace(server.url, "http://127.0.0.1:PORT")
+        return re.sub(r"\d+\.\d+ (files|KB|MB|B)/s", r"… \1/s", text)
+
+    return {"kind": kind, "tried": tried, "exit": code, "said": scrub(said)[:400], "lost": scrub(lost),
+            "seconds": round(time.monotonic() - started, 2)}
+
+
+# --- a full disk, for real: the database, then the files, on a small tmpfs -------------------------------
+
+def leave_free(disk: Path, free: int) -> Path:
+    """Fill ``disk`` to the brim, then give back ``free`` bytes: room to start, not to finish."""
+    fill(disk)
+    filler = disk / "filler"
+    os.truncate(filler, max(0, filler.stat().st_size - free))
+    return filler
+
+
+def undisturbed(site: SiteServer, tmp_path: Path, *command: str, **download: Any) -> dict[str, list]:
+    """The end state of the same commands on a roomy disk."""
+    config = site_config(site, tmp_path / "undisturbed", download={**FILES, **download})
+    path = write_config(config, tmp_path / "undisturbed.toml")
+    for args in (("sync",), command):
+        if args:
+            assert CliRunner().invoke(cli, ["-c", str(path), *args]).exit_code == 0
+    return mirror_state(config.database, Path(config["store"]["files"]))
+
+
+def assert_no_half_file(files: Path, db_path: Path) -> int:
+    """Every file under a final name is whole: the one the database records as done (same sha512), or
+    one published as the run stopped and not yet recorded (the next run adopts it), a whole file of its
+    format. Returns how many there are."""
+    db = sqlite3.connect(db_path)
+    done = dict(db.execute("SELECT path, sha512 FROM downloads WHERE status = 'done'").fetchall())
+    db.close()
+    kept = {str(p.relative_to(files)): p for p in files.rglob("*") if p.is_file() and ".partial" not in p.parts}
+    assert set(done) <= set(kept)
+    for name, path in kept.items():
+        if name in done:
+            assert hashlib.sha512(path.read_bytes()).hexdigest() == done[name], name
+        else:
+            assert file_problem(path, path.suffix.lstrip(".")) is None, name
+    return len(kept)
+
+
+@pytest.fixture
+def growing_site() -> Iterator[SiteServer]:
+    """A site of its own: these tests add images to it."""
+    with SiteServer(BoardEditor.generate(seed=8, images=40)) as server:
+        yield server
+
+
+def test_the_database_disk_fills_up_during_a_sync(growing_site: SiteServer, tmp_path: Path, ledger: list) -> None:
+    started = time.monotonic()
+    with mounted_tmpfs(tmp_path / "disk", "16m") as disk:
+        config = site_config(growing_site, disk)
+        config["store"]["files"] = str(tmp_path / "files")
+        path = write_config(config, tmp_path / "mirror.toml")
+        assert CliRunner().invoke(cli, ["-c", str(path), "sync"]).exit_code == 0
+        growing_site.editor.add_images(400)
+        filler = leave_free(disk, 96_000)
+
+        full = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+
+        assert full.exit_code == 5, full.output
+        assert f"cannot write the database {config.database}: no space left on the device" in full.output
+        assert "Traceback" not in full.output
+        assert_store_intact(config.database)
+        filler.unlink()
+        again = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+        assert again.exit_code == 0, again.output
+        assert_store_intact(config.database)
+        state = mirror_state(config.database, tmp_path / "files")
+    assert state == undisturbed(growing_site, tmp_path)
+    ledger.append(row("disk full (database)", "the database's 16 MB tmpfs filled up (96 KB left) as a sync of "
+                      "400 new images began", 5, excerpt(full, 5), "nothing: integrity_check ok after the "
+                      "failed run; the rerun once space was freed ended equal to an undisturbed run",
+                      started, tmp_path, growing_site))
+
+
+def test_the_files_disk_fills_up_during_downloads(growing_site: SiteServer, tmp_path: Path, ledger: list) -> None:
+    started = time.monotonic()
+    with mounted_tmpfs(tmp_path / "disk", "2m") as disk:
+        config = site_config(growing_site, tmp_path, download={**FILES, "representations": ["thumb", "full"]})
+        config["store"]["files"] = str(disk / "files")
+        path = write_config(config, tmp_path / "mirror.toml")
+        assert CliRunner().invoke(cli, ["-c", str(path), "sync"]).exit_code == 0
+        filler = leave_free(disk, 200_000)
+
+        full = CliRunner().invoke(cli, ["-c", str(path), "download"])
+
+        assert full.exit_code == 5, full.output
+        assert "no space left on the device" in full.output and "Traceback" not in full.output
+        kept = assert_no_half_file(disk / "files", config.database)
+        assert_store_intact(config.database)
+        filler.unlink()
+        assert CliRunner().invoke(cli, ["-c", str(path), "download"]).exit_code == 0
+        state = mirror_state(config.database, disk / "files")
+    assert state == undisturbed(growing_site, tmp_path, "download", representations=["thumb", "full"])
+    ledger.append(row("disk full (files)", "the files' 2 MB tmpfs filled up (200 KB left) as `mirror download` "
+                      "began", 5, excerpt(full, 5), f"nothing: {kept} files kept whole, none half-written under a "
+                      "final name, integrity_check ok; the rerun once space was freed ended equal to an "
+                      "undisturbed run", started, tmp_path, growing_site))

@@ -1,0 +1,170 @@
+"""`mirror serve`: the archive answers the JSON API; mirroring it gives back the same archive."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import time
+
+import httpx
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mirror.cli import EXIT_STORE, cli
+from mirror.store import open_database
+
+from ..support.configs import RESOURCES, mirror_config, sync, write_config
+
+TABLES = ("images", "tags", "comments", "galleries", "forums", "topics", "posts", "filters", "users")
+
+
+def _origin_free(value):
+    """A record with every absolute URL's scheme and host taken off, for comparing two archives."""
+    return json.loads(re.sub(r"https?://127\.0\.0\.1:\d+", "", json.dumps(value)))
+
+
+def rows(db, table: str) -> dict:
+    key = "short_name" if table == "forums" else ("forum_short_name", "slug") if table == "topics" else "id"
+    keys = (key,) if isinstance(key, str) else key
+    out = {}
+    for row in db[table].rows:
+        out[tuple(row[k] for k in keys)] = (_origin_free(json.loads(row["raw"])) if row["raw"] else None,
+                                            row.get("hidden_from_users"), row.get("stub"))
+    return out
+
+
+def test_mirroring_the_archive_gives_back_the_same_records_and_files(archive, tmp_path):
+    config, original, served, everything = archive
+    copy_config = mirror_config(served, tmp_path, everything)
+    report, copy = sync(copy_config, RESOURCES)
+    for table in TABLES:
+        a, b = rows(original, table), rows(copy, table)
+        visible = {k: v for k, v in a.items() if not v[1]}
+        assert {k: v for k, v in b.items() if k in visible} == visible, table
+        assert set(visible) <= set(b), table
+    hidden = [row["id"] for row in original.query("SELECT id FROM images WHERE hidden_from_users = 1")]
+    assert hidden and all(copy["images"].get(i)["hidden_from_users"] == 1 for i in hidden)
+    kept = {(r["image_id"], r["representation"]): r["sha512"] for r in original["downloads"].rows_where("status = 'done'")}
+    again = {(r["image_id"], r["representation"]): r["sha512"] for r in copy["downloads"].rows_where("status = 'done'")}
+    assert kept and again == kept
+
+
+def test_search_paging_filters_and_errors(archive):
+    config, db, served, everything = archive
+    api = httpx.Client(base_url=served.api_url, timeout=10)
+    body = api.get("/search/images", params={"q": "*", "filter_id": everything}).json()
+    visible = db.execute("SELECT count(*) FROM images WHERE coalesce(hidden_from_users, 0) = 0").fetchone()[0]
+    assert body["total"] == visible and len(body["images"]) == 15 and body["interactions"] == []
+    assert api.get("/search/images", params={"q": "*", "filter_id": everything, "del": "1"}).json()["total"] \
+        == db["images"].count
+    assert api.get("/search/images", params={"q": ""}).json() == {"images": [], "interactions": [], "total": 0}
+    paged = api.get("/search/images", params={"q": "*", "filter_id": everything, "per_page": 100, "page": 2,
+                                              "sf": "id", "sd": "asc"}).json()["images"]
+    expected = [r[0] for r in db.execute("SELECT id FROM images WHERE coalesce(hidden_from_users, 0) = 0 "
+                                         "ORDER BY id LIMIT 50 OFFSET 50")]
+    assert [i["id"] for i in paged] == expected
+    error = api.get("/search/images", params={"q": "(safe"})
+    assert error.status_code == 400 and error.json() == {"error": "Imbalanced parentheses."}
+    assert api.get("/search/images", params={"q": "my:faves"}).json()["error"].startswith("You must be logged in")
+    assert api.get("/images/abc").status_code == 400 and api.get("/images/99999999").status_code == 404
+    assert api.get("/filters/user").status_code == 403
+    assert api.get("/no/such/route").json() == {"error": "Not Found"}
+
+
+def test_the_default_filter_hides_and_spoilers_as_the_site_does(archive):
+    config, db, served, everything = archive
+    default = db.execute("SELECT id, hidden_tag_ids FROM filters WHERE name = 'Default' AND system = 1").fetchone()
+    assert default is not None and json.loads(default[1])
+    hidden_tags = json.loads(default[1])
+    api = httpx.Client(base_url=served.api_url, timeout=10)
+    shown = api.get("/search/images", params={"q": "*", "per_page": 50, "sf": "id", "sd": "asc"}).json()
+    hidden_ids = {r[0] for r in db.execute(
+        f"SELECT image_id FROM image_tags WHERE tag_id IN ({','.join('?' * len(hidden_tags))})", hidden_tags)}
+    assert hidden_ids and not {i["id"] for i in shown["images"]} & hidden_ids
+    one = next(iter(hidden_ids))
+    assert api.get(f"/images/{one}").json()["image"]["spoilered"] is True  # shown, spoilered
+    assert api.get(f"/images/{one}", params={"filter_id": everything}).json()["image"]["spoilered"] is False
+
+
+def test_served_records_point_at_this_server_and_its_files_are_the_kept_ones(archive):
+    config, db, served, everything = archive
+    row = next(db.query("SELECT d.image_id, d.sha512 FROM downloads d JOIN images i ON i.id = d.image_id "
+                        "WHERE d.representation = 'full' AND d.status = 'done' AND i.format != 'svg' LIMIT 1"))
+    image = httpx.get(f"{served.api_url}/images/{row['image_id']}").json()["image"]
+    assert image["representations"]["full"].startswith(served.url + "/img/view/")
+    body = httpx.get(image["representations"]["full"]).content
+    assert hashlib.sha512(body).hexdigest() == row["sha512"] == image["sha512_hash"]
+    assert httpx.get(image["view_url"]).content == body  # the slugged view URL names the same file
+    ranged = httpx.get(image["representations"]["full"], headers={"Range": "bytes=0-9"})
+    assert ranged.status_code == 206 and ranged.content == body[:10]
+    not_kept = image["representations"]["full"].replace(f"/{row['image_id']}.", "/999999.")
+    assert httpx.get(not_kept).status_code == 404
+
+
+def test_serve_says_clearly_when_there_is_no_mirror(tmp_path):
+    result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "none.db"), "--port", "0"])
+    assert result.exit_code == EXIT_STORE and "no mirror database" in result.output
+
+
+def test_serve_from_the_command_line_logs_each_request(archive, tmp_path):
+    config = archive[0]
+    path = write_config(config, tmp_path / "mirror.toml")
+    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(path), "serve", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        found = None
+        while found is None:
+            line = process.stdout.readline()
+            assert line, "mirror serve ended without saying where it listens"
+            found = re.search(r"http://\S+/api/v1/json", line)
+        url = found.group(0)
+        assert httpx.get(url + "/search/tags", params={"q": "*"}).json()["total"] > 0
+        deadline = time.monotonic() + 10
+        logged = ""
+        while "GET /api/v1/json/search/tags" not in logged and time.monotonic() < deadline:
+            logged += process.stdout.readline()
+        assert "200" in logged
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_sync_writing_does_not_block_serving(archive):
+    config, db, served, everything = archive
+    writer = open_database(config.database)
+    with writer.conn:  # a write transaction held open, as a sync's page commit is
+        writer.execute("UPDATE sync_state SET updated_at = updated_at")
+        assert httpx.get(f"{served.api_url}/search/images", params={"q": "*"}, timeout=5).status_code == 200
+
+
+QUERY_PIECES = list('abc:*?~^()",.!-| \\0123456789') + [
+    " AND ", " OR ", "NOT ", "safe", "score.gt:", "id.lte:", "created_at:", "2020-01", "3 days ago", "my:faves",
+    "filter_id:", "gallery_id:", "description:", "wilson_score.gte:0.", "animated:", "true", "\x00", "é", "日本"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(query=st.lists(st.sampled_from(QUERY_PIECES), max_size=25).map("".join),
+       endpoint=st.sampled_from(["images", "comments", "posts", "tags", "galleries", "filters"]),
+       sf=st.sampled_from([None, "score", "random:7", "gallery_id:1", "_score", "bogus"]))
+def test_any_query_string_answers_200_or_400_with_a_message_never_500(archive, query, endpoint, sf):
+    served = archive.served
+    params = {"q": query, "filter_id": archive.everything, **({"sf": sf} if sf else {})}
+    response = httpx.get(f"{served.api_url}/search/{endpoint}", params=params, timeout=10)
+    assert response.status_code in (200, 400), (query, response.text[:200])
+    body = response.json()
+    if response.status_code == 400:
+        assert isinstance(body["error"], str) and body["error"]
+    else:
+        assert isinstance(body[endpoint], list) and isinstance(body["total"], int)
+
+
+def test_a_query_too_long_or_too_deep_is_refused_with_a_message(archive):
+    api = httpx.Client(base_url=archive.served.api_url, timeout=10)
+    long = api.get("/search/images", params={"q": "safe, " * 2000})
+    assert long.status_code == 400 and "longer than" in long.json()["error"]
+    deep = api.get("/search/images", params={"q": "(" * 1500 + "safe" + ")" * 1500})
+    assert deep.status_code == 400 and deep.json()["error"]
