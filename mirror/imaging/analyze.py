@@ -17,7 +17,8 @@ from PIL import Image, UnidentifiedImageError
 from .errors import MediaError
 from .svg import render_svg
 
-__all__ = ["Analysis", "MediaError", "analyze", "gif_delays", "ACCEPTED_MIME_TYPES", "MAX_SIDE", "MAX_DURATION"]
+__all__ = ["Analysis", "MediaError", "analyze", "gif_delays", "ACCEPTED_MIME_TYPES", "MAX_SIDE", "MAX_DURATION",
+           "too_large_to_process"]
 
 ACCEPTED_MIME_TYPES = ("image/gif", "image/jpeg", "image/png", "image/svg+xml", "video/webm")
 FORMATS = {"GIF": ("gif", "image/gif"), "JPEG": ("jpg", "image/jpeg"), "PNG": ("png", "image/png")}
@@ -50,6 +51,18 @@ class Analysis:
     def aspect_ratio(self) -> float:
         """Width over height, 0.0 when the height is 0 (as the site's uploader computes it)."""
         return self.width / self.height if self.height else 0.0
+
+
+def too_large_to_process(width: int, height: int) -> bool:
+    """The site's own bound on a picture's size (image.ex, reference section 7): beyond it an
+    upload is refused with "dimensions are too large to process". It allows about 268 million
+    pixels (a gigabyte decoded with alpha); Pillow's own guard is set to it below."""
+    return (((width + 63) & -64) * 8 + 1024) * (height + 128) >= 2_147_483_647
+
+
+# Pillow warns past 89 million pixels and refuses past twice that: pictures the site takes. The
+# site's bound replaces its generic one; intensities_of refuses what the site would.
+Image.MAX_IMAGE_PIXELS = 2_147_483_647 // 8
 
 
 def analyze(data: bytes) -> Analysis:

@@ -25,7 +25,7 @@ import math
 
 from PIL import Image, ImageChops, ImageMath
 
-__all__ = ["on_black"]
+__all__ = ["on_black", "file_gamma"]
 
 _SCREEN = 220000  # PNG_GAMMA_sRGB: the screen gamma PNG_DEFAULT_sRGB sets
 _SRGB = 45455  # the file gamma assumed with an sRGB chunk or without gAMA
@@ -34,9 +34,13 @@ _ALPHA_MODES = ("RGBA", "LA", "PA", "RGBa", "La")
 _WIDE_GREY = ("I", "I;16", "I;16B", "I;16L", "I;16N")  # how Pillow opens a 16-bit grey PNG
 
 
-def on_black(picture: Image.Image) -> Image.Image:
-    """The picture in RGB as the program sees it."""
-    gamma = _file_gamma(picture)
+def on_black(picture: Image.Image, gamma: int | None = None) -> Image.Image:
+    """The picture in RGB as the program sees it.
+
+    ``gamma`` is the file's (:func:`file_gamma`), for a part of a picture cropped from it: each
+    pixel comes out the same whole or in parts, so a large picture can be read a strip at a time.
+    """
+    gamma = file_gamma(picture) if gamma is None else gamma
     if picture.mode in _WIDE_GREY:
         picture = _grey_at_8_bits(picture)
     if picture.mode not in _ALPHA_MODES and "transparency" not in picture.info:
@@ -55,7 +59,8 @@ def _opaque(rgb: Image.Image, gamma: int) -> Image.Image:
     return rgb.point(_table(correction) * 3) if _significant(correction) else rgb
 
 
-def _file_gamma(picture: Image.Image) -> int:
+def file_gamma(picture: Image.Image) -> int:
+    """The gamma libpng reads the file with, in its fixed point (1/100000)."""
     if picture.format != "PNG" or "srgb" in picture.info:
         return _SRGB
     gamma = round(float(picture.info.get("gamma") or 0) * 100000)
