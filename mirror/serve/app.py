@@ -8,6 +8,7 @@ opened read-only, so serving is safe while a sync writes to it.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from ..download.storage import Storage
+from ..urls import redact
 from .api import api_routes
 from .board import Board
 from .files import kept_file_routes
@@ -33,10 +35,21 @@ def create_serve_app(board: Board, storage: Storage) -> Starlette:
     return app
 
 
+class RedactedKeys(logging.Filter):
+    """The access log shows ``key=***``: a client may send its API key, which is ignored here, but a
+    secret must not land in a log file word for word."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and len(record.args) >= 3 and "key=" in str(record.args[2]):
+            record.args = (*record.args[:2], redact(str(record.args[2])), *record.args[3:])
+        return True
+
+
 def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Callable[[str], None] = print) -> None:
     """Serve in the foreground until interrupted, with an access log line per request."""
     config = uvicorn.Config(create_serve_app(board, storage), host=host, port=port, log_level="info",
                             access_log=True, lifespan="off")
+    logging.getLogger("uvicorn.access").addFilter(RedactedKeys())
     server = uvicorn.Server(config)
 
     async def announce() -> None:

@@ -122,12 +122,14 @@ def test_serve_from_the_command_line_logs_each_request(archive, tmp_path):
             assert line, "mirror serve ended without saying where it listens"
             found = re.search(r"http://\S+/api/v1/json", line)
         url = found.group(0)
-        assert httpx.get(url + "/search/tags", params={"q": "*"}).json()["total"] > 0
+        secret = "k3y-" + "s3cret"
+        assert httpx.get(url + "/search/tags", params={"q": "*", "key": secret}).json()["total"] > 0
         deadline = time.monotonic() + 10
         logged = ""
         while "GET /api/v1/json/search/tags" not in logged and time.monotonic() < deadline:
             logged += process.stdout.readline()
         assert "200" in logged
+        assert "key=***" in logged and secret not in logged  # the key is ignored, and never logged
     finally:
         process.terminate()
         process.wait(timeout=10)
