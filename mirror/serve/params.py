@@ -3,28 +3,27 @@ read as the real server reads them (reference sections 7 and 9).
 
 Parameters may come from the query string or the body (urlencoded, multipart or JSON), merged,
 with ``image[tag_input]``-style names nested as Phoenix nests them. A file is ``image[image]``;
-otherwise ``url`` is fetched, and here only from this machine (loopback), at most one redirect
-and only a 200.
+otherwise ``url`` names one, fetched only where the app says how (:func:`file_of`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import re
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
-import httpx
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from ..philomena import MAX_FILE_SIZE
 
-__all__ = ["Params", "read_params", "file_turns", "file_of", "fetch_loopback"]
+__all__ = ["Params", "FetchUrl", "read_params", "file_turns", "file_of"]
 
 Params = dict[str, Any]
+# Fetches a URL a client gave: (bytes, file name), or None if it cannot be had.
+FetchUrl = Callable[[str], tuple[bytes, str] | None]
 _KEY_PART = re.compile(r"\[([^\]]*)\]")
 FILES_AT_ONCE = 2
 
@@ -70,53 +69,18 @@ def file_turns(request: Request) -> asyncio.Semaphore:
     return state.file_turns
 
 
-async def file_of(params: Params, upload: UploadFile | None) -> tuple[bytes, str] | None:
-    """The uploaded file, else the one ``url`` names (fetched from loopback only), with its name."""
+async def file_of(request: Request, params: Params, upload: UploadFile | None) -> tuple[bytes, str] | None:
+    """The uploaded file, else the one ``url`` names, with its name.
+
+    A URL is fetched only by an app that says how (``app.state.fetch_url``: the local site fetches
+    from this machine, as a stand-in for the site's scraper). ``mirror serve`` fetches nothing: on
+    an archive served to a network, a URL from a client would make it a way into the services of
+    the machine it runs on. A URL it is given is treated as one the site could not fetch.
+    """
     if upload is not None:
         return await upload.read(), upload.filename or ""
     url = params.get("url")
-    if isinstance(url, str) and url:
-        return await asyncio.to_thread(fetch_loopback, url)
+    fetch: FetchUrl | None = getattr(request.app.state, "fetch_url", None)
+    if isinstance(url, str) and url and fetch is not None:
+        return await asyncio.to_thread(fetch, url)
     return None
-
-
-def fetch_loopback(url: str, redirects: int = 1) -> tuple[bytes, str] | None:
-    """GET ``url`` as the site's scraper does (one redirect, 200 only, size-capped), but only
-    from this machine: the local site must never reach out to the internet."""
-    if not _is_loopback(url):
-        return None
-    try:
-        with httpx.Client(timeout=10.0) as client, client.stream("GET", url) as response:
-            if response.is_redirect and redirects > 0:
-                return fetch_loopback(str(response.next_request.url) if response.next_request else "", redirects - 1)
-            if response.status_code != 200:
-                return None
-            data = b""
-            for chunk in response.iter_bytes():
-                data += chunk
-                if len(data) > MAX_FILE_SIZE:
-                    return None
-            return data, _scraped_name(url, response.headers.get("content-disposition", ""))
-    except httpx.HTTPError:
-        return None
-
-
-def _is_loopback(url: str) -> bool:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
-    if parts.hostname == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(parts.hostname).is_loopback
-    except ValueError:
-        return False
-
-
-def _scraped_name(url: str, disposition: str) -> str:
-    """The Content-Disposition file name, else the URL's last segment, cut to 127 characters."""
-    found = re.search(r'filename="?([^";]+)"?', disposition)
-    name = found.group(1) if found else unquote(urlsplit(url).path.rpartition("/")[2])
-    return name[:127]
-
-

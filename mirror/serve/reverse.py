@@ -31,7 +31,7 @@ async def reverse_search(request: Request) -> Response:
     if distance is None or not parse_limit(limit if isinstance(limit, str) or limit is None else "x"):
         return JSONResponse(EMPTY_REVERSE)
     async with file_turns(request):
-        got = await file_of(params, upload)
+        got = await file_of(request, params, upload)
         if got is None:
             return JSONResponse(EMPTY_REVERSE)
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 import subprocess
@@ -13,8 +14,10 @@ import httpx
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
 from mirror.cli import EXIT_STORE, cli
+from mirror.localsite.http.server import LoopbackServer
 from mirror.store import open_database
 
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
@@ -133,6 +136,28 @@ def test_serve_from_the_command_line_logs_each_request(archive, tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_reverse_search_on_serve_fetches_no_url_a_client_gives(archive):
+    """A URL would make an archive served to a network a way into the services of its machine:
+    serve answers as the site does for a URL it cannot fetch, and asks nobody."""
+    asked = []
+
+    async def service(scope, receive, send):
+        asked.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"image/png")]})
+        await send({"type": "http.response.body", "body": png_bytes()})
+
+    with LoopbackServer(service) as inside:
+        answer = httpx.post(archive.served.api_url + "/search/reverse", data={"url": inside.url + "/admin.png"})
+    assert answer.status_code == 200 and answer.json() == {"images": [], "interactions": [], "total": 0}
+    assert asked == []
+
+
+def png_bytes() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (40, 40), (90, 10, 200)).save(out, "PNG")
+    return out.getvalue()
 
 
 def test_a_sync_writing_does_not_block_serving(archive):

@@ -19,6 +19,7 @@ from ..board.editor import BoardEditor
 from ..files.img import file_routes
 from .control import control_routes
 from .faults import RAW_SEND_KEY, FaultMiddleware, FaultProfile, FaultState
+from .fetch import fetch_loopback
 from .log import RequestLog, RequestLogMiddleware
 from .uploads import upload_routes
 
@@ -56,5 +57,6 @@ def create_app(editor: BoardEditor, faults: FaultProfile | str | None = None,
     app.state.board = GeneratedBoard(editor.path)
     app.state.board.as_recorded = editor.recorded
     app.state.faults = fault_state
+    app.state.fetch_url = fetch_loopback
     app.state.request_log = log
     return app

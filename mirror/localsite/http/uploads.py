@@ -34,7 +34,7 @@ async def create_image(request: Request) -> Response:
 
 async def _created(request: Request, params: Params, upload: UploadFile | None, user_id: int) -> Response:
     fields = params.get("image") if isinstance(params.get("image"), dict) else {}
-    got = await file_of(params, upload)
+    got = await file_of(request, params, upload)
     ds = request.app.state.editor
     data, name = got if got is not None else (b"", "")
     analysis = await asyncio.to_thread(analyze, data) if got is not None else None
