@@ -1,4 +1,4 @@
-"""URL hygiene shared by the client, the store and the downloader.
+"""URL hygiene shared by the client, the store, the downloader and the pages that show records.
 
 The site hands out protocol-relative (``//derpicdn.net/...``) and sometimes plain ``http:`` URLs.
 The mirror always uses ``https:``, except for a local site the user configured as ``http://``.
@@ -12,6 +12,8 @@ import re
 from functools import lru_cache
 from ipaddress import ip_address
 from urllib.parse import SplitResult, parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+_WEB_URL = re.compile(r"https?://[^\s/?#]", re.IGNORECASE)
 
 
 def https_url(url: str | None, base_url: str) -> str | None:
@@ -52,6 +54,15 @@ def redact(url: str) -> str:
         return str(url)
     query = [(k, "***" if k == "key" else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
     return urlunsplit(parts._replace(query=urlencode(query, safe="*:,")))
+
+
+def is_web_url(value: object) -> bool:
+    """Whether a URL taken from a record may become a link: ``http://`` or ``https://`` and nothing else.
+
+    A record's ``source_url`` is whatever the uploader typed; as a link, ``javascript:``,
+    ``data:`` or ``vbscript:`` would run in the browser of whoever clicks it. The test is on the
+    text as written (no leading space or control character, which a browser would skip)."""
+    return isinstance(value, str) and _WEB_URL.match(value) is not None
 
 
 def is_loopback(url: str) -> bool:

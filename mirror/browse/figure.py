@@ -13,6 +13,8 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup
 
+from ..urls import is_web_url
+
 __all__ = ["ImageCard", "artists_of_tags", "artists_of_text"]
 
 
@@ -65,5 +67,7 @@ class ImageCard:
     def _source(self) -> Markup:
         if not self.source:
             return Markup('<span class="booru-source">no source given</span>')
+        if not is_web_url(self.source):  # shown, never a link: it could be javascript:
+            return Markup('<span class="booru-source">source: {}</span>').format(self.source)
         return Markup('<span class="booru-source">source: <a href="{}" rel="noreferrer">{}</a></span>').format(
             self.source, self.source)

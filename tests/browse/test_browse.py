@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import quote
 
@@ -21,6 +18,7 @@ from mirror.cli import EXIT_STORE, cli
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
+from ..support.browsing import browsing
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 IMG = re.compile(r'<img class="booru-thumb" src="/-/media/thumbnail/(\d+)"')
@@ -173,37 +171,11 @@ def test_metadata_for_a_plain_datasette(gallery, tmp_path):
 
 # --- in a real browser ---------------------------------------------------------------------------
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
 @pytest.fixture(scope="module")
 def browse_url(gallery, tmp_path_factory):
     """`mirror browse` running on a free loopback port, as a user would start it."""
-    config = write_config(gallery[0], tmp_path_factory.mktemp("browse-cli") / "mirror.toml")
-    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config), "browse", "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        line = process.stdout.readline()
-        found = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
-        assert found, line
-        yield found.group(1)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-@pytest.fixture  # function scope: Playwright's event loop must be gone before any async test runs
-def browser():
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("Debian's chromium is not installed (`.ci/run` installs it: apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
+    with browsing(write_config(gallery[0], tmp_path_factory.mktemp("browse-cli") / "mirror.toml")) as url:
+        yield url
 
 
 def shown_images(page) -> list[dict]:

@@ -1,0 +1,72 @@
+"""Hostile records stay inert in `mirror browse`: a record's text is shown as text, and a URL from
+a record becomes a link only when it is http(s). Checked in a real browser, from the page itself."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+from mirror.urls import is_web_url
+
+from ..support.browsing import browsing
+from ..support.configs import RESOURCES, mirror_config, sync, write_config
+
+# Each sets window.pwned when it runs.
+SCRIPT_URLS = ["javascript:window.pwned=1", " javascript:window.pwned=2", "JaVaScRiPt:window.pwned=3",
+               "java\tscript:window.pwned=4", "data:text/html,<script>opener.pwned=5</script>",
+               "vbscript:window.pwned=6"]
+MARKUP = ['<script>window.pwned=7</script>', '"><img src=x onerror="window.pwned=8">']
+DANGEROUS = ("javascript:", "data:", "vbscript:")
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """A mirror whose images carry script URLs as sources and markup in descriptions and tag names."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    with SiteServer(BoardEditor.generate(seed=11, images=12)) as site:
+        editor = site.editor
+        ids = sorted(editor.images)[: len(SCRIPT_URLS)]
+        for image_id, url in zip(ids, SCRIPT_URLS):
+            editor.edit_image(image_id, source_url=url, source_urls=[url, "https://example.com/fine"],
+                              description=MARKUP[image_id % 2], tags=["safe", "pony", "artist:" + MARKUP[1]])
+        config = mirror_config(site, tmp, editor.everything_filter_id)
+        sync(config, RESOURCES)
+    with browsing(write_config(config, tmp / "mirror.toml")) as url:
+        yield url, ids
+
+
+def test_only_http_urls_may_become_links():
+    assert is_web_url("https://example.com/a") and is_web_url("HTTP://example.com")
+    assert not any(is_web_url(url) for url in SCRIPT_URLS + ["//example.com", "https:/x", "", None, "ftp://x"])
+
+
+def links_and_state(page, address: str) -> dict:
+    page.goto(address)
+    page.wait_for_load_state("networkidle")
+    return page.evaluate("""() => ({
+        hrefs: [...document.querySelectorAll('[href], [src], [action], [formaction]')].map(
+            e => e.getAttribute('href') || e.getAttribute('src') || e.getAttribute('action') || e.getAttribute('formaction')),
+        pwned: window.pwned || null,
+        text: document.body.innerText,
+    })""")
+
+
+def test_no_page_turns_a_record_into_a_script_link_or_runs_one(hostile, browser):
+    url, ids = hostile
+    pages = [f"{url}-/booru?q=*", f"{url}-/booru?q={quote('artist:*')}", f"{url}mirror/images",
+             f"{url}mirror/image_details", f"{url}mirror/last_sync", f"{url}mirror/tags"]
+    pages += [f"{url}mirror/images/{image_id}" for image_id in ids]
+    page = browser.new_page()
+    for address in pages:
+        found = links_and_state(page, address)
+        bad = [href for href in found["hrefs"] if href.strip().lower().replace("\t", "").startswith(DANGEROUS)]
+        assert bad == [] and found["pwned"] is None, address
+        for source_link in page.query_selector_all(".booru-source a"):
+            source_link.click(modifiers=["Control"])  # a click on every source link runs nothing either
+        assert page.evaluate("() => window.pwned || null") is None, address
+    shown = links_and_state(page, f"{url}mirror/images/{ids[0]}")["text"]
+    assert SCRIPT_URLS[0] in shown  # shown as text, for the reader to judge
+    page.close()

@@ -1,0 +1,25 @@
+"""`mirror browse` run as a user runs it: the command, on a free loopback port."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def browsing(config_path: Path) -> Iterator[str]:
+    """The address `mirror browse -c CONFIG --port 0` answers at, while it runs."""
+    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "browse", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = process.stdout.readline()
+        found = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        assert found, line
+        yield found.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
