@@ -68,12 +68,25 @@ async def serve_kept_file(request: Request) -> Response:
     headers = {"cache-control": "public, max-age=2147483647"}
     try:
         if storage.local:
-            os.stat(f"{storage.root}/{path}")
-            return FileResponse(f"{storage.root}/{path}", media_type=media_type, headers=headers)
+            return FileResponse(inside_root(storage.root, path), media_type=media_type, headers=headers)
         data = await run_in_threadpool(storage.fs.cat_file, f"{storage.root}/{path}")
     except FileNotFoundError:  # recorded as kept, but gone since: `mirror verify` will say so
         return Response(b"Not Found", status_code=404, media_type="text/plain")
     return Response(data, media_type=media_type, headers=headers)
+
+
+def inside_root(root: str, path: str) -> str:
+    """The real file ``path`` names under ``root``, only if it is a regular file inside the root.
+
+    The files folder is on a disk other programs write to: a symbolic link put there (to
+    ``/etc/shadow``, say) must not make the server hand out whatever it points at. Raises
+    FileNotFoundError otherwise, which answers 404 as for a file that is not kept.
+    """
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(root, path))
+    if os.path.commonpath([real_root, real]) != real_root or not os.path.isfile(real):
+        raise FileNotFoundError(path)
+    return real
 
 
 def kept_file_routes() -> list[BaseRoute]:

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 from click.testing import CliRunner
@@ -106,6 +107,28 @@ def test_served_records_point_at_this_server_and_its_files_are_the_kept_ones(arc
     assert ranged.status_code == 206 and ranged.content == body[:10]
     not_kept = image["representations"]["full"].replace(f"/{row['image_id']}.", "/999999.")
     assert httpx.get(not_kept).status_code == 404
+
+
+def test_a_kept_file_that_links_out_of_the_files_folder_is_not_served(archive, tmp_path):
+    """A symbolic link in the files folder (to /etc/shadow, say) answers 404, not what it points at."""
+    config, db, served, everything = archive
+    image_id, path = db.execute("SELECT d.image_id, d.path FROM downloads d JOIN images i ON i.id = d.image_id "
+                                "WHERE d.representation = 'full' AND d.status = 'done' AND i.format != 'svg' "
+                                "LIMIT 1").fetchone()
+    full = httpx.get(f"{served.api_url}/images/{image_id}").json()["image"]["representations"]["full"]
+    kept = Path(config["store"]["files"]) / path
+    secret = tmp_path / "shadow"
+    secret.write_bytes(b"root:secret-hash:19000:0:99999:7:::")
+    aside = kept.with_name(kept.name + ".aside")
+    kept.rename(aside)
+    try:
+        kept.symlink_to(secret)
+        answer = httpx.get(full)
+        assert answer.status_code == 404 and b"secret-hash" not in answer.content
+    finally:
+        kept.unlink()
+        aside.rename(kept)
+    assert httpx.get(full).status_code == 200  # the real file again
 
 
 def test_serve_says_clearly_when_there_is_no_mirror(tmp_path):
