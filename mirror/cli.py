@@ -24,6 +24,7 @@ from typing import Any
 import click
 
 from .api import ApiError, SiteUnavailable
+from .commands.changes import RESOURCE_NAMES as CHANGE_RESOURCES
 from .config import RESOURCES, ConfigError, load_config
 from .download import StorageFailure
 from .progress import Reporter
@@ -166,6 +167,43 @@ def status(ctx: click.Context) -> None:
     db = open_read_only(config.database, busy_timeout=busy_timeout)
     with database_errors(config.database, busy_timeout):
         click.echo(describe(db, wanted_representations(config)))
+
+
+@cli.command()
+@click.option("--since", default="1d", show_default=True,
+              help="How far back: 7d, 12h, 30m, 2w, or a date (2026-11-01).")
+@click.option("--resource", type=click.Choice(sorted(CHANGE_RESOURCES)), default=None, help="Only this resource.")
+@click.option("--id", "record_id", default=None, help="Only this record (an id, or a tag's id, a forum's short name).")
+@click.option("--limit", type=click.IntRange(1), default=None, help="At most this many, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Objects with every old and new value, as JSON.")
+@click.pass_context
+@handle_errors
+def changes(ctx: click.Context, since: str, resource: str | None, record_id: str | None, limit: int | None,
+            as_json: bool) -> None:
+    """What the syncs saw change, newest first, one line each (reading only)."""
+    import json
+
+    from .commands.changes import changes as find_changes
+    from .commands.changes import describe, parse_since
+
+    config = _config(ctx)
+    if not config.database.exists():
+        click.echo(f"No mirror yet at {config.database}; run `mirror sync` to start one.")
+        return
+    try:
+        start = parse_since(since)
+    except ValueError as e:
+        _fail(str(e), EXIT_USAGE)
+    busy_timeout = config["store"]["busy_timeout"]
+    db = open_read_only(config.database, busy_timeout=busy_timeout)
+    with database_errors(config.database, busy_timeout):
+        found = find_changes(db, since=start, resource=CHANGE_RESOURCES[resource] if resource else None,
+                             key=record_id, limit=limit)
+    if as_json:
+        click.echo(json.dumps([change.to_json() for change in found], indent=2, ensure_ascii=False))
+    else:
+        for change in found:
+            click.echo(f"{change.seen_at[:16].replace('T', ' ')}  {describe(change)}")
 
 
 @cli.command()

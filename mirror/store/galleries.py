@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 from sqlite_utils import Database
 
 from .database import utc_now, utc_text
+from .history import note_event, recorder_for
 
 
 CHANGED, RECHECK = 1, 2  # gallery_walks.due: found new or changed this run; walked long ago
@@ -50,6 +51,9 @@ def mark_gone(db: Database, gallery_ids: Iterable[int]) -> None:
     """The site no longer has these galleries: keep their rows and order, note when, walk them no more."""
     now = utc_now()
     rows = [(gallery_id, now) for gallery_id in gallery_ids]
+    for gallery_id, _ in rows:
+        if db.execute("SELECT 1 FROM gone_galleries WHERE id = ?", [gallery_id]).fetchone() is None:
+            note_event(db, "galleries", gallery_id, "gone")
     db.conn.executemany("INSERT INTO gone_galleries (id, found_gone_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
                         rows)
     db.conn.executemany("UPDATE gallery_walks SET due = 0, walked_at = ? WHERE gallery_id = ?",
@@ -74,9 +78,28 @@ def mark_stale_due(db: Database, days: float, limit: int) -> int:
 def replace_members(db: Database, gallery_id: int, image_ids: list[int]) -> None:
     """Set the gallery's images, in order (position 0 first), and record the walk."""
     with db.atomic():
+        _note_membership(db, gallery_id, image_ids)
         db.execute("DELETE FROM gallery_images WHERE gallery_id = ?", [gallery_id])
         db.conn.executemany("INSERT OR IGNORE INTO gallery_images (gallery_id, image_id, position) VALUES (?, ?, ?)",
                             [(gallery_id, image_id, position) for position, image_id in enumerate(image_ids)])
         db.execute("""INSERT INTO gallery_walks (gallery_id, due, walked_at, images) VALUES (?, 0, ?, ?)
                       ON CONFLICT (gallery_id) DO UPDATE SET due = 0, walked_at = excluded.walked_at,
                       images = excluded.images""", [gallery_id, utc_now(), len(image_ids)])
+
+
+def _note_membership(db: Database, gallery_id: int, image_ids: list[int]) -> None:
+    """Keep in the history which images a walk found added to or removed from a gallery it walked
+    before, and whether the order of those it kept changed (the site does not say)."""
+    if recorder_for(db) is None or db.execute("SELECT walked_at FROM gallery_walks WHERE gallery_id = ?",
+                                               [gallery_id]).fetchone() in (None, (None,)):
+        return
+    before = [row[0] for row in db.execute("SELECT image_id FROM gallery_images WHERE gallery_id = ? ORDER BY position",
+                                           [gallery_id])]
+    after = list(dict.fromkeys(image_ids))
+    was, now = set(before), set(after)
+    added, removed = [i for i in after if i not in was], [i for i in before if i not in now]
+    kept = was & now
+    reordered = [i for i in before if i in kept] != [i for i in after if i in kept]
+    if added or removed or reordered:
+        note_event(db, "galleries", gallery_id, "gallery_images",
+                   {"added": added, "removed": removed, "reordered": reordered})

@@ -421,3 +421,32 @@ def _hidden_images(db: Database) -> None:
     """The ids of the images hidden from users, by a partial index: every search by ``mirror serve``
     leaves them out, and reading them off ``images_search`` meant reading an entry per image."""
     db.execute("CREATE INDEX images_hidden ON images (id, hidden_from_users) WHERE hidden_from_users")
+
+
+@migrations(name="0020_history")
+def _history(db: Database) -> None:
+    """Every change a sync sees (:mod:`mirror.store.history`). A mirror made before starts its
+    history with the next sync: what it kept is each record's first version from then on."""
+    db.execute("""CREATE TABLE history (
+        id INTEGER PRIMARY KEY,
+        resource TEXT NOT NULL,
+        record_key TEXT NOT NULL,
+        run_id INTEGER,
+        seen_at TEXT NOT NULL,
+        event TEXT NOT NULL,
+        changes TEXT)""")
+    db.execute("CREATE INDEX history_by_time ON history (seen_at)")
+    db.execute("CREATE INDEX history_by_record ON history (resource, record_key, id)")
+    db.execute("CREATE INDEX history_by_event ON history (event, seen_at)")
+    db.execute("""CREATE TABLE image_tag_changes (
+        id INTEGER PRIMARY KEY,
+        history_id INTEGER NOT NULL REFERENCES history (id),
+        image_id INTEGER NOT NULL,
+        tag_id INTEGER NOT NULL,
+        tag_name TEXT,
+        change TEXT NOT NULL CHECK (change IN ('+', '-')),
+        seen_at TEXT NOT NULL,
+        run_id INTEGER)""")
+    db.execute("CREATE INDEX image_tag_changes_by_tag ON image_tag_changes (tag_id, seen_at)")
+    db.execute("CREATE INDEX image_tag_changes_by_image ON image_tag_changes (image_id, seen_at)")
+    db.execute("CREATE INDEX image_tag_changes_by_history ON image_tag_changes (history_id)")

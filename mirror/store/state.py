@@ -14,6 +14,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from .database import utc_now
+from .history import start_recording, stop_recording
 
 
 def load_cursor(db: Database, name: str) -> dict[str, Any]:
@@ -40,14 +41,20 @@ class Run:
     resource: str
 
     def finish(self, db: Database, *, status: str, message: str | None = None, **counts: int) -> None:
+        stop_recording(db)
         db["sync_runs"].update(self.id, {"finished_at": utc_now(), "status": status, "message": message, **counts})
 
 
-def start_run(db: Database, resource: str, *, filter_id: int | None = None) -> Run:
-    """Record that a run of ``resource`` started; :meth:`Run.finish` records how it ended."""
+def start_run(db: Database, resource: str, *, filter_id: int | None = None, history_counters: str = "daily") -> Run:
+    """Record that a run of ``resource`` started; :meth:`Run.finish` records how it ended.
+
+    Until then, what the writers store on ``db`` is kept in its history (:mod:`.history`), with
+    counters at the grain ``history_counters`` sets."""
     table = db["sync_runs"]
     table.insert({"resource": resource, "started_at": utc_now(), "status": "running", "filter_id": filter_id})
-    return Run(table.last_pk, resource)
+    run = Run(table.last_pk, resource)
+    start_recording(db, run.id, history_counters)
+    return run
 
 
 def last_runs(db: Database) -> list[dict[str, Any]]:

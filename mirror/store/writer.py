@@ -15,6 +15,7 @@ from sqlite_utils import Database
 from sqlite_utils.db import jsonify_if_needed
 
 from .database import utc_now
+from .history import Seen, recorder_for
 from .records import MAX_ID, column_converters, shape, shape_values, to_json, valid_id
 from .rejects import reject
 from .rows import Row, TableRows
@@ -97,6 +98,9 @@ class RecordWriter:
             # Two stubs of one key: the last wins, as for full records.
             for key, record in dict(stubs).items():
                 self._save_stub(key, record, given, now, key in known or key in latest)
+            recorder = recorder_for(self.db)
+            if recorder is not None:
+                recorder.saw(self.spec.table, self._seen(before, columns, full, stubs))
         result.rejected = len(bad)
         result.hidden = len(stubs)
         for key, _ in full + stubs:
@@ -106,6 +110,22 @@ class RecordWriter:
             else:
                 result.new += 1
         return result
+
+    def _seen(self, before: Mapping[Key, Row], columns: tuple[str, ...], full: list[tuple[Key, Any]],
+              stubs: list[tuple[Key, Any]]) -> list[Seen]:
+        """Each record of the batch (the last of a key; a stub over a full one) with its kept row."""
+        at = {column: columns.index(column) for column in ("raw", "stub", "hidden_from_users") if column in columns}
+        latest = {**{key: (record, False) for key, record in full}, **{key: (record, True) for key, record in stubs}}
+        seen = []
+        for key, (record, is_stub) in latest.items():
+            row = before.get(key)
+            if row is None or row[at["raw"]] is None:  # no row, or one holding only a name so far
+                seen.append(Seen(key, record, is_stub))
+            else:
+                seen.append(Seen(key, record, is_stub, old_raw=row[at["raw"]], known=True,
+                                 old_stub=row[at["stub"]] if "stub" in at else None,
+                                 old_hidden=bool(row[at["hidden_from_users"]]) if "hidden_from_users" in at else False))
+        return seen
 
     def key_of(self, record: Mapping[str, Any], context: Mapping[str, Any]) -> Key | None:
         """The record's primary key, or None when it cannot be stored (missing, mistyped, or an int

@@ -22,7 +22,8 @@ import pytest
 from mirror.localsite.http.server import RequestRecord, SiteServer
 
 from ..support.configs import site_config
-from ..support.killing import assert_store_intact, kill_at, mirror_state, rerun, sync_command
+from ..support.killing import (assert_history_agrees, assert_store_intact, history_state, kill_at, mirror_state,
+                               rerun, sync_command)
 
 KILLS = int(os.environ.get("MIRROR_SOAK_KILLS", "30"))
 SEED = int(os.environ.get("MIRROR_SOAK_SEED", str(random.SystemRandom().randrange(2**32))))
@@ -102,6 +103,7 @@ def test_a_full_sync_killed_again_and_again_ends_as_an_uninterrupted_one(site, t
     while plan.points and kill_at(command, plan.ready, timeout=60, poll=0.005):
         kills += 1
         assert_store_intact(killed.database)
+        assert_history_agrees(killed.database)
     rerun(command)
 
     extra = (len(site.requests) - len(uninterrupted)) / max(kills, 1)
@@ -111,5 +113,7 @@ def test_a_full_sync_killed_again_and_again_ends_as_an_uninterrupted_one(site, t
     assert_store_intact(killed.database)
     assert_same_mirror(mirror_state(killed.database, tmp_path / "killed" / "files"),
                        mirror_state(whole.database, tmp_path / "whole" / "files"))
+    assert_history_agrees(killed.database)
+    assert history_state(killed.database) == history_state(whole.database)
     assert extra <= EXTRA_PER_KILL, f"seed {SEED}: {extra:.2f} extra requests per kill"
 

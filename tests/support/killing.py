@@ -25,6 +25,8 @@ BOOKKEEPING = {"mirrored_at", "first_seen_at", "downloaded_at", "seen_at", "chec
 OWN_UPDATED_AT = {"downloads", "topic_progress"}
 # Tables about runs rather than what was mirrored.
 RUN_TABLES = {"_sqlite_migrations", "sync_state", "sync_runs"}
+# The history is compared on its own (ids, run ids and times differ from one run to another).
+HISTORY_TABLES = {"history", "image_tag_changes"}
 
 
 def sync_command(config: Config, path: Path, resource: str = "") -> list[str]:
@@ -92,6 +94,33 @@ def assert_store_intact(database: Path) -> None:
         db.close()
 
 
+def history_state(database: Path) -> list[tuple]:
+    """The history kept, less ids, runs and times: (resource, key, event, changes), sorted."""
+    db = sqlite3.connect(database)
+    try:
+        return sorted(db.execute("SELECT resource, record_key, event, coalesce(changes, '') FROM history"))
+    finally:
+        db.close()
+
+
+def assert_history_agrees(database: Path) -> None:
+    """History and rows agree, whatever instant a run was killed at: each record kept has exactly
+    one first version in the history, and the history names no record the tables do not hold."""
+    db = sqlite3.connect(database)
+    try:
+        first = db.execute("SELECT resource, record_key, count(*) FROM history WHERE event = 'first_seen' "
+                           "GROUP BY 1, 2").fetchall()
+        assert all(count == 1 for _, _, count in first), [row for row in first if row[2] != 1][:3]
+        for table in {resource for resource, _, _ in first}:
+            key = "json_array(forum_short_name, slug)" if table == "topics" else (
+                "short_name" if table == "forums" else "id")
+            kept = {str(row[0]) for row in db.execute(f"SELECT {key} FROM {table} WHERE raw IS NOT NULL")}
+            seen = {key for resource, key, _ in first if resource == table}
+            assert seen == kept, (table, sorted(seen ^ kept)[:3])
+    finally:
+        db.close()
+
+
 def mirror_state(database: Path, files: Path) -> dict[str, list]:
     """Everything mirrored, for comparing two mirrors: every table's rows (raw included) less our
     bookkeeping times, and every kept file's bytes."""
@@ -103,7 +132,7 @@ def mirror_state(database: Path, files: Path) -> dict[str, list]:
         # layout depends on how the writes were batched; their contents are checked elsewhere.
         virtual = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'")]
         for table in tables:
-            if (table in RUN_TABLES or table.startswith("sqlite_stat")
+            if (table in RUN_TABLES | HISTORY_TABLES or table.startswith("sqlite_stat")
                     or any(table == v or table.startswith(v + "_") for v in virtual)):
                 continue
             columns = [r[1] for r in db.execute(f"PRAGMA table_info('{table}')")

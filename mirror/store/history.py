@@ -1,0 +1,246 @@
+"""Every change a sync sees, kept: what each record was, and when it stopped being that.
+
+An archive that keeps only the last version of a record forgets what archivists keep it for:
+the tag someone removed, the description that was edited, the image that was deleted and why.
+The writers already read each kept row before writing over it (:mod:`.rows` writes only the
+columns that differ), so the change is at hand; it is kept the way Simon Willison's
+``sqlite-history`` keeps it, as the changed fields only, not a second copy of the row:
+
+``history(id, resource, record_key, run_id, seen_at, event, changes)``
+    One row per record per sync that saw it differ. ``changes`` is ``{"field": [old, new], ...}``
+    over the record's own fields (the ``raw`` the site sent, so a field added to the API since is
+    kept too), or NULL for ``first_seen`` (the row itself is that version). ``event`` names what
+    happened, for queries: :data:`EVENTS`.
+``image_tag_changes(history_id, image_id, tag_id, tag_name, change, seen_at, run_id)``
+    An image's tags added (``+``) and removed (``-``), by id and name, instead of two long lists
+    in ``changes``: "which images lost ``safe`` last month" is one indexed query.
+
+Counters (votes, faves, scores, comment and image counts) change on every vote and would fill
+the history with numbers; with them goes ``updated_at``, which the site moves on each vote. A
+change of these alone is kept at the grain ``history.counters`` sets: ``daily`` (the default,
+at most one point a day per record), ``all``, or ``off``. With any other change they are kept
+alongside it. A tag's image count crossing zero is always kept (``emptied``, ``used``).
+
+History is written only inside a sync run (:func:`recording`, begun by
+:func:`~.state.start_run`), in the transaction that writes the rows, so a kill never leaves one
+without the other. A board the local site generates, or a download, records nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+from .database import utc_now
+
+__all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "recording", "recorder_for", "record_key",
+           "note_event"]
+
+EVENTS = ("first_seen", "changed", "counters", "hidden", "deleted", "merged", "shown", "destroyed", "gone",
+          "emptied", "used", "gallery_images")
+COUNTER_MODES = ("daily", "all", "off")
+
+# The fields of each resource that move with votes and activity rather than edits.
+COUNTERS: Mapping[str, frozenset[str]] = {
+    "images": frozenset({"score", "upvotes", "downvotes", "faves", "hides", "wilson_score", "comment_count",
+                         "updated_at"}),
+    "tags": frozenset({"images"}),
+    "users": frozenset({"comments_count", "uploads_count", "posts_count", "topics_count"}),
+    "forums": frozenset({"topic_count", "post_count", "last_post", "last_topic"}),
+    "topics": frozenset({"post_count", "view_count", "last_replied_to_at", "last_post", "updated_at"}),
+    "filters": frozenset({"user_count"}),
+    "comments": frozenset({"updated_at"}),
+    "posts": frozenset({"updated_at"}),
+    "galleries": frozenset({"updated_at"}),
+}
+# Kept as additions and removals in image_tag_changes rather than in ``changes``.
+_TAG_FIELDS = frozenset({"tags", "tag_ids"})
+
+
+def record_key(key: Any) -> str:
+    """A primary key as text: ``123``, ``pony``, or for a compound key the JSON list SQLite's
+    ``json_array`` gives (``["art","a-topic"]``), so the history joins its table in SQL."""
+    return json.dumps(list(key), ensure_ascii=False, separators=(",", ":")) if isinstance(key, tuple) else str(key)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A record a sync received, with what the mirror kept of it just before."""
+
+    key: Any
+    record: Mapping[str, Any] | None  # None: the site has no record (destroyed, gone)
+    is_stub: bool = False
+    old_raw: str | None = None  # the record kept before; None with ``known``: only a stub was
+    old_stub: str | None = None
+    old_hidden: bool = False
+    known: bool = False  # a row existed before
+
+
+class HistoryRecorder:
+    """Writes the history of one sync run to its database."""
+
+    def __init__(self, db: Database, run_id: int | None, counters: str = "daily") -> None:
+        if counters not in COUNTER_MODES:
+            raise ValueError(f"history.counters must be one of {', '.join(COUNTER_MODES)}, not {counters!r}")
+        self.db, self.run_id, self.counters = db, run_id, counters
+
+    def saw(self, resource: str, seen: Sequence[Seen]) -> None:
+        """Keep what changed in each record seen (nothing for one that did not change)."""
+        now = utc_now()
+        for item in seen:
+            found = self._change(resource, item, now)
+            if found is not None:
+                event, changes, tags = found
+                history_id = self._write(resource, item.key, event, changes, now)
+                if tags:
+                    self._write_tags(history_id, item.key, tags, now)
+
+    def event(self, resource: str, key: Any, event: str, changes: Mapping[str, Any] | None = None) -> None:
+        """Keep an event the writers do not see as a record (a gallery gone, a comment destroyed)."""
+        self._write(resource, key, event, changes, utc_now())
+
+    def _change(self, resource: str, item: Seen, now: str) -> tuple[str, dict | None, list] | None:
+        new = item.record
+        if not item.known:
+            return "first_seen", None, []
+        old = _loads(item.old_raw)
+        if item.is_stub:
+            return self._hiding(resource, item, new or {})
+        changes = _diff(old, new or {})
+        tags = _tag_changes(old, new or {}) if resource == "images" else []
+        if item.old_hidden:
+            return "shown", changes or None, tags
+        crossing = _crossing_zero(resource, changes)
+        substantive = {f for f in changes if f not in COUNTERS.get(resource, ())}
+        if substantive or tags:
+            if self.counters == "off":
+                changes = {f: v for f, v in changes.items() if f in substantive}
+            return "changed", changes or None, tags
+        if crossing:
+            return crossing, changes, []
+        if changes and self._counters_due(resource, item.key, now):
+            return "counters", changes, []
+        return None
+
+    def _hiding(self, resource: str, item: Seen, stub: Mapping[str, Any]) -> tuple[str, dict | None, list] | None:
+        """A stub: the record hidden, deleted or merged; or, already hidden, its reason changed."""
+        before = _loads(item.old_stub) if item.old_hidden else {}
+        before = before if isinstance(before, dict) else {}
+        changes = {f: [before.get(f), stub.get(f)] for f in ("deletion_reason", "duplicate_of")
+                   if f in stub and before.get(f) != stub.get(f)}
+        if item.old_hidden and not changes:
+            return None
+        if stub.get("duplicate_of") is not None:
+            event = "merged"
+        elif stub.get("deletion_reason"):
+            event = "deleted"
+        else:
+            event = "hidden"
+        return event, changes or None, []
+
+    def _counters_due(self, resource: str, key: Any, now: str) -> bool:
+        if self.counters == "all":
+            return True
+        if self.counters == "off":
+            return False
+        last = self.db.execute("SELECT seen_at FROM history WHERE resource = ? AND record_key = ? AND event = 'counters' "
+                               "ORDER BY id DESC LIMIT 1", [resource, record_key(key)]).fetchone()
+        return last is None or last[0][:10] < now[:10]
+
+    def _write(self, resource: str, key: Any, event: str, changes: Mapping[str, Any] | None, now: str) -> int:
+        cursor = self.db.execute(
+            "INSERT INTO history (resource, record_key, run_id, seen_at, event, changes) VALUES (?, ?, ?, ?, ?, ?)",
+            [resource, record_key(key), self.run_id, now, event,
+             None if changes is None else json.dumps(changes, ensure_ascii=False, separators=(",", ":"))])
+        return cursor.lastrowid
+
+    def _write_tags(self, history_id: int, image_id: Any, tags: list[tuple[str, int, str | None]], now: str) -> None:
+        self.db.conn.executemany(
+            "INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at, run_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(history_id, image_id, tag_id, name, change, now, self.run_id) for change, tag_id, name in tags])
+
+
+def _loads(raw: str | None) -> Any:
+    try:
+        return json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+
+
+def _diff(old: Any, new: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """``{field: [old, new]}`` for every top-level field that differs (absent counts as null)."""
+    old = old if isinstance(old, dict) else {}
+    return {field: [old.get(field), new.get(field)] for field in sorted(set(old) | set(new))
+            if field not in _TAG_FIELDS and old.get(field) != new.get(field)}
+
+
+def _tags_of(record: Any) -> dict[int, str | None]:
+    """An image record's tags, id -> name (the API sends ``tag_ids`` and ``tags`` in step)."""
+    if not isinstance(record, dict) or not isinstance(record.get("tag_ids"), list):
+        return {}
+    names = record.get("tags") if isinstance(record.get("tags"), list) else []
+    ids = [i for i in record["tag_ids"] if type(i) is int]
+    return {tag_id: (names[n] if n < len(names) and isinstance(names[n], str) else None)
+            for n, tag_id in enumerate(ids)}
+
+
+def _tag_changes(old: Any, new: Mapping[str, Any]) -> list[tuple[str, int, str | None]]:
+    before, after = _tags_of(old), _tags_of(new)
+    if not after and "tag_ids" not in new:
+        return []  # a record without tags says nothing about them
+    return ([("-", i, before[i]) for i in sorted(set(before) - set(after))]
+            + [("+", i, after[i]) for i in sorted(set(after) - set(before))])
+
+
+def _crossing_zero(resource: str, changes: Mapping[str, list[Any]]) -> str | None:
+    """``emptied`` or ``used`` when a tag's image count crosses zero."""
+    if resource != "tags" or "images" not in changes:
+        return None
+    old, new = changes["images"]
+    if isinstance(old, int) and isinstance(new, int):
+        if old > 0 and new == 0:
+            return "emptied"
+        if old == 0 and new > 0:
+            return "used"
+    return None
+
+
+# The recorder of the sync run under way on each connection (one run at a time per database).
+_RECORDERS: dict[int, HistoryRecorder] = {}
+
+
+@contextmanager
+def recording(db: Database, run_id: int | None, counters: str = "daily") -> Iterator[HistoryRecorder]:
+    """Record the history of what the writers store on ``db`` until the block ends."""
+    recorder = start_recording(db, run_id, counters)
+    try:
+        yield recorder
+    finally:
+        stop_recording(db)
+
+
+def start_recording(db: Database, run_id: int | None, counters: str = "daily") -> HistoryRecorder:
+    recorder = _RECORDERS[id(db.conn)] = HistoryRecorder(db, run_id, counters)
+    return recorder
+
+
+def stop_recording(db: Database) -> None:
+    _RECORDERS.pop(id(db.conn), None)
+
+
+def recorder_for(db: Database) -> HistoryRecorder | None:
+    """The recorder of the run writing to ``db`` now, or None outside a sync run."""
+    return _RECORDERS.get(id(db.conn))
+
+
+def note_event(db: Database, resource: str, key: Any, event: str, changes: Mapping[str, Any] | None = None) -> None:
+    """Keep ``event`` for a record if a sync run is recording (a gallery gone, a comment destroyed)."""
+    recorder = recorder_for(db)
+    if recorder is not None:
+        recorder.event(resource, key, event, changes)

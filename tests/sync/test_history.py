@@ -1,0 +1,156 @@
+"""Every change a sync sees is kept: edits of every kind on the local site between two syncs come
+out of the history tables and `mirror changes` exactly, and a sync that sees nothing new writes none."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from mirror.cli import cli
+from mirror.commands.changes import changes, parse_since
+
+from ..support.configs import RESOURCES, site_config, sync, write_config
+
+# Every resource, walked whole, with every audit and refresh on, so one sync sees every edit.
+EVERYTHING = dict(
+    comments={"enabled": True, "scope": "all", "audit_per_run": 50},
+    galleries={"enabled": True, "scope": "all", "rewalk_after_days": 0, "rewalk_per_run": 500},
+    tags={"enabled": True, "scope": "all", "refresh_per_run": 5000},
+    forums={"enabled": True, "audit_pages_per_run": 500},
+    posts={"enabled": True}, filters={"enabled": True}, profiles={"enabled": True})
+
+
+def history(db, after: int = 0) -> list[dict]:
+    return [dict(row) for row in db.query("SELECT * FROM history WHERE id > ? ORDER BY id", [after])]
+
+
+def last_id(db) -> int:
+    return db.execute("SELECT coalesce(max(id), 0) FROM history").fetchone()[0]
+
+
+@pytest.fixture
+def mirrored(site, tmp_path):
+    config = site_config(site, tmp_path, **EVERYTHING)
+    _, db = sync(config, RESOURCES)
+    return config, db
+
+
+def test_a_first_sync_keeps_each_records_first_version_and_a_second_with_no_change_writes_nothing(site, mirrored):
+    config, db = mirrored
+    first = history(db)
+    assert {row["event"] for row in first} == {"first_seen"} and all(row["changes"] is None for row in first)
+    for table in ("images", "comments", "posts", "galleries", "tags", "forums", "topics", "filters", "users"):
+        kept = db.execute(f"SELECT count(*) FROM {table} WHERE raw IS NOT NULL").fetchone()[0]
+        seen = sum(1 for row in first if row["resource"] == table)
+        assert seen == kept, table
+    runs = {row["run_id"] for row in first}
+    assert runs <= {r[0] for r in db.execute("SELECT id FROM sync_runs")}
+    before = last_id(db)
+    sync(config, RESOURCES)
+    assert history(db, before) == []
+
+
+def test_edits_of_every_kind_come_out_exactly(site, mirrored):
+    config, db = mirrored
+    editor = site.editor
+    a, b, c, d, e, f = sorted(editor.images)[10:16]
+    old_tags = editor.images[a]["tags"]
+    kept_tags = [t for t in old_tags if t not in ("solo", "duo")] or old_tags[1:]
+    removed = [t for t in old_tags if t not in kept_tags]
+    editor.edit_image(a, tags=kept_tags + ["brand new tag"])
+    old_description = editor.images[b]["description"]
+    editor.edit_image(b, description="a new description")
+    editor.edit_image(c, source_urls=["https://example.com/new"], source_url="https://example.com/new")
+    old_score = editor.images[d]["score"]
+    editor.edit_image(d, score=old_score + 5)
+    editor.hide_image(e, "Rule #2")
+    editor.merge_image(f, a)
+    comment_edited, comment_hidden, comment_destroyed = sorted(editor.comments)[:3]
+    editor.edit_comment(comment_edited, body="an edited comment")
+    editor.edit_comment(comment_hidden, hidden=True)
+    editor.edit_comment(comment_destroyed, destroyed=True)
+    post = sorted(editor.posts)[0]
+    editor.edit_post(post, body="an edited post")
+    reordered, shrunk, deleted = sorted(editor.galleries)[:3]
+    editor.edit_gallery(reordered, order=list(reversed(editor.galleries[reordered]["image_ids"])))
+    dropped = editor.galleries[shrunk]["image_ids"][0]
+    editor.edit_gallery(shrunk, remove=[dropped])
+    editor.delete_gallery(deleted)
+    alias = editor.alias_tag("ponie", "pony")
+    counts_before = dict(db.execute("SELECT id, images FROM tags").fetchall())
+    before = last_id(db)
+
+    sync(config, RESOURCES)
+    rows = history(db, before)
+    events = {(row["resource"], row["record_key"], row["event"]) for row in rows}
+    new_tag = db.execute("SELECT id FROM tags WHERE name = 'brand new tag'").fetchone()[0]
+    pony = db.execute("SELECT id FROM tags WHERE name = 'pony'").fetchone()[0]
+    counts_after = dict(db.execute("SELECT id, images FROM tags").fetchall())
+    recounted = {str(t) for t in counts_before if counts_before[t] != counts_after.get(t)} - {str(pony)}
+    assert events == {
+        ("images", str(a), "changed"), ("images", str(b), "changed"), ("images", str(c), "changed"),
+        ("images", str(d), "counters"), ("images", str(e), "deleted"), ("images", str(f), "merged"),
+        ("comments", str(comment_edited), "changed"), ("comments", str(comment_hidden), "hidden"),
+        ("comments", str(comment_destroyed), "destroyed"), ("posts", str(post), "changed"),
+        ("galleries", str(reordered), "gallery_images"), ("galleries", str(shrunk), "gallery_images"),
+        ("galleries", str(deleted), "gone"),
+        ("tags", str(new_tag), "first_seen"), ("tags", str(alias["id"]), "first_seen"), ("tags", str(pony), "changed"),
+        *{("tags", t, "counters") for t in recounted}}
+    by_key = {(row["resource"], row["record_key"]): json.loads(row["changes"] or "null") for row in rows}
+    assert by_key[("images", str(b))]["description"] == [old_description, "a new description"]
+    assert by_key[("images", str(c))]["source_urls"][1] == ["https://example.com/new"]
+    assert by_key[("images", str(d))]["score"] == [old_score, old_score + 5]
+    assert by_key[("images", str(e))] == {"deletion_reason": [None, "Rule #2"]}
+    assert by_key[("images", str(f))] == {"duplicate_of": [None, a]}
+    assert by_key[("comments", str(comment_edited))]["body"][1] == "an edited comment"
+    assert by_key[("posts", str(post))]["body"][1] == "an edited post"
+    assert by_key[("galleries", str(reordered))] == {"added": [], "removed": [], "reordered": True}
+    assert by_key[("galleries", str(shrunk))] == {"added": [], "removed": [dropped], "reordered": False}
+    assert "ponie" in by_key[("tags", str(pony))]["aliases"][1]
+    tag_rows = db.execute("SELECT change, tag_name FROM image_tag_changes WHERE image_id = ?", [a]).fetchall()
+    assert sorted(tag_rows) == sorted([("+", "brand new tag")] + [("-", name) for name in removed])
+
+    found = {(ch.resource, ch.key): ch for ch in reversed(changes(db, since=parse_since("1h")))}  # newest wins
+    assert found[("images", str(a))].tags_added == ["brand new tag"]
+    assert sorted(found[("images", str(a))].tags_removed) == sorted(removed)
+    path = write_config(config, config.database.parent / "mirror.toml")
+    shown = CliRunner().invoke(cli, ["-c", str(path), "changes", "--since", "1h", "--resource", "images"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert any(line.endswith(f"image {e} deleted: Rule #2") for line in lines)
+    assert any(line.endswith(f"image {f} merged into {a}") for line in lines)
+    assert any(f"image {a}: tags " in line and "+brand new tag" in line for line in lines)
+    assert any(f"image {b}: description" in line for line in lines)
+    assert len([line for line in lines if not line.endswith("first seen")]) == 6  # images only
+    one = CliRunner().invoke(cli, ["-c", str(path), "changes", "--since", "1h", "--resource", "images", "--id", str(d),
+                                   "--json"])
+    newest, first = json.loads(one.output)  # the score change, then the first version
+    assert newest["id"] == d and newest["event"] == "counters" and newest["changes"]["score"][1] == old_score + 5
+    assert first["event"] == "first_seen" and first["changes"] is None
+
+
+@pytest.mark.parametrize("mode, expected", [("daily", 1), ("all", 2), ("off", 0)])
+def test_counters_are_kept_at_the_grain_asked(site, tmp_path, mode, expected):
+    from mirror.store.history import recording
+
+    config = site_config(site, tmp_path)
+    _, db = sync(config)
+    image = sorted(site.editor.images)[3]
+    from mirror.store import ImageWriter
+
+    writer = ImageWriter(db, site.url)
+    for score in (50, 60):
+        record = json.loads(db.execute("SELECT raw FROM images WHERE id = ?", [image]).fetchone()[0])
+        record.update(score=score, upvotes=score)
+        with recording(db, None, mode):
+            writer.save_page([record])
+    points = db.execute("SELECT count(*) FROM history WHERE record_key = ? AND event = 'counters'", [str(image)])
+    assert points.fetchone()[0] == expected
+
+
+def test_since_reads_times_ago_and_dates():
+    assert parse_since("2026-11-01") == "2026-11-01T00:00:00Z"
+    with pytest.raises(ValueError, match="7d, 12h"):
+        parse_since("last tuesday")
