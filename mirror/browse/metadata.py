@@ -65,6 +65,34 @@ QUERIES: dict[str, dict[str, Any]] = {
                "FROM gallery_images gi JOIN image_details d ON d.id = gi.image_id\n"
                "WHERE gi.gallery_id = CAST(:gallery AS INTEGER) ORDER BY gi.position",
     },
+    "recent_changes": {
+        "title": "What changed lately",
+        "description": "Every change the syncs saw since :since (e.g. 2026-11-01), newest first: edits with "
+                       "their old and new values, tags added and removed, images deleted or merged, comments "
+                       "hidden, galleries reordered. `mirror changes` says the same on the command line.",
+        "sql": "SELECT h.seen_at, h.resource, h.record_key AS id, h.event, h.changes,\n"
+               "  (SELECT group_concat(c.change || coalesce(c.tag_name, c.tag_id), ' ') FROM image_tag_changes c\n"
+               "   WHERE c.history_id = h.id) AS tags\n"
+               "FROM history h WHERE h.seen_at >= :since AND h.event != 'first_seen'\n"
+               "ORDER BY h.id DESC LIMIT 1000",
+    },
+    "image_history": {
+        "title": "An image's history",
+        "description": "Every version of image :image the syncs saw: its old descriptions, sources and tags, "
+                       "when it was hidden, deleted or merged, and why.",
+        "sql": "SELECT h.seen_at, h.event, h.changes,\n"
+               "  (SELECT group_concat(c.change || coalesce(c.tag_name, c.tag_id), ' ') FROM image_tag_changes c\n"
+               "   WHERE c.history_id = h.id) AS tags\n"
+               "FROM history h WHERE h.resource = 'images' AND h.record_key = CAST(CAST(:image AS INTEGER) AS TEXT)\n"
+               "ORDER BY h.id DESC",
+    },
+    "lost_a_tag": {
+        "title": "Images that lost a tag",
+        "description": "The images the tag :tag was removed from, and when (its additions with + in front: "
+                       "search +:tag to see who is adding it).",
+        "sql": "SELECT c.seen_at, c.image_id, c.change, c.tag_name FROM image_tag_changes c\n"
+               "WHERE c.tag_name = :tag ORDER BY c.id DESC LIMIT 1000",
+    },
 }
 
 TABLES: dict[str, dict[str, Any]] = {
@@ -92,6 +120,10 @@ TABLES: dict[str, dict[str, Any]] = {
     "forums": {"label_column": "name"},
     "filters": {"facets": ["system", "public"], "label_column": "name"},
     "downloads": {"facets": ["status", "representation", "original"]},
+    "history": {"sort_desc": "id", "facets": ["resource", "event"],
+                "description": "Every change a sync saw: the fields that changed, with old and new values."},
+    "image_tag_changes": {"sort_desc": "id", "facets": ["change", "tag_name"],
+                          "description": "Tags added to (+) and removed from (-) each image, by id and name."},
 }
 
 

@@ -3,6 +3,7 @@ out of the history tables and `mirror changes` exactly, and a sync that sees not
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -154,3 +155,28 @@ def test_since_reads_times_ago_and_dates():
     assert parse_since("2026-11-01") == "2026-11-01T00:00:00Z"
     with pytest.raises(ValueError, match="7d, 12h"):
         parse_since("last tuesday")
+
+
+def test_the_feed_and_an_images_history_in_browse(site, mirrored):
+    from mirror.browse.app import make_datasette
+
+    config, db = mirrored
+    image = sorted(site.editor.images)[20]
+    site.editor.edit_image(image, description="first edit")
+    sync(config, RESOURCES)
+    site.editor.edit_image(image, description="second edit")
+    sync(config, RESOURCES)
+
+    async def pages() -> tuple[list, list]:
+        datasette = make_datasette(config)
+        await datasette.invoke_startup()
+        history = await datasette.client.get("/mirror/image_history.json", params={"image": image, "_shape": "array"})
+        feed = await datasette.client.get("/mirror/recent_changes.json", params={"since": "2000-01-01",
+                                                                                 "_shape": "array"})
+        return history.json(), feed.json()
+
+    rows, feed = asyncio.run(pages())
+    assert [row["event"] for row in rows] == ["changed", "changed", "first_seen"]
+    assert json.loads(rows[0]["changes"])["description"] == ["first edit", "second edit"]
+    assert {(row["resource"], row["id"], row["event"]) for row in feed} >= {("images", str(image), "changed")}
+    assert all(row["event"] != "first_seen" for row in feed)
