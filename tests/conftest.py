@@ -16,6 +16,16 @@ from mirror.serve.board import Board
 from .support.configs import RESOURCES, Archive, mirror_config, sync
 
 
+@pytest.fixture(scope="module")
+def upload_site():
+    """A local site with real pictures that takes uploads and processes them after 0.3 s."""
+    editor = BoardEditor.generate(seed=11, images=40, with_pictures=True)
+    editor.processing_delay = 0.3
+    editor.tag_blacklist = ("forbidden thing",)
+    with SiteServer(editor) as server:
+        yield server
+
+
 @pytest.fixture
 def site():
     with SiteServer(BoardEditor.generate(seed=3, images=260)) as server:
