@@ -23,7 +23,7 @@ from mirror.search.query import Term, parse_query
 from mirror.search.sort import image_sort
 from mirror.serve.board import Board, ImageFilter, complex_filter
 
-from ..support.search_board import board, image_queries, vocabulary  # noqa: F401 (fixture)
+from ..support.search_board import image_queries, vocabulary
 
 SORTS = [(None, None), ("id", "asc"), ("id", "desc"), ("score", "desc"), ("score", "asc"), ("wilson_score", "desc"),
          ("first_seen_at", "asc"), ("created_at", "desc"), ("pixels", "desc"), ("random:7", "desc"),

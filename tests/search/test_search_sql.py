@@ -20,7 +20,7 @@ from mirror.search.indexes import INDEXES
 from mirror.search.query import QueryError, parse_query
 from mirror.search.sort import image_order
 
-from ..support.search_board import board, image_queries, vocabulary  # noqa: F401 (fixture)
+from ..support.search_board import image_queries, vocabulary
 from ..support.search_oracle import matches
 
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
