@@ -109,49 +109,49 @@ def test_board_looks_real(board):
 
 
 def test_add_edit_hide_merge(board):
-    ds = BoardEditor.generate(seed=2, images=30)
-    top = max(ds.images)
+    editor = BoardEditor.generate(seed=2, images=30)
+    top = max(editor.images)
     before = datetime.now(timezone.utc).replace(microsecond=0)
-    new = ds.add_images(3)
+    new = editor.add_images(3)
     assert new == [top + 1, top + 2, top + 3]
-    fresh = ds.images[new[0]]
+    fresh = editor.images[new[0]]
     assert fresh["created_at"] == fresh["first_seen_at"] == fresh["updated_at"]
     assert fresh["created_at"] >= before.strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    old = ds.images[5]
-    edited = ds.edit_image(5, tags=["safe", "Twilight", "brand new tag", "artist:someone"], score=42,
+    old = editor.images[5]
+    edited = editor.edit_image(5, tags=["safe", "Twilight", "brand new tag", "artist:someone"], score=42,
                            description="edited ✨", thumbnails_generated=True, faves=9)
     assert "twilight sparkle" in edited["tags"] and "twilight" not in edited["tags"]  # alias followed
     assert {"alicorn", "pony", "brand new tag", "artist:someone"} <= set(edited["tags"])  # implications
-    assert ds.tag_by_name("artist:someone")["category"] == "origin"
-    assert [ds.tags[i]["name"] for i in edited["tag_ids"]] == edited["tags"]
+    assert editor.tag_by_name("artist:someone")["category"] == "origin"
+    assert [editor.tags[i]["name"] for i in edited["tag_ids"]] == edited["tags"]
     assert edited["score"] == 42 == edited["upvotes"] - edited["downvotes"]
     assert edited["faves"] == 9 and edited["description"] == "edited ✨"
     assert edited["updated_at"] >= before.strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert ds.images[5] == edited != old  # the board holds the edit
+    assert editor.images[5] == edited != old  # the board holds the edit
 
-    ds.hide_image(6, reason="Rule #9")
-    assert ds.images[6]["hidden_from_users"] and ds.images[6]["deletion_reason"] == "Rule #9"
-    ds.merge_image(7, into=8)
-    assert ds.images[7]["duplicate_of"] == 8 and ds.images[7]["deletion_reason"] is None
+    editor.hide_image(6, reason="Rule #9")
+    assert editor.images[6]["hidden_from_users"] and editor.images[6]["deletion_reason"] == "Rule #9"
+    editor.merge_image(7, into=8)
+    assert editor.images[7]["duplicate_of"] == 8 and editor.images[7]["deletion_reason"] is None
     with pytest.raises(ValueError):
-        ds.merge_image(9, into=9)
+        editor.merge_image(9, into=9)
     with pytest.raises(KeyError):
-        ds.edit_image(10**6, score=1)
+        editor.edit_image(10**6, score=1)
 
-    comments = ds.add_comments(8, 2, body="hello")
-    assert ds.images[8]["comment_count"] >= 2 and ds.comments[comments[0]]["body"] == "hello"
-    topic = ds.topics[1]
+    comments = editor.add_comments(8, 2, body="hello")
+    assert editor.images[8]["comment_count"] >= 2 and editor.comments[comments[0]]["body"] == "hello"
+    topic = editor.topics[1]
     count = topic["post_count"]
-    posts = ds.add_posts(topic["slug"], 2)
-    assert ds.topics[1]["post_count"] == count + 2
-    assert [ds.posts[p]["topic_position"] for p in posts] == [count, count + 1]
+    posts = editor.add_posts(topic["slug"], 2)
+    assert editor.topics[1]["post_count"] == count + 2
+    assert [editor.posts[p]["topic_position"] for p in posts] == [count, count + 1]
 
 
 def test_mutations_show_through_the_api_and_control_api():
-    ds = BoardEditor.generate(seed=4, images=30)
-    with SiteServer(ds) as site, httpx.Client(base_url=site.url) as http:
-        search = {"q": "*", "filter_id": ds.everything_filter_id, "sf": "id", "per_page": 50}
+    editor = BoardEditor.generate(seed=4, images=30)
+    with SiteServer(editor) as site, httpx.Client(base_url=site.url) as http:
+        search = {"q": "*", "filter_id": editor.everything_filter_id, "sf": "id", "per_page": 50}
         total = http.get("/api/v1/json/search/images", params=search).json()["total"]
         added = http.post("/_control/images/add", json={"n": 2}).json()["ids"]
         assert http.get("/api/v1/json/search/images", params=search).json()["total"] == total + 2
@@ -176,7 +176,7 @@ def test_mutations_show_through_the_api_and_control_api():
 
 
 def test_every_fixture_file_loads_and_is_served_unchanged():
-    ds = BoardEditor.from_fixtures(FIXTURES)
+    editor = BoardEditor.from_fixtures(FIXTURES)
     files = sorted(FIXTURES.rglob("*.json"))
     assert len(files) == 13
     expected: dict[tuple[str, object], tuple[Path, dict]] = {}  # the newest recording of each record wins
@@ -189,7 +189,7 @@ def test_every_fixture_file_loads_and_is_served_unchanged():
         for record in records:
             expected[kind, record.get("id", record.get("slug") or record.get("short_name"))] = (path, record)
     assert len(expected) > 50
-    with SiteServer(ds) as site, httpx.Client(base_url=site.api_url) as api:
+    with SiteServer(editor) as site, httpx.Client(base_url=site.api_url) as api:
         for path, record in expected.values():
             assert _served(api, path, record) == record, (path, record.get("id"))
 
@@ -221,8 +221,8 @@ def _served(api: httpx.Client, path: Path, record: dict) -> dict:
 
 
 def test_fixture_search_works():
-    ds = BoardEditor.from_fixtures(FIXTURES)
-    with SiteServer(ds) as site, httpx.Client(base_url=site.api_url) as api:
+    editor = BoardEditor.from_fixtures(FIXTURES)
+    with SiteServer(editor) as site, httpx.Client(base_url=site.api_url) as api:
         body = api.get("/search/images", params={"q": "safe", "per_page": 50, "sf": "id", "sd": "asc"}).json()
         assert body["total"] > 0 and body["images"][0]["id"] == 0
         webm = api.get("/search/images", params={"q": "thumbnails_generated:false"}).json()
@@ -232,21 +232,21 @@ def test_fixture_search_works():
 
 
 def test_a_refused_edit_changes_nothing():
-    ds = BoardEditor.generate(seed=1, images=20)
-    image_id = next(i for i, im in ds.images.items() if not im["hidden_from_users"])
-    before = json.dumps(ds.images[image_id], sort_keys=True)
+    editor = BoardEditor.generate(seed=1, images=20)
+    image_id = next(i for i, im in editor.images.items() if not im["hidden_from_users"])
+    before = json.dumps(editor.images[image_id], sort_keys=True)
     with pytest.raises(ValueError, match="cannot edit raw"):
-        ds.edit_image(image_id, score=12345, raw=None)
-    assert json.dumps(ds.images[image_id], sort_keys=True) == before
-    gallery_id = min(ds.galleries)
-    title = ds.galleries[gallery_id]["title"]
+        editor.edit_image(image_id, score=12345, raw=None)
+    assert json.dumps(editor.images[image_id], sort_keys=True) == before
+    gallery_id = min(editor.galleries)
+    title = editor.galleries[gallery_id]["title"]
     with pytest.raises(ValueError, match="cannot edit id"):
-        ds.edit_gallery(gallery_id, title="changed", id=999)
-    assert ds.galleries[gallery_id]["title"] == title
+        editor.edit_gallery(gallery_id, title="changed", id=999)
+    assert editor.galleries[gallery_id]["title"] == title
 
 
 def test_a_topic_titled_without_ascii_words_still_gets_a_slug():
-    ds = BoardEditor.generate(seed=1, images=20)
-    forum = next(iter(ds.forums))
-    topic = ds.add_topic(forum, "🦄✨🌈")
+    editor = BoardEditor.generate(seed=1, images=20)
+    forum = next(iter(editor.forums))
+    topic = editor.add_topic(forum, "🦄✨🌈")
     assert topic["slug"] == f"topic-{topic['id']}"

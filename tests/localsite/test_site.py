@@ -18,13 +18,13 @@ KEY = "testkey-3"
 
 
 @pytest.fixture(scope="module")
-def ds() -> BoardEditor:
+def board() -> BoardEditor:
     return BoardEditor.generate(seed=3, images=150)
 
 
 @pytest.fixture(scope="module")
-def site(ds):
-    with SiteServer(ds) as server:
+def site(board):
+    with SiteServer(board) as server:
         yield server
 
 
@@ -34,12 +34,12 @@ def api(site):
         yield client
 
 
-def everything(ds: BoardEditor, **params) -> dict:
-    return {"filter_id": ds.everything_filter_id, **params}
+def everything(board: BoardEditor, **params) -> dict:
+    return {"filter_id": board.everything_filter_id, **params}
 
 
-def visible_ids(ds: BoardEditor) -> list[int]:
-    return sorted(i for i, im in ds.images.items() if not im["hidden_from_users"])
+def visible_ids(board: BoardEditor) -> list[int]:
+    return sorted(i for i, im in board.images.items() if not im["hidden_from_users"])
 
 
 def fixture_keys(path: str, wrapper: str) -> set[str]:
@@ -51,13 +51,13 @@ def fixture_keys(path: str, wrapper: str) -> set[str]:
 # ---------------------------------------------------------------------------- image search
 
 
-def test_image_search_defaults_to_15_newest_first_seen(ds, api):
-    response = api.get("/search/images", params=everything(ds, q="*"))
+def test_image_search_defaults_to_15_newest_first_seen(board, api):
+    response = api.get("/search/images", params=everything(board, q="*"))
     assert response.status_code == 200
     assert response.headers["cache-control"] == "no-store, no-cache"
     body = response.json()
     assert set(body) == {"images", "interactions", "total"}
-    assert body["total"] == len(visible_ids(ds))
+    assert body["total"] == len(visible_ids(board))
     assert body["interactions"] == []
     images = body["images"]
     assert len(images) == 15
@@ -65,77 +65,77 @@ def test_image_search_defaults_to_15_newest_first_seen(ds, api):
     assert keys == sorted(keys, reverse=True)
 
 
-def test_alias_route_and_per_page_clamping(ds, api):
-    total = len(visible_ids(ds))
-    assert len(api.get("/search", params=everything(ds, q="*", per_page=100)).json()["images"]) == 50
-    assert len(api.get("/search/images", params=everything(ds, q="*", per_page=0)).json()["images"]) == 1
-    assert len(api.get("/search/images", params=everything(ds, q="*", per_page=-4)).json()["images"]) == 1
-    assert len(api.get("/search/images", params=everything(ds, q="*", per_page="abc")).json()["images"]) == 25
-    assert len(api.get("/search/images", params=everything(ds, q="*", per_page="7xyz")).json()["images"]) == 7
-    first = api.get("/search/images", params=everything(ds, q="*", per_page=5)).json()["images"]
+def test_alias_route_and_per_page_clamping(board, api):
+    total = len(visible_ids(board))
+    assert len(api.get("/search", params=everything(board, q="*", per_page=100)).json()["images"]) == 50
+    assert len(api.get("/search/images", params=everything(board, q="*", per_page=0)).json()["images"]) == 1
+    assert len(api.get("/search/images", params=everything(board, q="*", per_page=-4)).json()["images"]) == 1
+    assert len(api.get("/search/images", params=everything(board, q="*", per_page="abc")).json()["images"]) == 25
+    assert len(api.get("/search/images", params=everything(board, q="*", per_page="7xyz")).json()["images"]) == 7
+    first = api.get("/search/images", params=everything(board, q="*", per_page=5)).json()["images"]
     for page in ("0", "-3", "1", "junk"):
-        same = api.get("/search/images", params=everything(ds, q="*", per_page=5, page=page)).json()["images"]
+        same = api.get("/search/images", params=everything(board, q="*", per_page=5, page=page)).json()["images"]
         assert same == first
-    second = api.get("/search/images", params=everything(ds, q="*", per_page=5, page="2abc")).json()["images"]
+    second = api.get("/search/images", params=everything(board, q="*", per_page=5, page="2abc")).json()["images"]
     assert second[0]["id"] != first[0]["id"]
-    past = api.get("/search/images", params=everything(ds, q="*", page=999)).json()
+    past = api.get("/search/images", params=everything(board, q="*", page=999)).json()
     assert past == {"images": [], "interactions": [], "total": total}
 
 
-def test_sorting_with_same_direction_id_tie_breaker(ds, api):
+def test_sorting_with_same_direction_id_tie_breaker(board, api):
     def ids(**params):
-        return [im["id"] for im in api.get("/search/images", params=everything(ds, q="*", per_page=50, **params))
+        return [im["id"] for im in api.get("/search/images", params=everything(board, q="*", per_page=50, **params))
                 .json()["images"]]
 
-    assert ids(sf="id", sd="asc") == visible_ids(ds)[:50]
-    assert ids(sf="id") == sorted(visible_ids(ds), reverse=True)[:50]
-    images = api.get("/search/images", params=everything(ds, q="*", per_page=50, sf="score", sd="asc")).json()["images"]
+    assert ids(sf="id", sd="asc") == visible_ids(board)[:50]
+    assert ids(sf="id") == sorted(visible_ids(board), reverse=True)[:50]
+    images = api.get("/search/images", params=everything(board, q="*", per_page=50, sf="score", sd="asc")).json()["images"]
     keys = [(im["score"], im["id"]) for im in images]
     assert keys == sorted(keys)
     assert len({im["score"] for im in images}) < len(images)  # ties exist, so the tie-breaker matters
     assert ids(sf="created_at") == ids()  # not an allowed sort field: the default
     assert ids(sf="nonsense", sd="sideways") == ids()
-    wilson = api.get("/search/images", params=everything(ds, q="*", per_page=50, sf="wilson_score")).json()["images"]
+    wilson = api.get("/search/images", params=everything(board, q="*", per_page=50, sf="wilson_score")).json()["images"]
     assert [im["wilson_score"] for im in wilson] == sorted((im["wilson_score"] for im in wilson), reverse=True)
 
 
-def test_gallery_query_and_gallery_sort(ds, api):
-    gallery = max(ds.galleries.values(), key=lambda g: len(g["image_ids"]))
-    wanted = [i for i in gallery["image_ids"] if not ds.images[i]["hidden_from_users"]]
+def test_gallery_query_and_gallery_sort(board, api):
+    gallery = max(board.galleries.values(), key=lambda g: len(g["image_ids"]))
+    wanted = [i for i in gallery["image_ids"] if not board.images[i]["hidden_from_users"]]
     body = api.get("/search/images", params=everything(
-        ds, q=f"gallery_id:{gallery['id']}", sf=f"gallery_id:{gallery['id']}", sd="asc", per_page=50)).json()
+        board, q=f"gallery_id:{gallery['id']}", sf=f"gallery_id:{gallery['id']}", sd="asc", per_page=50)).json()
     assert body["total"] == len(wanted)
     assert [im["id"] for im in body["images"]] == wanted
     reverse = api.get("/search/images", params=everything(
-        ds, q=f"gallery_id:{gallery['id']}", sf=f"gallery_id:{gallery['id']}", sd="desc", per_page=50)).json()
+        board, q=f"gallery_id:{gallery['id']}", sf=f"gallery_id:{gallery['id']}", sd="desc", per_page=50)).json()
     assert [im["id"] for im in reverse["images"]] == wanted[::-1]
 
 
-def test_query_fields_ranges_and_aliases(ds, api):
-    ids = visible_ids(ds)
+def test_query_fields_ranges_and_aliases(board, api):
+    ids = visible_ids(board)
     low, high = ids[10], ids[20]
-    body = api.get("/search/images", params=everything(ds, q=f"id.gt:{low}, id.lte:{high}", per_page=50)).json()
+    body = api.get("/search/images", params=everything(board, q=f"id.gt:{low}, id.lte:{high}", per_page=50)).json()
     assert sorted(im["id"] for im in body["images"]) == [i for i in ids if low < i <= high]
 
-    twilight = {i for i in ids if "twilight sparkle" in ds.images[i]["tags"]}
+    twilight = {i for i in ids if "twilight sparkle" in board.images[i]["tags"]}
     assert twilight
     for query in ("twilight sparkle", "twilight", "ts", "TWILIGHT_SPARKLE"):
-        got = api.get("/search/images", params=everything(ds, q=query, per_page=50)).json()
+        got = api.get("/search/images", params=everything(board, q=query, per_page=50)).json()
         assert got["total"] == len(twilight), query
 
-    wide = api.get("/search/images", params=everything(ds, q="aspect_ratio.gt:1.5 || width:100", per_page=50)).json()
+    wide = api.get("/search/images", params=everything(board, q="aspect_ratio.gt:1.5 || width:100", per_page=50)).json()
     assert all(im["aspect_ratio"] > 1.5 or im["width"] == 100 for im in wide["images"])
-    dated = api.get("/search/images", params=everything(ds, q="created_at.lt:2014", per_page=50)).json()
+    dated = api.get("/search/images", params=everything(board, q="created_at.lt:2014", per_page=50)).json()
     assert dated["total"] > 0 and all(im["created_at"] < "2014" for im in dated["images"])
-    pngs = api.get("/search/images", params=everything(ds, q="mime_type:image/png, -safe", per_page=50)).json()
+    pngs = api.get("/search/images", params=everything(board, q="mime_type:image/png, -safe", per_page=50)).json()
     assert all(im["format"] == "png" and "safe" not in im["tags"] for im in pngs["images"])
-    word = next(ds.images[i]["description"].split()[1] for i in ids if len(ds.images[i]["description"].split()) > 3)
-    described = api.get("/search/images", params=everything(ds, q=f"description:{word}", per_page=50)).json()
+    word = next(board.images[i]["description"].split()[1] for i in ids if len(board.images[i]["description"].split()) > 3)
+    described = api.get("/search/images", params=everything(board, q=f"description:{word}", per_page=50)).json()
     assert described["total"] > 0
     assert all(word.lower() in im["description"].lower() for im in described["images"])
 
 
-def test_bad_and_empty_queries(ds, api):
+def test_bad_and_empty_queries(board, api):
     bad = api.get("/search/images", params={"q": "(safe"})
     assert bad.status_code == 400
     assert bad.json() == {"error": "Imbalanced parentheses."}
@@ -148,35 +148,35 @@ def test_bad_and_empty_queries(ds, api):
         assert api.get(f"/search/{endpoint}", params={"q": "(("}).status_code == 400
 
 
-def test_default_filter_hides_and_spoilers(ds, api):
-    explicit = ds.tag_by_name("explicit")["id"]
+def test_default_filter_hides_and_spoilers(board, api):
+    explicit = board.tag_by_name("explicit")["id"]
     anonymous = api.get("/search/images", params={"q": "*", "per_page": 50, "sf": "id"}).json()
-    assert anonymous["total"] == sum(1 for i in visible_ids(ds) if explicit not in ds.images[i]["tag_ids"]
-                                     and "grotesque" not in ds.images[i]["tags"]
-                                     and ds.images[i]["score"] >= -5) or anonymous["total"] < len(visible_ids(ds))
+    assert anonymous["total"] == sum(1 for i in visible_ids(board) if explicit not in board.images[i]["tag_ids"]
+                                     and "grotesque" not in board.images[i]["tags"]
+                                     and board.images[i]["score"] >= -5) or anonymous["total"] < len(visible_ids(board))
     assert all("explicit" not in im["tags"] for im in anonymous["images"])
     assert any(im["spoilered"] for im in anonymous["images"])
     assert all(im["spoilered"] == bool({"questionable", "semi-grimdark", "grimdark"} & set(im["tags"])
                                        or im["score"] < -5) for im in anonymous["images"])
     # an explicit image is hidden from search but still shown, spoilered, by id
-    hidden = next(i for i in visible_ids(ds) if explicit in ds.images[i]["tag_ids"])
+    hidden = next(i for i in visible_ids(board) if explicit in board.images[i]["tag_ids"])
     shown = api.get(f"/images/{hidden}").json()["image"]
     assert shown["id"] == hidden and shown["spoilered"] is True
-    assert api.get(f"/images/{hidden}", params=everything(ds)).json()["image"]["spoilered"] is False
+    assert api.get(f"/images/{hidden}", params=everything(board)).json()["image"]["spoilered"] is False
     # unknown filters are ignored, malformed ones are a 400
     assert api.get("/search/images", params={"q": "*", "filter_id": 999999}).json()["total"] == anonymous["total"]
     for value in ("abc", "", "1.5"):
         response = api.get("/search/images", params={"q": "*", "filter_id": value})
         assert (response.status_code, response.json()) == (400, {"error": "Bad Request"})
     # another user's private filter is not accessible: ignored
-    private = next(f for f in ds.filters.values() if not f["system"] and not f["public"]
-                   and f["user_id"] != ds.api_keys[KEY])
+    private = next(f for f in board.filters.values() if not f["system"] and not f["public"]
+                   and f["user_id"] != board.api_keys[KEY])
     assert api.get("/search/images", params={"q": "*", "filter_id": private["id"]}).json()["total"] == anonymous["total"]
 
 
-def test_hidden_and_merged_images_are_stubs(ds, api):
-    deleted = next(im for im in ds.images.values() if im["hidden_from_users"] and im["duplicate_of"] is None)
-    merged = next(im for im in ds.images.values() if im["duplicate_of"] is not None)
+def test_hidden_and_merged_images_are_stubs(board, api):
+    deleted = next(im for im in board.images.values() if im["hidden_from_users"] and im["duplicate_of"] is None)
+    merged = next(im for im in board.images.values() if im["duplicate_of"] is not None)
     stub = api.get(f"/images/{deleted['id']}").json()
     assert stub["interactions"] == []
     assert stub["image"] == {
@@ -187,16 +187,16 @@ def test_hidden_and_merged_images_are_stubs(ds, api):
     merged_stub = api.get(f"/images/{merged['id']}").json()["image"]
     assert merged_stub["duplicate_of"] == merged["duplicate_of"] and merged_stub["deletion_reason"] is None
     assert len(merged_stub) == 7
-    without = api.get("/search/images", params=everything(ds, q="*", per_page=50, sf="id", sd="asc")).json()
-    with_deleted = api.get("/search/images", params=everything(ds, q="*", per_page=50, sf="id", sd="asc",
+    without = api.get("/search/images", params=everything(board, q="*", per_page=50, sf="id", sd="asc")).json()
+    with_deleted = api.get("/search/images", params=everything(board, q="*", per_page=50, sf="id", sd="asc",
                                                                **{"del": "1"})).json()
-    assert with_deleted["total"] == len(ds.images) > without["total"]
+    assert with_deleted["total"] == len(board.images) > without["total"]
     stubs = [im for im in with_deleted["images"] if im["hidden_from_users"]]
     assert stubs and all(len(im) == 7 for im in stubs)
 
 
-def test_record_shapes_match_recorded_responses(ds, api):
-    image = api.get("/search/images", params=everything(ds, q="*")).json()["images"][0]
+def test_record_shapes_match_recorded_responses(board, api):
+    image = api.get("/search/images", params=everything(board, q="*")).json()["images"][0]
     recorded = fixture_keys("derpibooru-2024/images.json", "images")
     assert set(image) == recorded | {"hides", "orig_size", "source_url"}
     assert len(image) == 40
@@ -216,7 +216,7 @@ def test_record_shapes_match_recorded_responses(ds, api):
     assert set(topic) == fixture_keys("derpibooru-2024/topics.json", "topics")
     flt = api.get("/filters/system").json()["filters"][0]
     assert set(flt) == fixture_keys("derpibooru-2024/filters.json", "filters")
-    user = next(u for u in ds.users.values() if u["links"] and u["awards"] and not u["deleted"])
+    user = next(u for u in board.users.values() if u["links"] and u["awards"] and not u["deleted"])
     profile = api.get(f"/profiles/{user['id']}").json()["user"]
     recorded_user = json.loads((FIXTURES / "derpibooru-2024/users.json").read_text())[0]
     assert set(profile) == set(recorded_user)
@@ -224,8 +224,8 @@ def test_record_shapes_match_recorded_responses(ds, api):
     assert set(profile["awards"][0]) == set(recorded_user["awards"][0])
 
 
-def test_image_record_values(ds, api):
-    images = api.get("/search/images", params=everything(ds, q="*", per_page=50, sf="id", sd="asc")).json()["images"]
+def test_image_record_values(board, api):
+    images = api.get("/search/images", params=everything(board, q="*", per_page=50, sf="id", sd="asc")).json()["images"]
     for im in images:
         assert im["tag_count"] == len(im["tags"]) == len(im["tag_ids"])
         assert im["source_url"] == (im["source_urls"][0] if im["source_urls"] else "")
@@ -247,7 +247,7 @@ def test_image_record_values(ds, api):
         assert ("webm" in im["representations"]) == (im["format"] == "gif")
 
 
-def test_show_endpoints_and_error_bodies(ds, api):
+def test_show_endpoints_and_error_bodies(board, api):
     assert api.get("/images/999999").json() == {"error": "Not found"}
     assert api.get("/images/999999").status_code == 404
     assert api.get("/images/99999999999").status_code == 500
@@ -258,35 +258,35 @@ def test_show_endpoints_and_error_bodies(ds, api):
                  "/forums/nope", "/forums/mod", "/forums/art/topics/nope"):
         response = api.get(path)
         assert (response.status_code, response.json()) == (404, {"error": "Not found"}), path
-    tag = ds.tag_by_name("twilight sparkle")
+    tag = board.tag_by_name("twilight sparkle")
     shown = api.get(f"/tags/{tag['slug']}").json()["tag"]
     assert shown["name"] == "twilight sparkle" and "twilight" in shown["aliases"]
-    assert shown["images"] == sum(1 for i in visible_ids(ds) if tag["id"] in ds.images[i]["tag_ids"])
+    assert shown["images"] == sum(1 for i in visible_ids(board) if tag["id"] in board.images[i]["tag_ids"])
     assert api.get("/tags/twilight sparkle").status_code == 404  # by slug only
     alias = api.get("/tags/ts").json()["tag"]
     assert alias["aliased_tag"] == "twilight+sparkle"
-    artist = next(t for t in ds.tags.values() if t["namespace"] == "artist")
+    artist = next(t for t in board.tags.values() if t["namespace"] == "artist")
     assert api.get(f"/tags/{artist['slug']}").json()["tag"]["category"] == "origin"
 
-    on_hidden = next(c for c in ds.comments.values() if ds.images[c["image_id"]]["hidden_from_users"]
+    on_hidden = next(c for c in board.comments.values() if board.images[c["image_id"]]["hidden_from_users"]
                      and not c["destroyed_content"])
     forbidden = api.get(f"/comments/{on_hidden['id']}")
     assert (forbidden.status_code, forbidden.text) == (403, "")
-    destroyed = next(c for c in ds.comments.values() if c["destroyed_content"])
+    destroyed = next(c for c in board.comments.values() if c["destroyed_content"])
     assert api.get(f"/comments/{destroyed['id']}").status_code == 404
-    hidden = next(c for c in ds.comments.values() if c["hidden_from_users"] and not c["destroyed_content"]
-                  and not ds.images[c["image_id"]]["hidden_from_users"])
+    hidden = next(c for c in board.comments.values() if c["hidden_from_users"] and not c["destroyed_content"]
+                  and not board.images[c["image_id"]]["hidden_from_users"])
     assert api.get(f"/comments/{hidden['id']}").json()["comment"]["body"] is None
-    deleted_user = next((u for u in ds.users.values() if u["deleted"]), None)
+    deleted_user = next((u for u in board.users.values() if u["deleted"]), None)
     if deleted_user:
         assert api.get(f"/profiles/{deleted_user['id']}").status_code == 404
     assert api.get("/nothing/here").json() == {"error": "Not Found"}
     assert api.get("/images/1.json").status_code == 400
 
 
-def test_featured_and_oembed(ds, api):
+def test_featured_and_oembed(board, api):
     featured = api.get("/images/featured").json()
-    newest = max(ds.features, key=lambda f: f["created_at"])
+    newest = max(board.features, key=lambda f: f["created_at"])
     assert featured["image"]["id"] == newest["image_id"]
     image_id = featured["image"]["id"]
     for url in (f"https://derpibooru.org/images/{image_id}", f"/{image_id}",
@@ -299,11 +299,11 @@ def test_featured_and_oembed(ds, api):
         assert (response.status_code, response.json()) == (404, {"error": "Not found"}), url
 
 
-def test_key_gives_interactions_and_user_filters(ds, api):
-    user_id = ds.api_keys[KEY]
-    mine = [i for i in ds.interactions if i["user_id"] == user_id]
+def test_key_gives_interactions_and_user_filters(board, api):
+    user_id = board.api_keys[KEY]
+    mine = [i for i in board.interactions if i["user_id"] == user_id]
     image_id = mine[0]["image_id"]
-    shown = api.get(f"/images/{image_id}", params={"key": KEY, **everything(ds)}).json()
+    shown = api.get(f"/images/{image_id}", params={"key": KEY, **everything(board)}).json()
     assert shown["interactions"] and all(i["image_id"] == image_id for i in shown["interactions"])
     assert set(shown["interactions"][0]) == {"image_id", "user_id", "interaction_type", "value"}
     assert api.get(f"/images/{image_id}", params={"key": "wrong"}).json()["interactions"] == []
@@ -313,16 +313,16 @@ def test_key_gives_interactions_and_user_filters(ds, api):
         (403, "", "text/plain")
     assert api.get("/filters/user", params={"key": "wrong"}).status_code == 403
     own = api.get("/filters/user", params={"key": KEY}).json()
-    assert own["total"] == sum(1 for f in ds.filters.values() if f["user_id"] == user_id)
+    assert own["total"] == sum(1 for f in board.filters.values() if f["user_id"] == user_id)
     assert all(f["user_id"] == user_id and not f["system"] for f in own["filters"])
     private = next(f for f in own["filters"] if not f["public"])
     assert api.get(f"/filters/{private['id']}").status_code == 404
     assert api.get(f"/filters/{private['id']}", params={"key": KEY}).json()["filter"]["id"] == private["id"]
 
 
-def test_system_filters_and_scrivener_last_page(ds, api):
+def test_system_filters_and_scrivener_last_page(board, api):
     system = api.get("/filters/system").json()
-    assert [f["id"] for f in system["filters"]] == sorted(f["id"] for f in ds.filters.values() if f["system"])
+    assert [f["id"] for f in system["filters"]] == sorted(f["id"] for f in board.filters.values() if f["system"])
     assert {"Default", "Everything"} <= {f["name"] for f in system["filters"]}
     last = api.get("/filters/system", params={"per_page": 1, "page": 99}).json()
     assert last["filters"] == system["filters"][-1:] and last["total"] == system["total"]
@@ -334,8 +334,8 @@ def test_system_filters_and_scrivener_last_page(ds, api):
     assert api.get("/forums/nope/topics").json() == {"topics": [], "total": 0}
 
 
-def test_topics_and_topic_posts(ds, api):
-    topic = ds.topics[2]  # the long one
+def test_topics_and_topic_posts(board, api):
+    topic = board.topics[2]  # the long one
     forum = topic["forum"]
     listed = api.get(f"/forums/{forum}/topics", params={"per_page": 50}).json()["topics"]
     assert listed[0]["sticky"] or not any(t["sticky"] for t in listed)
@@ -348,7 +348,7 @@ def test_topics_and_topic_posts(ds, api):
     assert api.get(base).json()["topic"]["post_count"] == topic["post_count"] == 80
     page = api.get(base + "/posts").json()
     assert page["total"] == 80
-    positions = {p["id"]: p["topic_position"] for p in ds.posts.values() if p["topic_id"] == topic["id"]}
+    positions = {p["id"]: p["topic_position"] for p in board.posts.values() if p["topic_id"] == topic["id"]}
     assert all(positions[p["id"]] < 25 for p in page["posts"])
     third = api.get(base + "/posts", params={"page": 3, "per_page": 30}).json()["posts"]
     assert all(60 <= positions[p["id"]] < 90 for p in third)
@@ -359,13 +359,13 @@ def test_topics_and_topic_posts(ds, api):
     assert api.get(f"{base}/posts/{post_id}").json()["post"]["id"] == post_id
     assert api.get(f"{base}/posts/abc").status_code == 404
     assert api.get(f"/posts/{post_id}").json()["post"]["id"] == post_id
-    hidden_topic = next(t for t in ds.topics.values() if t["hidden"])
+    hidden_topic = next(t for t in board.topics.values() if t["hidden"])
     assert api.get(f"/forums/{hidden_topic['forum']}/topics/{hidden_topic['slug']}").status_code == 404
 
 
-def test_other_searches(ds, api):
+def test_other_searches(board, api):
     tags = api.get("/search/tags", params={"q": "namespace:artist", "per_page": 50}).json()
-    assert tags["total"] == sum(1 for t in ds.tags.values() if t["namespace"] == "artist")
+    assert tags["total"] == sum(1 for t in board.tags.values() if t["namespace"] == "artist")
     counts = [t["images"] for t in tags["tags"]]
     assert counts == sorted(counts, reverse=True)
     comments = api.get("/search/comments", params={"q": "*", "per_page": 50}).json()
@@ -377,7 +377,7 @@ def test_other_searches(ds, api):
     assert on_image["total"] >= 1 and all(c["image_id"] == image_id for c in on_image["comments"])
     posts = api.get("/search/posts", params={"q": "forum:art", "per_page": 50}).json()
     assert posts["total"] > 0
-    galleries = api.get("/search/galleries", params={"q": f"user_id:{ds.api_keys[KEY]}"}).json()
+    galleries = api.get("/search/galleries", params={"q": f"user_id:{board.api_keys[KEY]}"}).json()
     assert galleries["total"] >= 1
     filters = api.get("/search/filters", params={"q": "*", "per_page": 50}).json()
     assert all(f["public"] or f["system"] for f in filters["filters"])
@@ -386,19 +386,19 @@ def test_other_searches(ds, api):
     with_key = api.get("/search/filters", params={"q": "*", "per_page": 50, "key": KEY}).json()
     assert with_key["total"] > filters["total"]
     past = api.get("/search/tags", params={"q": "*", "page": 999}).json()
-    assert past["tags"] == [] and past["total"] == len(ds.tags)
+    assert past["tags"] == [] and past["total"] == len(board.tags)
 
 
 # ---------------------------------------------------------------------------- files
 
 
-def test_representation_files_match_hashes(ds, site):
+def test_representation_files_match_hashes(board, site):
     import hashlib
 
     with httpx.Client(timeout=10) as http:
         formats_seen = set()
         images = httpx.get(site.api_url + "/search/images",
-                           params=everything(ds, q="thumbnails_generated:true", per_page=50)).json()["images"]
+                           params=everything(board, q="thumbnails_generated:true", per_page=50)).json()["images"]
         for image in images:
             original = image["representations"]["full"]
             if image["format"] == "svg":  # the record names PNG renderings; the SVG is the original
@@ -418,12 +418,12 @@ def test_representation_files_match_hashes(ds, site):
         assert http.get(gif["representations"]["mp4"]).headers["content-type"] == "video/mp4"
 
 
-def test_svg_renderings_are_png_and_the_svg_is_at_its_svg_url(ds, site):
+def test_svg_renderings_are_png_and_the_svg_is_at_its_svg_url(board, site):
     """As the real file host: every URL the record names is a PNG rendering; the same view (or
     download) URL ending in .svg is the SVG, which sha512_hash describes."""
     import hashlib
 
-    svg = next(im for im in ds.images.values() if im["format"] == "svg" and not im["hidden_from_users"]
+    svg = next(im for im in board.images.values() if im["format"] == "svg" and not im["hidden_from_users"]
                and im["thumbnails_generated"])
     record = httpx.get(f"{site.api_url}/images/{svg['id']}").json()["image"]
     assert record["mime_type"] == "image/svg+xml"
@@ -440,8 +440,8 @@ def test_svg_renderings_are_png_and_the_svg_is_at_its_svg_url(ds, site):
         assert len(original.content) == record["size"]
 
 
-def test_range_requests_and_missing_files(ds, site):
-    image = httpx.get(f"{site.api_url}/images/{visible_ids(ds)[3]}").json()["image"]
+def test_range_requests_and_missing_files(board, site):
+    image = httpx.get(f"{site.api_url}/images/{visible_ids(board)[3]}").json()["image"]
     url = image["representations"]["full"]
     whole = httpx.get(url).content
     part = httpx.get(url, headers={"Range": "bytes=10-19"})
@@ -453,19 +453,19 @@ def test_range_requests_and_missing_files(ds, site):
     assert httpx.get(url, headers={"Range": f"bytes={len(whole)}-"}).status_code == 416
     assert httpx.get(url.replace("/view/", "/view/1999/")).status_code == 404
     assert httpx.get(f"{site.url}/img/2012/1/2/999999/thumb.png").status_code == 404
-    hidden = next(im for im in ds.images.values() if im["hidden_from_users"])
+    hidden = next(im for im in board.images.values() if im["hidden_from_users"])
     from mirror.localsite.board.render import representations
 
     assert httpx.get(representations(hidden, site.url + "/img")["full"]).status_code == 404
-    pending = next(im for im in ds.images.values() if not im["thumbnails_generated"]
+    pending = next(im for im in board.images.values() if not im["thumbnails_generated"]
                    and not im["hidden_from_users"])
     urls = representations(pending, site.url + "/img")
     assert httpx.get(urls["thumb"]).status_code == 404
     assert httpx.get(urls["full"]).status_code == 200
 
 
-def test_if_range_gives_the_tail_only_while_the_file_is_unchanged(ds, site):
-    image = httpx.get(f"{site.api_url}/images/{visible_ids(ds)[4]}").json()["image"]
+def test_if_range_gives_the_tail_only_while_the_file_is_unchanged(board, site):
+    image = httpx.get(f"{site.api_url}/images/{visible_ids(board)[4]}").json()["image"]
     url = image["representations"]["thumb"]
     whole = httpx.get(url)
     etag, modified = whole.headers["etag"], whole.headers["last-modified"]
@@ -520,19 +520,19 @@ def test_recorded_tags_are_searched_by_the_names_of_their_relations():
         assert names("aliases:plain+background") == []
 
 
-def test_my_and_filter_id_query_fields(ds, api):
-    user_id = ds.api_keys[KEY]
-    faved = {i["image_id"] for i in ds.interactions if i["user_id"] == user_id and i["interaction_type"] == "faved"}
+def test_my_and_filter_id_query_fields(board, api):
+    user_id = board.api_keys[KEY]
+    faved = {i["image_id"] for i in board.interactions if i["user_id"] == user_id and i["interaction_type"] == "faved"}
     anonymous = api.get("/search/images", params={"q": "my:faves"})
     assert (anonymous.status_code, anonymous.json()) == (400, {"error": "You must be logged in to use `my' queries."})
-    mine = api.get("/search/images", params=everything(ds, q="my:faves", key=KEY, per_page=50, hidden=1)).json()
-    assert {im["id"] for im in mine["images"]} == {i for i in faved if not ds.images[i]["hidden_from_users"]}
+    mine = api.get("/search/images", params=everything(board, q="my:faves", key=KEY, per_page=50, hidden=1)).json()
+    assert {im["id"] for im in mine["images"]} == {i for i in faved if not board.images[i]["hidden_from_users"]}
     assert api.get("/search/images", params={"q": "my:nonsense", "key": KEY}).status_code == 400
-    default = ds.default_filter_id
-    explicit = api.get("/search/images", params=everything(ds, q=f"explicit, filter_id:{default}")).json()
+    default = board.default_filter_id
+    explicit = api.get("/search/images", params=everything(board, q=f"explicit, filter_id:{default}")).json()
     assert explicit["total"] == 0
-    unfiltered = api.get("/search/images", params=everything(ds, q=f"safe, filter_id:{ds.everything_filter_id}"))
-    assert unfiltered.json()["total"] == api.get("/search/images", params=everything(ds, q="safe")).json()["total"]
+    unfiltered = api.get("/search/images", params=everything(board, q=f"safe, filter_id:{board.everything_filter_id}"))
+    assert unfiltered.json()["total"] == api.get("/search/images", params=everything(board, q="safe")).json()["total"]
     assert api.get("/search/images", params={"q": "filter_id:999999"}).json() == {"error": "Invalid filter `999999`."}
 
 

@@ -45,10 +45,10 @@ def assert_carried(row: dict, table: str, base_url: str) -> None:
 
 
 def test_images_and_posts_first_seen_hidden_fill_every_column_they_carry(site, tmp_path):
-    ds = site.editor
-    post = next(p for p in ds.posts.values() if not p["hidden_from_users"] and not p["destroyed_content"]
-                and not ds.topics[p["topic_id"]]["hidden"])
-    ds.edit_post(post["id"], hidden=True)  # before the mirror ever saw it
+    editor = site.editor
+    post = next(p for p in editor.posts.values() if not p["hidden_from_users"] and not p["destroyed_content"]
+                and not editor.topics[p["topic_id"]]["hidden"])
+    editor.edit_post(post["id"], hidden=True)  # before the mirror ever saw it
     _, db = sync(site_config(site, tmp_path, **ENABLED), EVERY_RESOURCE)
     for table in ("images", "posts"):
         rows = first_seen_hidden(db, table)
@@ -65,10 +65,10 @@ def test_images_and_posts_first_seen_hidden_fill_every_column_they_carry(site, t
 
 def test_a_comment_first_seen_hidden_keeps_its_author_avatar_and_dates(site, tmp_path):
     """Search leaves hidden comments out; one is met by id (the audit's look-up)."""
-    ds = site.editor
-    comment = next(c for c in ds.comments.values() if not c["hidden_from_users"] and c["user_id"]
-                   and not ds.images[c["image_id"]]["hidden_from_users"])
-    ds.edit_comment(comment["id"], hidden=True)
+    editor = site.editor
+    comment = next(c for c in editor.comments.values() if not c["hidden_from_users"] and c["user_id"]
+                   and not editor.images[c["image_id"]]["hidden_from_users"])
+    editor.edit_comment(comment["id"], hidden=True)
     stub = httpx.get(f"{site.api_url}/comments/{comment['id']}").json()["comment"]
     assert stub["body"] is None and stub["author"]
     db = open_database(tmp_path / "mirror.db")

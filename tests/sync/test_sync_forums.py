@@ -131,17 +131,17 @@ def test_new_posts_cost_requests_proportional_to_them_not_to_the_topic(site, tmp
 def test_a_post_hidden_on_the_site_keeps_its_body_in_the_mirror(site, tmp_path):
     config = site_config(site, tmp_path)
     _, db = sync(config, ["forums"])
-    ds = site.editor
-    topic = next(t for t in ds.topics.values() if not t["hidden"] and t["forum"] in ds.forums  # not a staff forum
+    editor = site.editor
+    topic = next(t for t in editor.topics.values() if not t["hidden"] and t["forum"] in editor.forums  # not a staff forum
                  and 3 <= t["post_count"] < 50)
-    post = next(p for p in ds.topic_posts(topic["id"]) if p["topic_position"] == 1)
+    post = next(p for p in editor.topic_posts(topic["id"]) if p["topic_position"] == 1)
     if post["hidden_from_users"] or post["destroyed_content"]:
-        ds.edit_post(post["id"], hidden=False, destroyed=False)
+        editor.edit_post(post["id"], hidden=False, destroyed=False)
     _, db = sync(config, ["forums"])
     before = db["posts"].get(post["id"])
     assert before["body"] and before["stub"] is None
-    ds.edit_post(post["id"], hidden=True)
-    ds.add_posts(topic["id"], 1)  # a reply, so the topic's page is read again
+    editor.edit_post(post["id"], hidden=True)
+    editor.add_posts(topic["id"], 1)  # a reply, so the topic's page is read again
 
     sync(config, ["forums"])
 
@@ -154,14 +154,14 @@ def test_a_post_hidden_on_the_site_keeps_its_body_in_the_mirror(site, tmp_path):
 def test_the_audit_reads_old_pages_round_every_topic_and_marks_posts_hidden_since(site, tmp_path):
     config = site_config(site, tmp_path, forums={"audit_pages_per_run": 3})
     _, db = sync(config, ["forums"])
-    ds = site.editor
+    editor = site.editor
     first = db.execute("SELECT forum_short_name, slug FROM topic_progress ORDER BY forum_short_name, slug "
                        "LIMIT 1 OFFSET 3").fetchone()  # the full sync audited the first three pages
-    topic = next(t for t in ds.topics.values() if t["slug"] == first[1])
-    hidden = min(p["id"] for p in ds.posts.values() if p["topic_id"] == topic["id"] and not p["hidden_from_users"]
+    topic = next(t for t in editor.topics.values() if t["slug"] == first[1])
+    hidden = min(p["id"] for p in editor.posts.values() if p["topic_id"] == topic["id"] and not p["hidden_from_users"]
                  and not p["destroyed_content"])
     before = db["posts"].get(hidden)
-    ds.edit_post(hidden, hidden=True)  # moves no counter: the walk itself does not read the topic again
+    editor.edit_post(hidden, hidden=True)  # moves no counter: the walk itself does not read the topic again
     site.clear_requests()
 
     report, db = sync(config, ["forums"])

@@ -97,14 +97,14 @@ def test_edited_and_new_galleries_cost_requests_proportional_to_the_change(site,
     others = sorted(i for i, im in site.editor.images.items() if not im["hidden_from_users"] and i not in explicit)
     held = sorted(r["id"] for r in db["galleries"].rows)
     grown, shrunk, retitled, reordered = held[:4]
-    ds = site.editor
-    ds.edit_gallery(grown, add=[i for i in others[:60] if i not in ds.galleries[grown]["image_ids"]][:3])
-    ds.edit_gallery(shrunk, remove=ds.galleries[shrunk]["image_ids"][:1])
-    ds.edit_gallery(retitled, title="Retitled gallery")
-    reorder = list(reversed(ds.galleries[reordered]["image_ids"]))
-    ds.edit_gallery(reordered, order=reorder)
-    fresh = ds.add_gallery([others[0], explicit[0]], title="Fresh with a mirrored image")
-    ds.add_gallery(others[1:4], title="Fresh without one")
+    editor = site.editor
+    editor.edit_gallery(grown, add=[i for i in others[:60] if i not in editor.galleries[grown]["image_ids"]][:3])
+    editor.edit_gallery(shrunk, remove=editor.galleries[shrunk]["image_ids"][:1])
+    editor.edit_gallery(retitled, title="Retitled gallery")
+    reorder = list(reversed(editor.galleries[reordered]["image_ids"]))
+    editor.edit_gallery(reordered, order=reorder)
+    fresh = editor.add_gallery([others[0], explicit[0]], title="Fresh with a mirrored image")
+    editor.add_gallery(others[1:4], title="Fresh without one")
     site.clear_requests()
 
     report, db = sync(config, ["galleries"])
@@ -127,20 +127,20 @@ def test_edited_and_new_galleries_cost_requests_proportional_to_the_change(site,
 def test_a_deleted_gallery_and_a_hidden_member_are_kept_as_last_seen(site, tmp_path):
     config = site_config(site, tmp_path, galleries={"scope": "all"})
     _, db = sync(config, ["galleries"])
-    ds = site.editor
-    deleted, holder, *others = sorted(g for g in ds.galleries if len(ds.galleries[g]["image_ids"]) >= 2)
+    editor = site.editor
+    deleted, holder, *others = sorted(g for g in editor.galleries if len(editor.galleries[g]["image_ids"]) >= 2)
     kept_order = mirrored_order(db, deleted)
     kept_row = db["galleries"].get(deleted)
-    hidden = ds.galleries[holder]["image_ids"][1]
-    ds.delete_gallery(deleted)
-    ds.hide_image(hidden)
+    hidden = editor.galleries[holder]["image_ids"][1]
+    editor.delete_gallery(deleted)
+    editor.hide_image(hidden)
     # Every gallery is due a rewalk: one lookup by id (one page of 50) tells which are gone.
     rewalk = site_config(site, tmp_path, galleries={"scope": "all", "rewalk_after_days": 0, "rewalk_per_run": 50})
     site.clear_requests()
 
     report, db = sync(rewalk, ["galleries"])
 
-    rechecked = min(50, len(ds.galleries) + 1)
+    rechecked = min(50, len(editor.galleries) + 1)
     assert report.requests == len(site.requests) == 1 + 1 + (rechecked - 1)  # changes, lookup, walks
     assert db.execute("SELECT id FROM gone_galleries").fetchall() == [(deleted,)]
     assert mirrored_order(db, deleted) == kept_order and db["galleries"].get(deleted) == kept_row

@@ -46,13 +46,13 @@ def test_edits_and_new_posts_are_picked_up_and_keep_the_forum_the_forums_crawler
     config = site_config(site, tmp_path)
     sync(config, ["forums"])
     _, db = sync(config, ["posts"])
-    ds = site.editor
-    old = sorted(p["id"] for p in ds.posts.values() if not p["hidden_from_users"] and p["topic_id"] == LONG_TOPIC)
+    editor = site.editor
+    old = sorted(p["id"] for p in editor.posts.values() if not p["hidden_from_users"] and p["topic_id"] == LONG_TOPIC)
     edited = old[:3]  # on the topic's first page, which the forums crawler does not read again
     before = {i: db["posts"].get(i) for i in edited}
     for post_id in edited:
-        ds.edit_post(post_id, body=f"Edited post {post_id}", edit_reason="typo")
-    new_ids = ds.add_posts(LONG_TOPIC, 4)
+        editor.edit_post(post_id, body=f"Edited post {post_id}", edit_reason="typo")
+    new_ids = editor.add_posts(LONG_TOPIC, 4)
     site.clear_requests()
 
     report, db = sync(config, ["posts"])
@@ -66,7 +66,7 @@ def test_edits_and_new_posts_are_picked_up_and_keep_the_forum_the_forums_crawler
                                                                   before[post_id]["topic_slug"])
     assert [db["posts"].get(i)["topic_slug"] for i in new_ids] == [None] * 4
     sync(config, ["forums"])  # the forums crawler then files the new posts under their topic
-    assert {db["posts"].get(i)["topic_slug"] for i in new_ids} == {ds.topics[LONG_TOPIC]["slug"]}
+    assert {db["posts"].get(i)["topic_slug"] for i in new_ids} == {editor.topics[LONG_TOPIC]["slug"]}
     assert_mirror_has(db, site, site_posts(site))
 
 

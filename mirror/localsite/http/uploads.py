@@ -35,18 +35,18 @@ async def create_image(request: Request) -> Response:
 async def _created(request: Request, params: Params, upload: UploadFile | None, user_id: int) -> Response:
     fields = params.get("image") if isinstance(params.get("image"), dict) else {}
     got = await file_of(request, params, upload)
-    ds = request.app.state.editor
+    editor = request.app.state.editor
     data, name = got if got is not None else (b"", "")
     analysis = await asyncio.to_thread(analyze, data) if got is not None else None
-    errors = check_upload(fields, analysis, len(data), name, lambda names: [ds.vocab.resolved_name(n) for n in names],
-                          ds.tag_blacklist)
+    errors = check_upload(fields, analysis, len(data), name, lambda names: [editor.vocab.resolved_name(n) for n in names],
+                          editor.tag_blacklist)
     if not errors and analysis is not None:
-        duplicate = ds.image_by_orig_hash(hashlib.sha512(data).hexdigest())
+        duplicate = editor.image_by_orig_hash(hashlib.sha512(data).hexdigest())
         if duplicate is not None:
             errors = {"image": [f"has already been uploaded: it's image {duplicate['id']}"]}
     if errors:
         return JSONResponse({"errors": errors}, status_code=400)
-    image = ds.add_upload(data, name=name, fmt=analysis.format, mime_type=analysis.mime_type, width=analysis.width,
+    image = editor.add_upload(data, name=name, fmt=analysis.format, mime_type=analysis.mime_type, width=analysis.width,
                           height=analysis.height, duration=analysis.duration, animated=analysis.animated,
                           tags=_tag_list(fields), description=str(fields.get("description") or ""),
                           source_urls=_sources(fields), user_id=user_id, anonymous=_truthy(fields.get("anonymous")))
