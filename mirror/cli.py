@@ -201,9 +201,10 @@ def changes(ctx: click.Context, since: str, resource: str | None, record_id: str
                              key=record_id, limit=limit)
     if as_json:
         click.echo(json.dumps([change.to_json() for change in found], indent=2, ensure_ascii=False))
+    elif found:
+        click.echo("\n".join(f"{change.seen_at[:16].replace('T', ' ')}  {describe(change)}" for change in found))
     else:
-        for change in found:
-            click.echo(f"{change.seen_at[:16].replace('T', ' ')}  {describe(change)}")
+        click.echo(f"No change seen since {start}.", err=True)
 
 
 @cli.command()

@@ -68,7 +68,9 @@ def changes(db: Database, *, since: str, resource: str | None = None, key: str |
     sync of a version that keeps history (a mirror made before starts its history then)."""
     if not db["history"].exists():
         return []
-    first = db.execute("SELECT min(id) FROM history WHERE seen_at >= ?", [since]).fetchone()[0]
+    # By the index on time: left to itself, SQLite takes min(id) as a walk up the ids, through a year.
+    first = db.execute("SELECT min(id) FROM history INDEXED BY history_by_time WHERE seen_at >= ?",
+                       [since]).fetchone()[0]
     if first is None:
         return []
     where, params = ["id >= ?"], [first]
@@ -80,7 +82,8 @@ def changes(db: Database, *, since: str, resource: str | None = None, key: str |
         params.append(key)
     sql = (f"SELECT id, seen_at, resource, record_key, event, run_id, changes FROM history WHERE {' AND '.join(where)} "
            "ORDER BY id DESC" + (" LIMIT ?" if limit else ""))
-    found = [Change(row[0], row[1], row[2], row[3], row[4], row[5], json.loads(row[6]) if row[6] else None)
+    decode = json.JSONDecoder().raw_decode  # what json.loads does, less its checks of whitespace
+    found = [Change(row[0], row[1], row[2], row[3], row[4], row[5], decode(row[6])[0] if row[6] else None)
              for row in db.execute(sql, params + ([limit] if limit else []))]
     _add_tags(db, found)
     return found
@@ -124,8 +127,7 @@ def describe(change: Change) -> str:
 
 
 def _field(name: str, old: Any, new: Any) -> str:
-    if all(isinstance(v, (int, float)) or v is None for v in (old, new)) or all(
-            isinstance(v, str) and len(v) <= _SHORT and "\n" not in v for v in (old, new)):
+    if _scalar(old) and _scalar(new):
         return f"{name} {_short(old)} -> {_short(new)}"
     if old in (None, "", [], {}):
         return f"{name} added"
@@ -134,8 +136,14 @@ def _field(name: str, old: Any, new: Any) -> str:
     return f"{name} edited"
 
 
+def _scalar(value: Any) -> bool:
+    """A value shown as it is: a number, nothing, or a short line of text."""
+    kind = type(value)
+    return value is None or kind is int or kind is float or (kind is str and len(value) <= _SHORT and "\n" not in value)
+
+
 def _short(value: Any) -> str:
-    return "none" if value is None else json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
+    return "none" if value is None else f'"{value}"' if type(value) is str else str(value)
 
 
 def _membership(fields: dict[str, Any]) -> str:
