@@ -7,7 +7,8 @@ that does not move the walk on); 5 the database or the files
 cannot be written (disk full, permissions, another program's write transaction, a missing bucket)
 or must not be touched (a newer schema, another program's database); 6 `mirror verify` found
 missing or corrupt files (`mirror verify --repair` fetches them again); 7 another run is writing
-to the same mirror (this one did nothing).
+to the same mirror (this one did nothing). Each error class carries its own code
+(:mod:`mirror.errors` draws the tree); :func:`handle_errors` is the one place that applies it.
 """
 
 from __future__ import annotations
@@ -23,25 +24,13 @@ from typing import Any
 
 import click
 
-from .api import ApiError, SiteUnavailable
 from .commands.changes import RESOURCE_NAMES as CHANGE_RESOURCES
-from .config import RESOURCES, ConfigError, load_config
-from .download import StorageFailure
+from .config import RESOURCES, load_config
+from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorError
 from .progress import Reporter
-from .serve.board import BoardMissing
-from .store import (
-    DEFAULT_BUSY_TIMEOUT,
-    MirrorBusy,
-    StoreError,
-    database_errors,
-    open_database,
-    open_read_only,
-    run_lock,
-)
+from .store import DEFAULT_BUSY_TIMEOUT, database_errors, open_database, open_read_only, run_lock
 from .store.errors import store_error
-from .sync.runner import NotAvailable, run_sync
-
-EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE, EXIT_DAMAGED, EXIT_BUSY = 1, 2, 3, 4, 5, 6, 7
+from .sync.runner import run_sync
 
 
 def _fail(message: str, code: int) -> None:
@@ -76,16 +65,8 @@ def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         _stop_cleanly_on_sigterm()
         try:
             return command(*args, **kwargs)
-        except (ConfigError, NotAvailable) as e:
-            _fail(str(e), EXIT_USAGE)
-        except MirrorBusy as e:
-            _fail(str(e), EXIT_BUSY)
-        except SiteUnavailable as e:
-            _fail(str(e), EXIT_UNAVAILABLE)
-        except ApiError as e:
-            _fail(str(e), EXIT_REJECTED)
-        except (StoreError, StorageFailure, BoardMissing) as e:
-            _fail(str(e), EXIT_STORE)
+        except MirrorError as e:
+            _fail(str(e), e.exit_code)
         except sqlite3.Error as e:  # one that no database_errors block named the file of
             _fail(str(store_error(e, "the database", DEFAULT_BUSY_TIMEOUT)), EXIT_STORE)
         except KeyboardInterrupt:
@@ -220,15 +201,12 @@ def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...],
     """Upload SOURCE (a file, or a URL the site fetches) with the API key; never posted twice."""
     from .api.configured import make_client
     from .api.upload import upload_fields, upload_image
-    from .commands.reverse import SourceError, read_source
+    from .commands.reverse import read_source
 
     config = _config(ctx)
     if config.api_key is None:
         _fail("uploading needs an API key: set MIRROR_API_KEY (or site.api_key); nothing was sent", EXIT_USAGE)
-    try:
-        file = read_source(source)
-    except SourceError as e:
-        _fail(str(e), EXIT_USAGE)
+    file = read_source(source)
 
     async def send():  # noqa: ANN202
         async with make_client(config) as client:
@@ -252,17 +230,14 @@ def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...],
 @handle_errors
 def reverse(ctx: click.Context, source: str, distance: float | None, local: bool) -> None:
     """Find the images that look like SOURCE (a file or a URL), on the site or (--local) in the archive."""
-    from .commands.reverse import SourceError, describe_matches, read_source
+    from .commands.reverse import describe_matches, read_source
 
     config = _config(ctx)
-    try:
-        file = read_source(source, fetch=local)
-        if local:
-            records, total = _search_local(config, file.data or b"", distance)
-        else:
-            records, total = _search_site(config, file, distance)
-    except SourceError as e:
-        _fail(str(e), EXIT_USAGE)
+    file = read_source(source, fetch=local)
+    if local:
+        records, total = _search_local(config, file.data or b"", distance)
+    else:
+        records, total = _search_site(config, file, distance)
     click.echo(describe_matches(records, total, distance))
 
 

@@ -11,12 +11,16 @@ import difflib
 import math
 from typing import Any
 
+from .errors import EXIT_USAGE, MirrorError
+
 # What a key of each type is called in a message.
 TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list"}
 
 
-class ConfigError(Exception):
+class ConfigError(MirrorError):
     """The configuration cannot be used; the message says which key and why."""
+
+    exit_code = EXIT_USAGE
 
 
 def shown(value: Any) -> str:

@@ -1,17 +1,21 @@
 """The root of every error a user can hit, and the exit status each one ends a run with.
 
 Each family lives beside what raises it and draws its own tree in its docstring
-(:mod:`mirror.api.errors`, :mod:`mirror.store.errors`, :mod:`mirror.config`); every class
-carries its ``exit_code``, as gallery-dl's exceptions do, so the CLI maps errors to statuses in
-one place (``cli.handle_errors``) and needs no table of its own::
+(:mod:`mirror.api.errors`, :mod:`mirror.store.errors`); every class carries its ``exit_code``,
+as gallery-dl's exceptions do, so the CLI applies them in one place (``cli.handle_errors``)
+with no table of its own::
 
     MirrorError                 1  unexpected
-    ├── ConfigError             2  bad usage or config (mirror.config)
+    ├── ConfigError             2  bad usage or config: the message names the key (mirror.config)
+    ├── SourceError             2  the file or URL to upload or search with cannot be read
     ├── ApiError                4  the site rejected a request or answered wrongly (mirror.api.errors)
     │   └── SiteUnavailable     3  the site is down or kept rate-limiting; run again later
-    ├── StoreError              5  the database or the files cannot be written or must not be touched
-    ├── FilesDamaged            6  `mirror verify` found missing or corrupt files
-    └── MirrorBusy              7  another run is writing to the same mirror
+    ├── StoreError              5  the database cannot be written or must not be touched (mirror.store.errors)
+    ├── StorageFailure          5  the files cannot be written (mirror.download.storage)
+    ├── BoardMissing            5  no mirror database to serve (mirror.serve.board)
+    └── MirrorBusy              7  another run is writing to the same mirror (mirror.store.run_lock)
+
+Status 6 is not an error: `mirror verify` ends with it when it found missing or corrupt files.
 """
 
 from __future__ import annotations

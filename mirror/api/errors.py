@@ -1,10 +1,29 @@
-"""Errors the client raises. Each names what went wrong and what to do; none carries the key."""
+"""Errors the client raises. Each names what went wrong and what to do; none carries the key.
+
+    MirrorError
+    └── ApiError                    4  the site refused a request or answered wrongly
+        ├── NotFound                      404
+        ├── BadQuery                      400
+        │   └── UploadRejected            400 on an upload, with the site's message per field
+        ├── Forbidden                     403
+        │   └── KeyRequired               401, or 403 where only a key would do
+        ├── UnexpectedResponse            200 with a body that is not what the endpoint promises
+        │   └── WalkStalled               a page that does not move a walk on (mirror.sync.paging)
+        └── SiteUnavailable         3  down, failing or rate-limiting past the retry budget; run again later
+            ├── RetriesExhausted          one request failed on every retry
+            ├── RateLimited               429 past the retry budget
+            └── UploadUncertain           an upload's answer was lost: not retried
+"""
 
 from __future__ import annotations
 
+from ..errors import EXIT_REJECTED, EXIT_UNAVAILABLE, MirrorError
 
-class ApiError(Exception):
+
+class ApiError(MirrorError):
     """A request to the site failed. ``url`` is redacted; ``status`` is None for transport errors."""
+
+    exit_code = EXIT_REJECTED
 
     def __init__(self, message: str, *, url: str | None = None, status: int | None = None) -> None:
         super().__init__(message)
@@ -30,6 +49,8 @@ class KeyRequired(Forbidden):
 
 class SiteUnavailable(ApiError):
     """The site kept failing (5xx, timeouts, dropped connections) past the retry budget."""
+
+    exit_code = EXIT_UNAVAILABLE
 
 
 class RetriesExhausted(SiteUnavailable):

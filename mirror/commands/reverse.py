@@ -16,15 +16,18 @@ from typing import Any
 import httpx
 
 from ..api.client import Upload, user_agent
-from ..philomena import MAX_FILE_SIZE
+from ..errors import EXIT_USAGE, MirrorError
 from ..imaging import MediaError, intensities_of
+from ..philomena import MAX_FILE_SIZE
 from ..search.reverse import DEFAULT_DISTANCE, MAX_DISTANCE, PAGE_SIZE, ReverseQuery, find_matches
 
 __all__ = ["read_source", "search_archive", "describe_matches", "SourceError"]
 
 
-class SourceError(Exception):
+class SourceError(MirrorError):
     """The file or URL to search with (or upload) cannot be read."""
+
+    exit_code = EXIT_USAGE
 
 
 def read_source(source: str, *, fetch: bool = False) -> Upload:

@@ -19,6 +19,7 @@ from typing import Any
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from ..errors import EXIT_STORE, MirrorError
 from ..store.errors import DENIED, FULL, MISSING, WHAT, os_error_kind
 from ..urls import redact
 from .kinds import problem
@@ -28,8 +29,10 @@ CHUNK = 1 << 20
 PARTIAL_DIR = ".partial"
 
 
-class StorageFailure(Exception):
+class StorageFailure(MirrorError):
     """Files cannot be written where the config says (disk full, permissions, missing bucket)."""
+
+    exit_code = EXIT_STORE
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from .board import Board, ImageFilter, raw_records
 from .http import (
     API_PREFIX,
     INT4_MAX,
-    ApiError,
+    ErrorAnswer,
     Paging,
     bad_request,
     not_found,
@@ -110,7 +110,7 @@ def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
         board: Board = request.app.state.board
         try:
             body = handler(Context.from_request(request, board), **request.path_params)
-        except ApiError as error:
+        except ErrorAnswer as error:
             return error.response()
         except QueryError as error:
             return JSONResponse({"error": str(error)}, status_code=400)
@@ -265,7 +265,7 @@ def show_comment(ctx: Context, id: str) -> Record:
         raise not_found()
     hidden = ctx.board.one("SELECT 1 FROM images WHERE id = ? AND hidden_from_users = 1", [comment.get("image_id")])
     if hidden is not None:
-        raise ApiError(403)
+        raise ErrorAnswer(403)
     return {"comment": comment}
 
 
@@ -303,7 +303,7 @@ def system_filters(ctx: Context) -> Record:
 
 def user_filters(ctx: Context) -> Record:
     if ctx.user_id is None:
-        raise ApiError(403)
+        raise ErrorAnswer(403)
     return _listed(ctx, "filters", "filters", "user_id = ? AND NOT system AND raw IS NOT NULL", "id", (ctx.user_id,))
 
 
@@ -396,7 +396,7 @@ def _oembed_of(ctx: Context, image: Record) -> Record:
 
 
 def unknown_route(ctx: Context, rest: str) -> Record:
-    raise ApiError(404, "Not Found")
+    raise ErrorAnswer(404, "Not Found")
 
 
 API_ROUTES: list[tuple[str, Callable[..., Any]]] = [

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import EXIT_STORE, MirrorError
 from ..search import engine
 from ..search.compile import FALSE, Sql, compile_node
 from ..search.indexes import GALLERIES, IMAGES, Index
@@ -36,8 +37,10 @@ __all__ = ["Board", "ImageFilter", "BoardMissing", "raw_records", "rebase", "com
 Record = dict[str, Any]
 
 
-class BoardMissing(Exception):
+class BoardMissing(MirrorError):
     """The database to serve does not exist or is not a mirror."""
+
+    exit_code = EXIT_STORE
 
 
 # A plain absolute URL: (path, query). Every file URL of a record is one; others go through urlsplit.

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..search.sort import integer_parse
 
-__all__ = ["ApiError", "not_found", "bad_request", "parse_id", "parse_integer_id", "Paging", "ProxyMiddleware",
+__all__ = ["ErrorAnswer", "not_found", "bad_request", "parse_id", "parse_integer_id", "Paging", "ProxyMiddleware",
            "API_PREFIX", "INT4_MAX", "origin_of"]
 
 API_PREFIX = "/api/v1/json"
@@ -30,7 +30,7 @@ def origin_of(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}"
 
 
-class ApiError(Exception):
+class ErrorAnswer(Exception):
     """An error answer: a JSON `{"error": ...}` body, or an empty text/plain one."""
 
     def __init__(self, status: int, message: str | None = None) -> None:
@@ -43,12 +43,12 @@ class ApiError(Exception):
         return JSONResponse({"error": self.message}, status_code=self.status)
 
 
-def not_found() -> ApiError:
-    return ApiError(404, "Not found")
+def not_found() -> ErrorAnswer:
+    return ErrorAnswer(404, "Not found")
 
 
-def bad_request() -> ApiError:
-    return ApiError(400, "Bad Request")
+def bad_request() -> ErrorAnswer:
+    return ErrorAnswer(400, "Bad Request")
 
 
 def parse_id(text: str) -> int:
@@ -57,7 +57,7 @@ def parse_id(text: str) -> int:
         raise bad_request()
     value = int(text)
     if not -(2**31) <= value <= INT4_MAX:
-        raise ApiError(500, "Internal Error")
+        raise ErrorAnswer(500, "Internal Error")
     return value
 
 

@@ -3,6 +3,12 @@
 A nightly cron mail should tell the reader whether the disk is full, the permissions are wrong
 or another program holds the database: each needs a different fix, so each gets its own words
 (and all of them exit 5, see the README).
+
+    MirrorError
+    ├── StoreError      5  the database or the files cannot be written, or must not be touched
+    │                      (disk full, permissions, another program's lock, a newer schema,
+    │                      another program's database); the message names the file and the fix
+    └── MirrorBusy      7  another run is writing to this mirror (mirror.store.run_lock)
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from ..errors import EXIT_STORE, MirrorError
 
 FULL, DENIED, MISSING, LOCKED, OTHER = "full", "denied", "missing", "locked", "other"
 
@@ -27,8 +35,10 @@ SQLITE_KINDS = {
 }
 
 
-class StoreError(Exception):
+class StoreError(MirrorError):
     """The database cannot be opened or written; the message says which file and why."""
+
+    exit_code = EXIT_STORE
 
 
 def os_error_kind(error: OSError) -> str:

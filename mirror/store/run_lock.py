@@ -16,11 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from ..errors import EXIT_BUSY, MirrorError
 from .errors import StoreError, store_error
 
 
-class MirrorBusy(Exception):
+class MirrorBusy(MirrorError):
     """Another process is writing to this mirror."""
+
+    exit_code = EXIT_BUSY
 
 
 def lock_path(database: Path) -> Path:

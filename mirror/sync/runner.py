@@ -16,6 +16,7 @@ from sqlite_utils import Database
 from ..api.configured import make_client
 from ..config import Config
 from ..download import run_downloads
+from ..errors import EXIT_USAGE, MirrorError
 from ..progress import Reportable, Reporter
 from ..store.schema import refresh_statistics_if_grown
 from . import session
@@ -26,8 +27,10 @@ __all__ = ["ORDER", "NotAvailable", "available", "resources_to_sync", "run_sync"
 ORDER = ("images", "tags", "comments", "galleries", "forums", "posts", "filters", "profiles")
 
 
-class NotAvailable(Exception):
+class NotAvailable(MirrorError):
     """A resource was asked for that this version cannot mirror yet."""
+
+    exit_code = EXIT_USAGE
 
 
 def available() -> list[str]:

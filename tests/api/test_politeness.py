@@ -6,7 +6,8 @@ import logging
 
 from click.testing import CliRunner
 
-from mirror.cli import EXIT_UNAVAILABLE, cli
+from mirror.cli import cli
+from mirror.errors import EXIT_UNAVAILABLE
 
 from ..support.configs import site_config, site_images, sync, write_config
 from ..support.mirrored import assert_mirror_matches

@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from mirror.browse.app import make_datasette
-from mirror.cli import EXIT_STORE, cli
+from mirror.cli import cli
+from mirror.errors import EXIT_STORE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mirror.cli import EXIT_STORE, cli
+from mirror.cli import cli
+from mirror.errors import EXIT_STORE
 
 from ..support.configs import site_config, sync, write_config
 

@@ -27,10 +27,11 @@ import pytest
 from click.testing import CliRunner
 
 from mirror.api.polite import RetryableFailure
-from mirror.cli import EXIT_DAMAGED, EXIT_STORE, cli
+from mirror.cli import cli
 from mirror.download import StorageFailure, run_downloads, verify_files
 from mirror.download.fetch import Fetcher, FileFailed, Job, check_redirect
 from mirror.download.run import open_storage
+from mirror.errors import EXIT_DAMAGED, EXIT_STORE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.store import open_database

@@ -166,6 +166,14 @@ def test_mutations_show_through_the_api_and_control_api():
         merged = http.post(f"/_control/images/{added[1]}/merge", json={"into": added[0]}).json()["image"]
         assert merged["duplicate_of"] == added[0]
         assert http.post("/_control/images/999999/hide").status_code == 404
+        # Bad input is a 400 that says what is wrong, never a 500 and never a change.
+        for path, body in [("/_control/images/add", {"n": None}), ("/_control/images/add", {"n": "2"}),
+                           (f"/_control/images/{added[0]}/merge", {}), (f"/_control/images/{added[0]}/merge", {"into": "x"}),
+                           (f"/_control/images/{added[0]}/edit", {"tags": "safe, pony"}),
+                           (f"/_control/images/{added[0]}/edit", {"score": "many"}),
+                           (f"/_control/images/{added[0]}/hide", {"reason": 3})]:
+            answer = http.post(path, json=body)
+            assert answer.status_code == 400 and answer.json()["error"], (path, body)
         assert http.get(f"/api/v1/json/images/{added[1]}").json()["image"]["duplicate_of"] == added[0]
         log = http.get("/_control/requests").json()["requests"]
         assert log[-1]["path"] == f"/api/v1/json/images/{added[1]}" and log[-1]["status"] == 200

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from mirror.cli import EXIT_STORE, cli
+from mirror.cli import cli
+from mirror.errors import EXIT_STORE
 from mirror.localsite.http.server import LoopbackServer
 from mirror.store import open_database
 

@@ -8,7 +8,8 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from mirror.cli import EXIT_STORE, cli
+from mirror.cli import cli
+from mirror.errors import EXIT_STORE
 
 from ..support.configs import site_config, write_config
 from ..support.disks import fill, mounted_tmpfs

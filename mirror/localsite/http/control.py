@@ -40,39 +40,67 @@ def _image_response(request: Request, image: dict[str, Any]) -> Response:
 
 
 def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-    """Turn bad input into 400 and unknown records into 404, with a JSON error."""
+    """Turn bad input (ValueError) into 400 and unknown records (KeyError) into 404, with a JSON
+    error. Inputs are checked where they are read, so anything else is a bug and a 500."""
 
     async def endpoint(request: Request) -> Response:
         try:
             return await handler(request)
         except KeyError as error:
             return JSONResponse({"error": str(error)}, status_code=404)
-        except (TypeError, ValueError) as error:
+        except ValueError as error:
             return JSONResponse({"error": str(error)}, status_code=400)
 
     return endpoint
 
 
+def _integer(body: dict[str, Any], name: str, default: int | None = None) -> int:
+    value = body.get(name, default)
+    if type(value) is not int:
+        raise ValueError(f"{name} must be an integer")
+    return value
+
+
+def _text(body: dict[str, Any], name: str, default: str) -> str:
+    value = body.get(name, default)
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string")
+    return value
+
+
+# The types of the fields an edit may set that the editor works on (others are set as given).
+_EDITED = {"tags": list, "score": int, "description": str, "thumbnails_generated": bool}
+
+
+def _edit(body: dict[str, Any]) -> dict[str, Any]:
+    for name, kind in _EDITED.items():
+        if name in body and body[name] is not None and type(body[name]) is not kind:
+            raise ValueError(f"{name} must be {kind.__name__}")
+    if not all(isinstance(tag, str) for tag in body.get("tags") or []):
+        raise ValueError("tags must be a list of names")
+    return body
+
+
 async def add_images(request: Request) -> Response:
     body = await _body(request)
-    return JSONResponse({"ids": request.app.state.editor.add_images(int(body.get("n", 1)))})
+    return JSONResponse({"ids": request.app.state.editor.add_images(_integer(body, "n", 1))})
 
 
 async def edit_image(request: Request) -> Response:
-    body = await _body(request)
+    body = _edit(await _body(request))
     image = request.app.state.editor.edit_image(int(request.path_params["id"]), **body)
     return _image_response(request, image)
 
 
 async def hide_image(request: Request) -> Response:
     body = await _body(request)
-    image = request.app.state.editor.hide_image(int(request.path_params["id"]), body.get("reason", "Rule #0"))
+    image = request.app.state.editor.hide_image(int(request.path_params["id"]), _text(body, "reason", "Rule #0"))
     return _image_response(request, image)
 
 
 async def merge_image(request: Request) -> Response:
     body = await _body(request)
-    image = request.app.state.editor.merge_image(int(request.path_params["id"]), int(body["into"]))
+    image = request.app.state.editor.merge_image(int(request.path_params["id"]), _integer(body, "into"))
     return _image_response(request, image)
 
 
