@@ -4,9 +4,9 @@ The site reads intensities with ``image-intensities`` (philomena-dev/cli_intensi
 ``mediathumb`` (philomena-dev/mediatools) has taken a GIF's or video's frame at half its duration
 and ``rsvg-convert`` has rendered an SVG. Built from their sources on this machine, they are the
 ground truth for what the site stores; this script mirrors a local site with pictures and, for
-every kept file, compares the program's four values with ours read by the *program's* rule
-(:func:`bench.reverse.site_tool_intensities`, which differs from the reference for even sides), so
-that any difference left comes from how pixels are read. It needs the programs, so neither the
+every kept file, compares the program's four values with ours (which follow the program's rule,
+not the reference's, for even sides), so that any difference left comes from how pixels are read.
+``scripts/golden_intensities.py`` makes the golden files the tests compare with. It needs the programs, so neither the
 tests nor ``bench/run_all.py`` run it::
 
     apt-get install -y libpng-dev libturbojpeg0-dev libmagic-dev libavformat-dev libavcodec-dev \\
@@ -15,10 +15,10 @@ tests nor ``bench/run_all.py`` run it::
     # -lavutil -lavcodec -lswscale") from their repositories, then:
     .venv/bin/python scripts/compare_site_tools.py --image-intensities PATH --mediathumb PATH
 
-Last run (2026-11-23, Debian 12's libpng 1.6.39, libjpeg-turbo 2.1.5, ffmpeg 5.1): PNG, GIF and
-WebM exactly equal (0.000 at most); JPEG 0.51 at the median, 1.13 at most (the program decodes
-with libjpeg-turbo's fast IDCT, Pillow with the accurate one); SVG up to 8.5 (cairosvg renders
-text and edges unlike librsvg).
+Last run (2026-11-24, Debian 12's libpng 1.6.39, libjpeg-turbo 2.1.5, ffmpeg 5.1): PNG, GIF, WebM
+and JPEG exactly equal (0.000 at most; JPEG is read with libjpeg-turbo's fast IDCT through
+simplejpeg, as the program reads it); SVG up to 8.5 (cairosvg renders text and edges unlike
+librsvg; 1.2 on the golden drawing).
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
-from reverse import mirror_of_site, site_tool_intensities  # noqa: E402
+from reverse import mirror_of_site  # noqa: E402
 
-from mirror.imaging import analyze, still_frame  # noqa: E402
-from mirror.imaging.frames import render_svg  # noqa: E402
+from mirror.imaging import analyze, intensities_of_picture, still_frame  # noqa: E402
+from mirror.imaging.svg import render_svg  # noqa: E402
 
 
 def program_values(tools: argparse.Namespace, path: Path, fmt: str, duration: float, work: Path) -> tuple[float, ...]:
@@ -56,7 +56,7 @@ def program_values(tools: argparse.Namespace, path: Path, fmt: str, duration: fl
 def our_values(path: Path) -> tuple[float, ...]:
     data = path.read_bytes()
     picture = render_svg(data) if path.suffix == ".svg" else still_frame(data, analyze(data))
-    return site_tool_intensities(picture)
+    return intensities_of_picture(picture).as_tuple()
 
 
 def main() -> None:

@@ -69,8 +69,9 @@ def _check_size(source: str, size: int) -> None:
 def search_archive(conn: sqlite3.Connection, data: bytes, distance: float | None) -> tuple[list[dict[str, Any]], int]:
     """The archive's matches for ``data`` (records as kept, each with its ``_score``) and the total."""
     if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM image_intensities)").fetchone()[0]:
-        raise SourceError("the archive has no kept pictures to compare with: --local compares with the "
-                          "originals `mirror download` keeps (or `mirror verify` reads)")
+        raise SourceError("the archive has no intensities to compare with: --local compares with the site's "
+                          "own, which `mirror sync` keeps with each image record (and `mirror verify` reads "
+                          "kept files for images without them); run `mirror sync` first")
     try:
         values, aspect = intensities_of(data)
     except MediaError as e:

@@ -1,9 +1,10 @@
-"""Corner intensities of kept files, so ``mirror reverse --local`` can search the archive offline.
+"""Corner intensities of kept files, for the images whose records carry none.
 
-They are read from the image's ``full`` file (for an SVG image that is the PNG rendering; the
-``svg`` original serves when only it is kept), right after the file is kept, and by ``mirror
-verify`` for kept files that have none yet (a mirror older than this feature). A file that
-cannot be read (a video this machine cannot decode) simply gets no row, as on the site.
+The site's own values, from the records, come first (:mod:`mirror.store.intensities`). For an
+image without them they are read from its ``full`` file (for an SVG image that is the PNG
+rendering; the ``svg`` original serves when only it is kept), right after the file is kept, and
+by ``mirror verify`` for kept files that have none yet. A file that cannot be read (a video this
+machine cannot decode) simply gets no row, as on the site.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 from sqlite_utils import Database
 
 from ..imaging import MediaError, intensities_of
-from ..store.intensities import save_intensities, without_intensities
+from ..store.intensities import RECORD, save_intensities, without_intensities
 from .storage import Storage
 
 __all__ = ["SOURCES", "keep_intensities", "backfill_intensities"]
@@ -23,7 +24,7 @@ SOURCES = ("full", "svg")
 
 async def keep_intensities(db: Database, storage: Storage, image_id: int, representation: str, path: str) -> bool:
     """Read the kept file and store its intensities; False when it could not be read."""
-    if representation not in SOURCES or _has_full_row(db, image_id, representation):
+    if representation not in SOURCES or _has_better_row(db, image_id, representation):
         return False
     data = await asyncio.to_thread(storage.read, path)
     if data is None:
@@ -44,13 +45,13 @@ async def backfill_intensities(db: Database, storage: Storage) -> int:
     return stored
 
 
-def _has_full_row(db: Database, image_id: int, representation: str) -> bool:
-    """An SVG's original never replaces intensities read from ``full``, the site's own rendering
-    of it, which is what the site computed its intensities from."""
-    if representation == "full":
-        return False
+def _has_better_row(db: Database, image_id: int, representation: str) -> bool:
+    """The site's own values (the record's) are never replaced by ours; nor are those read from
+    ``full``, the site's rendering of an SVG, by values read from its original."""
     row = db.execute("SELECT computed_from FROM image_intensities WHERE image_id = ?", [image_id]).fetchone()
-    return bool(row) and row[0] == "full"
+    if row is None:
+        return False
+    return row[0] == RECORD or (representation != "full" and row[0] == "full")
 
 
 def _record_aspect(db: Database, image_id: int, fallback: float) -> float:

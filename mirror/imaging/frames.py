@@ -19,6 +19,7 @@ import io
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+import simplejpeg
 from PIL import Image, UnidentifiedImageError
 
 from .analyze import Analysis, gif_delays
@@ -37,6 +38,8 @@ def still_frame(data: bytes, analysis: Analysis) -> Image.Image:
         return render_svg(data)
     if analysis.format == "webm":
         return _video_frame(data, analysis.duration / 2)
+    if analysis.format == "jpg" and (picture := _jpeg_as_the_site_reads_it(data)) is not None:
+        return picture
     try:
         picture = Image.open(io.BytesIO(data))
         if analysis.format == "gif" and analysis.animated:
@@ -45,6 +48,18 @@ def still_frame(data: bytes, analysis: Analysis) -> Image.Image:
         return picture
     except (UnidentifiedImageError, OSError, ValueError, EOFError) as e:
         raise MediaError(f"cannot read the picture: {e}") from None
+
+
+def _jpeg_as_the_site_reads_it(data: bytes) -> Image.Image | None:
+    """A JPEG decoded as the site's program decodes it: libjpeg-turbo to RGB with its fast integer
+    IDCT (``TJFLAG_FASTDCT``), which Pillow does not offer (its accurate IDCT reads pixels up to a
+    level or two apart). simplejpeg carries libjpeg-turbo in its wheels, so no system library is
+    needed. None for a file it cannot read (CMYK, say): Pillow reads those."""
+    try:
+        pixels = simplejpeg.decode_jpeg(data, colorspace="RGB", fastdct=True, fastupsample=False, strict=False)
+    except (ValueError, RuntimeError):
+        return None
+    return Image.fromarray(pixels, "RGB")
 
 
 def _gif_frame_at_half(delays: list[int]) -> int:

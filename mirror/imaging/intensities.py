@@ -1,10 +1,15 @@
-"""Corner intensities, Philomena's reverse-search fingerprint (reference section 9).
+"""Corner intensities, Philomena's reverse-search fingerprint, as the site's program computes them.
 
-The picture is cut into four quadrants (overlapping by one pixel when a side is odd); each
-pixel's BT.709 luma (0-255, transparency composited on black) is averaged per quadrant. Luma is
-linear in R, G and B, so each quadrant's mean luma is the same weighting of its mean channels,
-which Pillow's ``ImageStat`` gives exactly, without a per-pixel loop. The pixels are the ones
-libpng hands the site's program (:mod:`.libpng`: compositing in linear light, ``gAMA``, 16 bits).
+The site stores what ``image-intensities`` (philomena-dev/cli_intensities, ``intensities.c``)
+prints, so that program is the rule, where it departs from the reference's section 9 too: a pixel
+is north when its row is at most ``height // 2`` and south when at least (so that row belongs to
+both halves, for even sides as well as odd), west and east likewise by column, and each
+quadrant's sum of BT.709 luma is divided by a quarter of the sides rounded up to even (so the
+north and west quadrants of an even-sided picture read a little high). Luma is linear in R, G
+and B, so a quadrant's is the same weighting of its channel sums, which Pillow's ``ImageStat``
+gives without a per-pixel loop. The pixels are the ones the program is handed: libpng's (:mod:`.libpng`:
+compositing in linear light, ``gAMA``, 16 bits), and for JPEG libjpeg-turbo's fast integer IDCT
+(:mod:`.frames`).
 """
 
 from __future__ import annotations
@@ -57,19 +62,19 @@ class Intensities:
 
 
 def intensities_of_picture(picture: Image.Image) -> Intensities:
-    """The intensities of a decoded picture (any mode).
+    """The intensities of a decoded picture (any mode), by the program's rule (see above).
 
     The picture is read a strip of rows at a time: turned into RGB on black whole, a large
     picture with transparency took seven times its decoded size (3 GB for 12000x9000 RGBA);
-    a strip at a time it takes little beside the decoded picture itself. Each quadrant's mean
-    is its sum over the strips divided by its pixel count, exactly what one pass would give.
+    a strip at a time it takes little beside the decoded picture itself. The sums over the
+    strips are the sums the program makes in one pass.
     """
     width, height = picture.size
     gamma = file_gamma(picture)
-    left, top = (width + 1) // 2, (height + 1) // 2  # the first half includes the middle pixel
-    right, bottom = width // 2, height // 2  # and so does the second
-    boxes = {"nw": (0, 0, left, top), "ne": (right, 0, width, top),
-             "sw": (0, bottom, left, height), "se": (right, bottom, width, height)}
+    middle_x, middle_y = width // 2, height // 2  # in both halves
+    boxes = {"nw": (0, 0, middle_x + 1, middle_y + 1), "ne": (middle_x, 0, width, middle_y + 1),
+             "sw": (0, middle_y, middle_x + 1, height), "se": (middle_x, middle_y, width, height)}
+    quarter = ((width + 1) & ~1) * ((height + 1) & ~1) // 4
     sums = {name: [0.0, 0.0, 0.0] for name in boxes}
     for first in range(0, height, STRIP_ROWS):
         last = min(height, first + STRIP_ROWS)
@@ -78,8 +83,7 @@ def intensities_of_picture(picture: Image.Image) -> Intensities:
             if max(y0, first) < min(y1, last):
                 part = ImageStat.Stat(strip.crop((x0, max(y0, first) - first, x1, min(y1, last) - first))).sum
                 sums[name] = [total + value for total, value in zip(sums[name], part)]
-    return Intensities(**{name: _luma(sums[name], (x1 - x0) * (y1 - y0))
-                          for name, (x0, y0, x1, y1) in boxes.items()})
+    return Intensities(**{name: _luma(sums[name], quarter) for name in boxes})
 
 
 def intensities_of(data: bytes) -> tuple[Intensities, float]:
@@ -115,5 +119,6 @@ def release_memory() -> None:
         _LIBC.malloc_trim(0)
 
 
-def _luma(sums: list[float], count: int) -> float:
-    return sum(weight * (total / count) for weight, total in zip(BT709, sums))
+def _luma(sums: list[float], quarter: int) -> float:
+    """``r / quarter * 0.2126 + g / quarter * 0.7152 + b / quarter * 0.0722``, in the program's order."""
+    return sum(total / quarter * weight for weight, total in zip(BT709, sums))

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from .intensities import RECORD, save_record_intensities
 from .records import storable_text, valid_id
 from .rows import TableRows
 from .specs import IMAGES, is_image_stub
@@ -36,6 +37,7 @@ class ImageWriter:
             latest = {r["id"]: r for r in records if isinstance(r, dict) and valid_id(r.get("id")) and r["id"] in kept
                       and not is_image_stub(r)}
             self._save_tags(list(latest.values()))
+            save_record_intensities(self.db, list(latest.values()), RECORD)
         return saved
 
     def _save_tags(self, records: list[dict[str, Any]]) -> None:

@@ -450,3 +450,19 @@ def _history(db: Database) -> None:
     db.execute("CREATE INDEX image_tag_changes_by_tag ON image_tag_changes (tag_id, seen_at)")
     db.execute("CREATE INDEX image_tag_changes_by_image ON image_tag_changes (image_id, seen_at)")
     db.execute("CREATE INDEX image_tag_changes_by_history ON image_tag_changes (history_id)")
+
+
+@migrations(name="0021_intensities_as_the_site_computes_them")
+def _intensities_as_the_site_computes_them(db: Database) -> None:
+    """Reverse search compares the site's own intensities: every image record carries them (the
+    site's program computed them), so they are taken from the records kept, and an archive with no
+    files can be searched. Values read from files by the earlier rule (the reference's, which the
+    program departs from for even sides) are dropped: `mirror verify` reads them again by the
+    program's rule, for the images whose records carry none."""
+    db.execute("DELETE FROM image_intensities")
+    corners = " AND ".join(f"json_type(intensities, '$.{k}') IN ('integer', 'real')" for k in ("nw", "ne", "sw", "se"))
+    db.execute(f"""INSERT INTO image_intensities (image_id, nw, ne, sw, se, aspect_ratio, computed_from, computed_at)
+                   SELECT id, json_extract(intensities, '$.nw'), json_extract(intensities, '$.ne'),
+                          json_extract(intensities, '$.sw'), json_extract(intensities, '$.se'),
+                          coalesce(aspect_ratio, 0.0), 'record', strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+                   FROM images WHERE json_valid(intensities) AND {corners}""")

@@ -141,7 +141,23 @@ def test_a_video_frame_is_read_to_its_last_column(width):
     to RGB it converts them all."""
     grey = (128, 128, 128)
     values, _ = intensities_of(animation("webm", [grey, grey], 500, size=(width, 16)))
-    assert values.as_tuple() == pytest.approx([luma(grey)] * 4, abs=0.5)
+    assert values.as_tuple() == pytest.approx(solid(width, 16, luma(grey)), abs=0.5)
+
+
+def solid(width: int, height: int, value: float) -> list[float]:
+    """What the site's program reads from a picture of one luma ``value``: each quadrant, middle
+    row and column included, over a quarter of the sides rounded up to even (high for even sides)."""
+    west, east = width // 2 + 1, width - width // 2
+    north, south = height // 2 + 1, height - height // 2
+    quarter = ((width + 1) & ~1) * ((height + 1) & ~1) // 4
+    return [value * pixels / quarter for pixels in (west * north, east * north, west * south, east * south)]
+
+
+def test_an_even_sided_picture_reads_high_in_the_north_and_west_as_on_the_site():
+    """Rows height/2 and columns width/2 count in both halves (intensities.c), for even sides too."""
+    grey = Image.new("RGB", (4, 2), (100, 100, 100))
+    assert intensities_of_picture(grey).as_tuple() == pytest.approx(solid(4, 2, 100.0))
+    assert intensities_of_picture(grey).nw == pytest.approx(100 * 6 / 2)  # 3x2 pixels over a quarter of 8
 
 
 def read_as_bt601(colour: tuple[int, int, int]) -> tuple[float, float, float]:

@@ -18,7 +18,7 @@ from mirror.philomena import MAX_FILE_SIZE
 from mirror.store import open_database
 from mirror.store.intensities import save_intensities
 
-from ..support.configs import site_config, write_config
+from ..support.configs import site_config, sync, write_config
 from ..support.uploads import Overlap, at_once, key_of, png
 
 
@@ -38,6 +38,36 @@ def test_reverse_search_on_the_site_and_its_rules(upload_site, tmp_path):
     assert httpx.post(upload_site.api_url + "/search/reverse", files={"image[image]": ("q", b"junk", "x")}).status_code == 200
     wide = httpx.post(upload_site.api_url + "/search/reverse", data={"distance": "1", "limit": "1"}, files=files).json()
     assert len(wide["images"]) == min(wide["total"], 50) and wide["total"] >= 1
+
+
+def test_an_archive_with_no_files_finds_the_original_by_the_sites_own_intensities(upload_site, tmp_path):
+    """Most archivists keep thumbnails or nothing, yet every record carries the site's intensities:
+    `--local` searches those, and `mirror serve` answers exactly as the site does."""
+    from mirror.serve.app import create_serve_app
+    from mirror.serve.board import Board
+
+    config = site_config(upload_site, tmp_path)  # images only: no downloads at all
+    _, db = sync(config)
+    assert db["downloads"].count == 0 and db["image_intensities"].count > 0
+    assert {row["computed_from"] for row in db["image_intensities"].rows} == {"record"}
+    path = write_config(config, tmp_path / "mirror.toml")
+    editor = upload_site.editor
+    for image_id in sorted(editor.images)[:12]:
+        target = editor.images[image_id]
+        if target["intensities"] is None or target["hidden_from_users"]:
+            continue
+        original = editor.image_file(target, "full", target["format"])
+        (tmp_path / "q.bin").write_bytes(original)
+        found = CliRunner().invoke(cli, ["-c", str(path), "reverse", str(tmp_path / "q.bin"), "--local"])
+        assert found.exit_code == 0 and found.output.splitlines()[1].startswith(f"  {image_id}: "), found.output
+        files = {"image[image]": ("q", original, "application/octet-stream")}
+        with LoopbackServer(create_serve_app(Board(config.database), None)) as served:
+            for distance in ("0.25", "1"):
+                ours = httpx.post(served.api_url + "/search/reverse", data={"distance": distance}, files=files).json()
+                theirs = httpx.post(upload_site.api_url + "/search/reverse", data={"distance": distance},
+                                    files=files).json()
+                assert ours["total"] == theirs["total"] and ours["total"] >= 1
+                assert [i["id"] for i in ours["images"]] == [i["id"] for i in theirs["images"]]
 
 
 def test_intensities_read_from_an_svg_give_way_to_its_kept_rendering(tmp_path):
@@ -77,7 +107,7 @@ def test_local_reverse_says_what_to_try_when_nothing_is_found(upload_site, tmp_p
 
     db = open_database(config.database)
     empty = reverse()
-    assert empty.exit_code != 0 and "no kept pictures to compare with" in empty.output
+    assert empty.exit_code != 0 and "no intensities to compare with" in empty.output
     save_intensities(db, 1, (1.0, 1.0, 1.0, 1.0), 1.5, "full")  # one corner-level off the black query
     near = reverse()
     assert near.exit_code == 0 and "no match within distance 0.25" in near.output and "--distance 0.5" in near.output
