@@ -105,7 +105,7 @@ def test_upload_then_sync_then_gated_download(upload_site, tmp_path):
     kept = {r["representation"]: r for r in db["downloads"].rows_where("image_id = ?", [image_id])}
     assert kept["full"]["status"] == "done" and (tmp_path / "files" / kept["full"]["path"]).read_bytes() == data
     row = db["image_intensities"].get(image_id)
-    assert row["computed_from"] == "full"
+    assert row["computed_from"] == "record"  # the site's own values, from its processed record
     # Found offline in the archive, from a re-encoded copy (a half-size one moves the corners of a
     # picture this small past the default distance by the site's own rule, as on the site).
     copy = tmp_path / "copy.jpg"
