@@ -12,6 +12,7 @@ from its last committed page; images already stored are simply upserted again if
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
@@ -26,6 +27,16 @@ from .report import Progress, SyncReport, recorded_run
 STATE_NAME = "images"
 
 
+@dataclass(frozen=True)
+class ImagesOptions:
+    """What to mirror: the images ``query`` finds (``include_hidden``: hidden ones as stubs too), and
+    how many seconds of ``updated_at`` to read again, for clock skew and indexing delays."""
+
+    query: str = "*"
+    include_hidden: bool = True
+    refresh_overlap: int = 900
+
+
 def walk_query(query: str, after: int, *, high_water: int | None, since: str | None) -> str:
     """The search for one keyset page: the user's query, what changed, and ids past ``after``."""
     terms = [f"({query})"]
@@ -37,17 +48,19 @@ def walk_query(query: str, after: int, *, high_water: int | None, since: str | N
     return ", ".join(terms)
 
 
-async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*", include_hidden: bool = True,
-                      overlap: int = 900, progress: Progress | None = None) -> SyncReport:
-    """Mirror the images matching ``query`` into ``db``; resume or refresh as the cursor says."""
+async def sync(client: PhilomenaClient, db: Database, options: ImagesOptions,
+               progress: Progress | None = None) -> SyncReport:
+    """Mirror the images matching ``options.query`` into ``db``; resume or refresh as the cursor says."""
+    query = options.query
     writer = ImageWriter(db, client.base_url)
     cursor = _current_cursor(db, query, client.filter_id)
-    walk = cursor.get("walk") or _new_walk(cursor, overlap)
+    walk = cursor.get("walk") or _new_walk(cursor, options.refresh_overlap)
     guard = ProgressGuard("images")
     with recorded_run(db, client, "images") as report:
         while True:
             q = walk_query(query, walk["after"], high_water=walk["high_water"], since=walk["since"])
-            page = await client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc", include_hidden=include_hidden)
+            page = await client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc",
+                                              include_hidden=options.include_hidden)
             if report.pages == 0:
                 report.expected = page.total
                 walk["started"] = earliest(walk["started"], page.server_date)
@@ -112,10 +125,3 @@ def _finish(cursor: dict[str, Any], walk: dict[str, Any]) -> dict[str, Any]:
     high_water = max(cursor.get("high_water") or -1, walk["after"])  # the walk goes up by id
     return {**cursor, "high_water": high_water if high_water >= 0 else None, "last_start": walk["started"],
             "walk": None}
-
-
-async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
-               progress: Progress | None = None) -> SyncReport:
-    """The runner's entry point: ``options`` is the ``[images]`` section of the config."""
-    return await sync_images(client, db, query=options["query"], include_hidden=options["include_hidden"],
-                             overlap=options["refresh_overlap"], progress=progress)
