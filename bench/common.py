@@ -25,10 +25,11 @@ from typing import Any
 
 import httpx
 
+from mirror.commands import runs
 from mirror.config import Config, make_config
 from mirror.progress import Reporter
 from mirror.store import open_database
-from mirror.sync.runner import ORDER, run_sync
+from mirror.sync.runner import ORDER
 
 # Pacing far above what the local site can answer: the site's speed and the client's are measured.
 FAST = {"requests_per_second": 1000, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 30}
@@ -68,7 +69,7 @@ def sync(config: Config, names: Sequence[str] = ("images",)) -> tuple[list, floa
     db = open_database(config.database)
     wall, cpu = time.perf_counter(), time.process_time()
     quiet = Reporter(out=io.StringIO(), interactive=False)  # the summary lines would break up the tables
-    reports = asyncio.run(run_sync(config, db, list(names), quiet))
+    reports = asyncio.run(runs.sync(config, db, list(names), quiet))
     return reports, time.perf_counter() - wall, time.process_time() - cpu
 
 

@@ -22,12 +22,11 @@ from pathlib import Path
 
 from common import gallery_dl, gallery_dl_config, run_cli_measured
 
+from mirror.commands import runs
 from mirror.config import Config, make_config
-from mirror.download import run_downloads
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.store import open_database
-from mirror.sync.runner import run_sync
 
 FAST_API = {"requests_per_second": 500, "backoff": 0.05}
 
@@ -62,7 +61,7 @@ def mirror_rate(site: SiteServer, work: Path, concurrency: int, files: int) -> f
     db.conn.commit()
     shutil.rmtree(work / "files", ignore_errors=True)
     started = time.perf_counter()
-    report = asyncio.run(run_downloads(config, db))
+    report = asyncio.run(runs.download(config, db))
     elapsed = time.perf_counter() - started
     svgs = sum(image["format"] == "svg" for image in site.editor.images.values())
     # Keeping `full` keeps an SVG image's PNG rendering and its SVG original: one more file each.
@@ -94,7 +93,7 @@ def peak_memory_mb(site: SiteServer, work: Path, image_id: int) -> float:
     """Peak resident memory (VmHWM) of a `mirror download` process fetching image ``image_id``'s full."""
     work.mkdir()
     config = config_for(site, work, query=f"id:{image_id}")
-    asyncio.run(run_sync(config, open_database(config.database), ["images"]))
+    asyncio.run(runs.sync(config, open_database(config.database), ["images"]))
     path = work / "mirror.toml"
     path.write_text(textwrap.dedent(f"""
         [site]
@@ -122,7 +121,7 @@ def main() -> None:
 
     with SiteServer(board(args.files)) as site, tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        asyncio.run(run_sync(config_for(site, work), open_database(work / "mirror.db"), ["images"]))
+        asyncio.run(runs.sync(config_for(site, work), open_database(work / "mirror.db"), ["images"]))
         site.set_faults(f"slow:{args.latency:g}")
         print(f"{args.files} files of {sum(i['size'] for i in site.editor.images.values()) // args.files} bytes "
               f"on average, {args.latency * 1000:.0f} ms latency per response")

@@ -36,15 +36,14 @@ from pathlib import Path
 
 from PIL import Image
 
+from mirror.commands import runs
 from mirror.commands.reverse import search_archive
 from mirror.config import make_config
-from mirror.download.run import run_downloads
 from mirror.imaging import analyze, intensities_of, still_frame
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.search.reverse import DEFAULT_DISTANCE, ReverseQuery, find_matches
 from mirror.store import open_database
-from mirror.sync.runner import run_sync
 
 FAST = {"requests_per_second": 500, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 10}
 
@@ -59,8 +58,8 @@ def mirror_of_site(folder: Path, images: int) -> tuple[sqlite3.Connection, Path]
             "download": {"requests_per_second": 500, "representations": ["full"], "partial_dir": str(folder / "p")},
         })
         db = open_database(config.database)
-        asyncio.run(run_sync(config, db, ["images"]))
-        asyncio.run(run_downloads(config, db))
+        asyncio.run(runs.sync(config, db, ["images"]))
+        asyncio.run(runs.download(config, db))
     return db.conn, folder / "files"
 
 

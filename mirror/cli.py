@@ -24,13 +24,13 @@ from typing import Any
 
 import click
 
+from .commands import runs
 from .commands.changes import RESOURCE_NAMES as CHANGE_RESOURCES
 from .config import RESOURCES, load_config
 from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorError
 from .progress import Reporter
 from .store import DEFAULT_BUSY_TIMEOUT, database_errors, open_database, open_read_only, run_lock
 from .store.errors import store_error
-from .sync.runner import run_sync
 
 
 def _fail(message: str, code: int) -> None:
@@ -92,7 +92,7 @@ def _config(ctx: click.Context):
 def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run ``work(config, db, *args, reporter, **kwargs)`` with the progress display, holding the mirror's lock."""
     config = _config(ctx)
-    busy_timeout = config["store"]["busy_timeout"]
+    busy_timeout = config.store.busy_timeout
     with run_lock(config.database), database_errors(config.database, busy_timeout):
         db = open_database(config.database, busy_timeout=busy_timeout)
         with Reporter() as reporter:
@@ -105,7 +105,7 @@ def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, **kwargs: Any
 @handle_errors
 def sync(ctx: click.Context, resources: tuple[str, ...]) -> None:
     """Mirror every enabled resource, or the RESOURCES named."""
-    _run(ctx, run_sync, resources)
+    _run(ctx, runs.sync, resources)
 
 
 @cli.command()
@@ -114,9 +114,7 @@ def sync(ctx: click.Context, resources: tuple[str, ...]) -> None:
 @handle_errors
 def download(ctx: click.Context, retry_failed: bool) -> None:
     """Fetch the pending representations (images the site has finished processing)."""
-    from .download import run_downloads
-
-    _run(ctx, run_downloads, retry_failed=retry_failed)
+    _run(ctx, runs.download, retry_failed=retry_failed)
 
 
 @cli.command()
@@ -125,9 +123,7 @@ def download(ctx: click.Context, retry_failed: bool) -> None:
 @handle_errors
 def verify(ctx: click.Context, repair: bool) -> None:
     """Re-hash every kept file; report (or --repair) the missing and corrupt ones."""
-    from .download import verify_files
-
-    report = _run(ctx, verify_files, repair=repair)
+    report = _run(ctx, runs.verify, repair=repair)
     if report.damaged and (report.repaired is None or report.unrepaired):
         sys.exit(EXIT_DAMAGED)
 
@@ -138,13 +134,13 @@ def verify(ctx: click.Context, repair: bool) -> None:
 def status(ctx: click.Context) -> None:
     """Print counts, cursors, downloads and the last run of each resource (reading only)."""
     from .commands.status import describe
-    from .download.run import wanted_representations
+    from .wiring import wanted_representations
 
     config = _config(ctx)
     if not config.database.exists():
         click.echo(f"No mirror yet at {config.database}; run `mirror sync` to start one.")
         return
-    busy_timeout = config["store"]["busy_timeout"]
+    busy_timeout = config.store.busy_timeout
     db = open_read_only(config.database, busy_timeout=busy_timeout)
     with database_errors(config.database, busy_timeout):
         click.echo(describe(db, wanted_representations(config)))
@@ -175,7 +171,7 @@ def changes(ctx: click.Context, since: str, resource: str | None, record_id: str
         start = parse_since(since)
     except ValueError as e:
         _fail(str(e), EXIT_USAGE)
-    busy_timeout = config["store"]["busy_timeout"]
+    busy_timeout = config.store.busy_timeout
     db = open_read_only(config.database, busy_timeout=busy_timeout)
     with database_errors(config.database, busy_timeout):
         found = find_changes(db, since=start, resource=CHANGE_RESOURCES[resource] if resource else None,
@@ -199,9 +195,9 @@ def changes(ctx: click.Context, since: str, resource: str | None, record_id: str
 def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...], description: str,
            anonymous: bool) -> None:
     """Upload SOURCE (a file, or a URL the site fetches) with the API key; never posted twice."""
-    from .api.configured import make_client
     from .api.upload import upload_fields, upload_image
     from .commands.reverse import read_source
+    from .wiring import make_client
 
     config = _config(ctx)
     if config.api_key is None:
@@ -246,14 +242,14 @@ def _search_local(config: Any, data: bytes, distance: float | None) -> tuple[lis
 
     if not config.database.exists():
         _fail(f"No mirror yet at {config.database}; run `mirror sync` and `mirror download` first.", EXIT_USAGE)
-    busy_timeout = config["store"]["busy_timeout"]
+    busy_timeout = config.store.busy_timeout
     db = open_read_only(config.database, busy_timeout=busy_timeout)
     with database_errors(config.database, busy_timeout):
         return search_archive(db.conn, data, distance)
 
 
 def _search_site(config: Any, file: Any, distance: float | None) -> tuple[list, int]:
-    from .api.configured import make_client
+    from .wiring import make_client
 
     async def ask():  # noqa: ANN202
         async with make_client(config) as client:
@@ -272,9 +268,9 @@ def _search_site(config: Any, file: Any, distance: float | None) -> tuple[list, 
 @handle_errors
 def serve(ctx: click.Context, host: str, port: int, database: str | None) -> None:
     """Answer the site's JSON API from the mirror, read-only, with its kept files."""
-    from .download.run import open_storage
     from .serve.app import run_serve
     from .serve.board import Board
+    from .wiring import open_storage
 
     config = _config(ctx)
     run_serve(Board(database or config.database), open_storage(config), host=host, port=port, echo=click.echo)
@@ -295,10 +291,12 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
     from .browse.app import browse_metadata, make_datasette, run_browse
 
     config = _config(ctx)
+    source = {"base_url": config.site.base_url, "files": config.store.files}  # where links and thumbnails point
     if print_metadata:
-        click.echo(json.dumps(browse_metadata(config), indent=2))
+        click.echo(json.dumps(browse_metadata(config.database, **source), indent=2))
         return
-    run_browse(make_datasette(config), host=host, port=port, open_browser=open_browser, echo=click.echo)
+    run_browse(make_datasette(config.database, **source), host=host, port=port, open_browser=open_browser,
+               echo=click.echo)
 
 
 @cli.command()

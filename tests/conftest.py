@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mirror.download.run import open_storage
+from mirror.wiring import open_storage
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import LoopbackServer, SiteServer
 from mirror.serve.app import create_serve_app

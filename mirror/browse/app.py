@@ -11,7 +11,6 @@ from typing import Any
 import uvicorn
 from datasette.app import Datasette
 
-from ..config import Config
 from ..store import StoreError
 from .metadata import metadata
 
@@ -21,18 +20,17 @@ __all__ = ["make_datasette", "browse_metadata", "run_browse"]
 SQL_TIME_LIMIT_MS = 5000
 
 
-def browse_metadata(config: Config, database: Path | None = None) -> dict[str, Any]:
-    """The metadata for the mirror at ``database`` (default: the config's)."""
-    path = Path(database or config.database)
-    return metadata(path.stem, config["site"]["base_url"], config["store"]["files"])
+def browse_metadata(database: str | Path, *, base_url: str, files: str) -> dict[str, Any]:
+    """The metadata for the mirror at ``database`` of the site at ``base_url``, its files kept in ``files``."""
+    return metadata(Path(database).stem, base_url, files)
 
 
-def make_datasette(config: Config, database: Path | None = None) -> Datasette:
+def make_datasette(database: str | Path, *, base_url: str, files: str) -> Datasette:
     """Datasette on the mirror, read-only beside a writing sync (WAL), with the plugin's metadata."""
-    path = Path(database or config.database)
+    path = Path(database)
     if not path.is_file():
         raise StoreError(f"there is no mirror database at {path}; run `mirror sync` (or `mirror demo`) first")
-    return Datasette([str(path)], metadata=browse_metadata(config, path),
+    return Datasette([str(path)], metadata=browse_metadata(path, base_url=base_url, files=files),
                      settings={"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "facet_time_limit_ms": 1000})
 
 

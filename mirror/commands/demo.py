@@ -12,7 +12,8 @@ from ..localsite.board.editor import BoardEditor
 from ..localsite.http.server import SiteServer
 from ..progress import Reporter
 from ..store import open_database, run_lock
-from ..sync.runner import available, run_sync
+from ..sync.runner import ORDER
+from .runs import sync
 from .status import counts
 
 
@@ -30,12 +31,12 @@ def run_demo(*, image_count: int = 500, data_dir: str = "data", echo: Callable[[
             "polite": {"requests_per_second": 100},
             "store": {"database": str(database), "files": str(Path(data_dir) / "files")},
             "download": {"enabled": True, "requests_per_second": 400, "concurrency": 4},
-            **{name: {"enabled": True} for name in available()},
+            **{name: {"enabled": True} for name in ORDER},
         })
         with run_lock(database):
             db = open_database(database)
             with Reporter() as reporter:
-                asyncio.run(run_sync(config, db, reporter=reporter))
+                asyncio.run(sync(config, db, reporter=reporter))
     echo("")
     for label, value in counts(db).items():
         echo(f"  {label:<34} {value:>8,}")
@@ -48,7 +49,7 @@ def run_demo(*, image_count: int = 500, data_dir: str = "data", echo: Callable[[
         echo(f"\nFull-text search for \"{example[0]}\" finds {total} images; the top scored: {hits}")
         echo(f"  sqlite3 {database} \"SELECT id FROM images_fts WHERE images_fts MATCH 'pony' LIMIT 5\"")
     files = db.execute("SELECT count(*), coalesce(sum(bytes), 0) FROM downloads WHERE status = 'done'").fetchone()
-    echo(f"\n{files[0]:,} files ({files[1] / 1e6:.1f} MB) downloaded and verified into {config['store']['files']}.")
+    echo(f"\n{files[0]:,} files ({files[1] / 1e6:.1f} MB) downloaded and verified into {config.store.files}.")
     settings = _write_settings(Path(data_dir), config)
     echo(f"Done in {time.monotonic() - started:.1f} s. The mirror is {database}.")
     echo(f"Browse it, pictures and all: mirror -c {settings} browse --open")

@@ -5,8 +5,9 @@ file, paced, resumable, verified), ``run`` (the planner and workers), ``verify``
 The state lives in the ``downloads`` table (:mod:`mirror.store.downloads`).
 """
 
-from .run import DownloadReport, run_downloads
-from .storage import StorageFailure
+from .run import DownloadOptions, DownloadReport, run_downloads
+from .storage import Storage, StorageFailure
 from .verify import VerifyReport, verify_files
 
-__all__ = ["DownloadReport", "StorageFailure", "VerifyReport", "run_downloads", "verify_files"]
+__all__ = ["DownloadOptions", "DownloadReport", "Storage", "StorageFailure", "VerifyReport", "run_downloads",
+           "verify_files"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,15 +19,30 @@ from sqlite_utils import Database
 
 from ..api import ApiError, PhilomenaClient
 from ..api.client import http_client
-from ..api.configured import make_client, make_politeness
-from ..config import Config
+from ..api.polite import Politeness
 from ..progress import Reporter
 from ..store import ImageWriter, is_image_stub
 from ..store import downloads as state
 from .fetch import Fetcher, FileFailed, Job, Recheck
 from .intensities import backfill_intensities, keep_intensities
-from .layout import expected_hash, extension, file_path, file_url, wanted
+from .layout import expected_hash, extension, file_path, file_url
 from .storage import Digest, Storage
+
+
+@dataclass(frozen=True)
+class DownloadOptions:
+    """How a download run works, besides where the files go (its Storage) and its pace (its Politeness)."""
+
+    # The representation names to keep, extras included (:func:`.layout.wanted`).
+    representations: tuple[str, ...] = ("thumb", "full")
+    # Files fetched at once, and connections to the file host.
+    concurrency: int = 4
+    # Seconds one attempt at one file may take, first byte to last.
+    file_deadline: float = 600.0
+    # Seconds before a request to the file host times out.
+    timeout: float = 30.0
+    # The contact appended to the User-Agent.
+    contact: str = ""
 
 
 @dataclass
@@ -71,49 +85,30 @@ def human_bytes(n: float) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def wanted_representations(config: Config) -> list[str]:
-    """The representation names this config keeps, extras included."""
-    download = config["download"]
-    return wanted(download["representations"], svg_originals=download["svg_originals"],
-                  gif_videos=download["gif_videos"])
-
-
-def open_storage(config: Config) -> Storage:
-    """The files root the config names (a folder or an fsspec URL)."""
-    endpoint = config["store"]["endpoint_url"]
-    options = {"endpoint_url": endpoint} if endpoint else {}
-    return Storage(str(config["store"]["files"]), options=options, staging=config["download"]["partial_dir"])
-
-
-def file_client(config: Config) -> httpx.AsyncClient:
+def file_client(options: DownloadOptions) -> httpx.AsyncClient:
     """The HTTP client for the file host: one connection per worker, retries and redirects left to
     the Fetcher (which paces each hop and follows none to another origin)."""
-    return http_client(timeout=config["polite"]["timeout"], contact=config["site"]["user_agent"] or "",
-                       max_connections=config["download"]["concurrency"])
+    return http_client(timeout=options.timeout, contact=options.contact, max_connections=options.concurrency)
 
 
-async def run_downloads(config: Config, db: Database, reporter: Reporter | None = None, *,
-                        client: PhilomenaClient | None = None, retry_failed: bool = False) -> DownloadReport:
-    """Fetch every pending file; return what was done.
+async def run_downloads(db: Database, client: PhilomenaClient, politeness: Politeness, storage: Storage,
+                        options: DownloadOptions, reporter: Reporter | None = None, *,
+                        retry_failed: bool = False) -> DownloadReport:
+    """Fetch every pending file into ``storage``, paced by ``politeness`` (the file host's own
+    budget); return what was done.
 
-    ``client`` (the API client, for re-checking a record whose file does not match) is made from
-    the config when not given. Raises ``StorageFailure`` when files cannot be written and
-    ``SiteUnavailable`` when the file host keeps failing; everything finished is kept either way.
+    ``client`` is the API client, for re-checking a record whose file does not match. Raises
+    ``StorageFailure`` when files cannot be written and ``SiteUnavailable`` when the file host keeps
+    failing; everything finished is kept either way.
     """
     reporter = reporter or Reporter(interactive=False)
     if retry_failed:
         state.requeue_failed(db)
-    report = DownloadReport(expected=state.plan(db, wanted_representations(config)))
-    storage = open_storage(config)
-    politeness = make_politeness(config, config["download"]["requests_per_second"])
-    async with AsyncExitStack() as stack:
-        if client is None:
-            client = await stack.enter_async_context(make_client(config))
-        http = await stack.enter_async_context(file_client(config))
-        fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db),
-                          deadline=config["download"]["file_deadline"])
+    report = DownloadReport(expected=state.plan(db, options.representations))
+    async with file_client(options) as http:
+        fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db), deadline=options.file_deadline)
         try:
-            await _work(db, fetcher, config["download"]["concurrency"], report, reporter)
+            await _work(db, fetcher, options.concurrency, report, reporter)
         finally:
             report.requests = politeness.attempts
     # A run killed between keeping a file and reading it left that file without intensities.

@@ -17,11 +17,12 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from ..config import Config
+from ..api import PhilomenaClient
+from ..api.polite import Politeness
 from ..progress import Reporter
 from ..store import downloads as state
 from .intensities import backfill_intensities
-from .run import DownloadReport, open_storage, run_downloads
+from .run import DownloadOptions, DownloadReport, run_downloads
 from .storage import Storage
 
 
@@ -53,11 +54,12 @@ class VerifyReport:
         return text
 
 
-async def verify_files(config: Config, db: Database, reporter: Reporter | None = None, *,
+async def verify_files(db: Database, client: PhilomenaClient, politeness: Politeness, storage: Storage,
+                       options: DownloadOptions, reporter: Reporter | None = None, *,
                        repair: bool = False) -> VerifyReport:
-    """Check every kept file; with ``repair``, re-queue and re-fetch the missing and corrupt ones."""
+    """Check every kept file in ``storage``; with ``repair``, re-queue the missing and corrupt ones
+    and re-fetch them with a download run (which the other arguments are for)."""
     reporter = reporter or Reporter(interactive=False)
-    storage = open_storage(config)
     report = VerifyReport(expected=state.counts(db)[state.DONE])
     damaged: list[tuple[int, str]] = []
     for row in state.kept(db):  # read as it goes: millions of kept files need not sit in memory
@@ -73,7 +75,7 @@ async def verify_files(config: Config, db: Database, reporter: Reporter | None =
         reporter.update(report)
     if repair and damaged:
         state.requeue(db, damaged, "verify found it missing or corrupt")
-        report.repaired = await run_downloads(config, db, reporter)
+        report.repaired = await run_downloads(db, client, politeness, storage, options, reporter)
         report.unrepaired = state.not_kept(db, damaged)
     report.intensities = await backfill_intensities(db, storage)
     reporter.done(report)

@@ -39,7 +39,8 @@ from sqlite_utils import Database
 from .database import utc_now
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "recording", "recorder_for", "record_key",
-           "note_event"]
+           "note_event",
+           "keep_counters", "counters_kept"]
 
 EVENTS = ("first_seen", "changed", "counters", "hidden", "deleted", "merged", "shown", "destroyed", "gone",
           "emptied", "used", "gallery_images")
@@ -211,8 +212,21 @@ def _crossing_zero(resource: str, changes: Mapping[str, list[Any]]) -> str | Non
     return None
 
 
-# The recorder of the sync run under way on each connection (one run at a time per database).
+# The recorder of the sync run under way on each connection (one run at a time per database), and
+# the grain counters are kept at by the runs on a connection (``history.counters`` of the config).
 _RECORDERS: dict[int, HistoryRecorder] = {}
+_COUNTERS: dict[int, str] = {}
+
+
+def keep_counters(db: Database, mode: str) -> None:
+    """Keep counters at the grain ``mode`` in the runs on ``db`` from now on: daily, all or off."""
+    if mode not in COUNTER_MODES:
+        raise ValueError(f"history.counters must be one of {', '.join(COUNTER_MODES)}, not {mode!r}")
+    _COUNTERS[id(db.conn)] = mode
+
+
+def counters_kept(db: Database) -> str:
+    return _COUNTERS.get(id(db.conn), "daily")
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from .database import utc_now
-from .history import start_recording, stop_recording
+from .history import counters_kept, start_recording, stop_recording
 
 
 def load_cursor(db: Database, name: str) -> dict[str, Any]:
@@ -45,15 +45,15 @@ class Run:
         db["sync_runs"].update(self.id, {"finished_at": utc_now(), "status": status, "message": message, **counts})
 
 
-def start_run(db: Database, resource: str, *, filter_id: int | None = None, history_counters: str = "daily") -> Run:
+def start_run(db: Database, resource: str, *, filter_id: int | None = None) -> Run:
     """Record that a run of ``resource`` started; :meth:`Run.finish` records how it ended.
 
     Until then, what the writers store on ``db`` is kept in its history (:mod:`.history`), with
-    counters at the grain ``history_counters`` sets."""
+    counters at the grain set for ``db`` (:func:`.history.keep_counters`)."""
     table = db["sync_runs"]
     table.insert({"resource": resource, "started_at": utc_now(), "status": "running", "filter_id": filter_id})
     run = Run(table.last_pk, resource)
-    start_recording(db, run.id, history_counters)
+    start_recording(db, run.id, counters_kept(db))
     return run
 
 

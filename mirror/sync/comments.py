@@ -24,6 +24,7 @@ Destroyed comments come as null elements in lists and are skipped.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
@@ -42,9 +43,20 @@ from .report import Progress, SyncReport, recorded_run
 NAME = "comments"
 
 
-async def sync_comments(client: PhilomenaClient, db: Database, *, scope: str = "mirrored", overlap: int = 900,
-                        audit_per_run: int = 2, progress: Progress | None = None) -> SyncReport:
-    """Mirror the comments ``scope`` names into ``db``; resume or refresh as the cursor says."""
+@dataclass(frozen=True)
+class CommentsOptions:
+    """``scope``: "mirrored" or "all"; ``refresh_overlap``: seconds of ``updated_at`` read again;
+    ``audit_per_run``: batches of mirrored images checked for hidden comments (0: none)."""
+
+    scope: str = "mirrored"
+    refresh_overlap: int = 900
+    audit_per_run: int = 2
+
+
+async def sync(client: PhilomenaClient, db: Database, options: CommentsOptions,
+               progress: Progress | None = None) -> SyncReport:
+    """Mirror the comments ``options.scope`` names into ``db``; resume or refresh as the cursor says."""
+    scope = options.scope
     writer = RecordWriter(db, COMMENTS, client.base_url)
 
     def on_mirrored(records: list[Any]) -> Saved:
@@ -52,7 +64,7 @@ async def sync_comments(client: PhilomenaClient, db: Database, *, scope: str = "
         return writer.save([r for r in records if r.get("image_id") in mirrored])
 
     with recorded_run(db, client, NAME) as report:
-        run = FollowRun(client, db, NAME, scope=scope, overlap=overlap, search=client.search_comments,
+        run = FollowRun(client, db, NAME, scope=scope, overlap=options.refresh_overlap, search=client.search_comments,
                         report=report, progress=progress)
         if run.since:
             await run.walk(run.state, "changed", f"updated_at.gte:{run.since}",
@@ -61,7 +73,7 @@ async def sync_comments(client: PhilomenaClient, db: Database, *, scope: str = "
             await run.walk(run.cursor, "everything", EVERYTHING, writer.save)
         else:
             await run.image_batches("image_id", writer.save)
-        for _ in range(min(audit_per_run, -(-mirrored_count(db) // BATCH))):  # never the same batch twice a run
+        for _ in range(min(options.audit_per_run, -(-mirrored_count(db) // BATCH))):  # never the same batch twice a run
             await audit_batch(run, writer)
         run.finish()
     return report
@@ -113,10 +125,3 @@ async def _recheck(client: PhilomenaClient, db: Database, writer: RecordWriter, 
         report.count(1, writer.save([record]))
         return
     report.hidden += 1
-
-
-async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
-               progress: Progress | None = None) -> SyncReport:
-    """The runner's entry point: ``options`` is the ``[comments]`` section of the config."""
-    return await sync_comments(client, db, scope=options["scope"], overlap=options["refresh_overlap"],
-                               audit_per_run=options["audit_per_run"], progress=progress)

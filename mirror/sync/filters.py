@@ -18,6 +18,7 @@ the cursor says what the last run kept, for ``mirror status``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
@@ -32,6 +33,13 @@ from .report import Progress, SyncReport, recorded_run
 
 STATE_NAME = "filters"
 NO_KEY = "the key owner's filters were skipped: they need an API key (set MIRROR_API_KEY)"
+
+
+@dataclass(frozen=True)
+class FiltersOptions:
+    """``ids``: filters to keep besides the system filters, the key owner's and the one in use."""
+
+    ids: tuple[int, ...] = ()
 
 
 class FilterSync:
@@ -76,15 +84,9 @@ class FilterSync:
         self.kept.update(self.saver.save(records, cursor).keys)
 
 
-async def sync_filters(client: PhilomenaClient, db: Database, *, ids: list[int] | None = None,
-                       progress: Progress | None = None) -> SyncReport:
+async def sync(client: PhilomenaClient, db: Database, options: FiltersOptions,
+               progress: Progress | None = None) -> SyncReport:
     """Mirror the filters described in the module docstring into ``db``."""
     with recorded_run(db, client, STATE_NAME) as report:
-        await FilterSync(client, db, report, progress).run(list(ids or []))
+        await FilterSync(client, db, report, progress).run(list(options.ids))
     return report
-
-
-async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
-               progress: Progress | None = None) -> SyncReport:
-    """The runner's entry point: ``options`` is the ``[filters]`` section of the config."""
-    return await sync_filters(client, db, ids=options["ids"], progress=progress)

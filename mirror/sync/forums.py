@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import chain, islice, takewhile
 from typing import Any
 
@@ -50,19 +50,22 @@ log = logging.getLogger(__name__)
 Record = dict[str, Any]
 
 
-async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
+@dataclass(frozen=True)
+class ForumsOptions:
+    """``forums``: the short names of the forums to mirror (none: every public forum);
+    ``audit_pages_per_run``: old pages of posts read again each run, for posts hidden since."""
+
+    forums: tuple[str, ...] = ()
+    audit_pages_per_run: int = 0
+
+
+async def sync(client: PhilomenaClient, db: Database, options: ForumsOptions,
                progress: Progress | None = None) -> SyncReport:
-    """The runner's entry point: ``options`` is the ``[forums]`` section of the config."""
-    return await sync_forums(client, db, only=options.get("forums") or (),
-                             audit_pages=options["audit_pages_per_run"], progress=progress)
-
-
-async def sync_forums(client: PhilomenaClient, db: Database, *, only: Sequence[str] = (), audit_pages: int = 0,
-                      progress: Progress | None = None) -> SyncReport:
-    """Mirror every public forum (or those whose short names are in ``only``), topics and posts.
+    """Mirror every public forum (or those named in ``options.forums``), topics and posts.
 
     The report counts posts; forums and topics are stored as well but not counted.
     """
+    only = options.forums
     with recorded_run(db, client, STATE_NAME) as report:
         crawl = _ForumCrawl(client, db, report, progress)
         listed = await crawl.forum_list()
@@ -72,7 +75,7 @@ async def sync_forums(client: PhilomenaClient, db: Database, *, only: Sequence[s
         for name in listed:
             if (not only or name in only) and name not in crawl.walk["done"]:
                 await crawl.forum(name)
-        await crawl.audit(audit_pages)
+        await crawl.audit(options.audit_pages_per_run)
         crawl.finish()
     return report
 

@@ -26,6 +26,7 @@ first looked up by id (one search per 50), and those the site no longer has go t
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
@@ -49,10 +50,21 @@ NAME = "galleries"
 MEMBERSHIP_BATCH = 25
 
 
-async def sync_galleries(client: PhilomenaClient, db: Database, *, scope: str = "mirrored", overlap: int = 900,
-                         rewalk_after_days: float = 30, rewalk_per_run: int = 10,
-                         progress: Progress | None = None) -> SyncReport:
-    """Mirror the galleries ``scope`` names, and their images in order, into ``db``."""
+@dataclass(frozen=True)
+class GalleriesOptions:
+    """``scope``: "mirrored" or "all"; ``refresh_overlap``: seconds of ``updated_at`` read again;
+    galleries last walked ``rewalk_after_days`` ago are walked again, ``rewalk_per_run`` a run."""
+
+    scope: str = "mirrored"
+    refresh_overlap: int = 900
+    rewalk_after_days: float = 30
+    rewalk_per_run: int = 10
+
+
+async def sync(client: PhilomenaClient, db: Database, options: GalleriesOptions,
+               progress: Progress | None = None) -> SyncReport:
+    """Mirror the galleries ``options.scope`` names, and their images in order, into ``db``."""
+    scope = options.scope
     writer = RecordWriter(db, GALLERIES, client.base_url)
 
     def save_all(records: list[Any]) -> Saved:
@@ -72,7 +84,7 @@ async def sync_galleries(client: PhilomenaClient, db: Database, *, scope: str = 
         return save_all([r for r in records if r.get("id") in held])
 
     with recorded_run(db, client, NAME) as report:
-        run = FollowRun(client, db, NAME, scope=scope, overlap=overlap, search=client.search_galleries,
+        run = FollowRun(client, db, NAME, scope=scope, overlap=options.refresh_overlap, search=client.search_galleries,
                         report=report, progress=progress)
         if run.since:
             await run.walk(run.state, "changed", f"updated_at.gte:{run.since}", save_all if scope == "all" else save_known)
@@ -89,7 +101,7 @@ async def sync_galleries(client: PhilomenaClient, db: Database, *, scope: str = 
             await run.image_batches("image_ids", save_unwalked)
         if not run.state.get("rewalks_marked"):
             with db.atomic():
-                mark_stale_due(db, rewalk_after_days, rewalk_per_run)
+                mark_stale_due(db, options.rewalk_after_days, options.rewalk_per_run)
                 run.state["rewalks_marked"] = True
                 run.save()
         await _recheck(client, db, save_all, report)
@@ -162,11 +174,3 @@ def _held(db: Database, ids: list[Any]) -> list[int]:
     if not ids:
         return []
     return [row[0] for row in db.execute(f"SELECT id FROM galleries WHERE id IN ({','.join('?' * len(ids))})", ids)]
-
-
-async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
-               progress: Progress | None = None) -> SyncReport:
-    """The runner's entry point: ``options`` is the ``[galleries]`` section of the config."""
-    return await sync_galleries(client, db, scope=options["scope"], overlap=options["refresh_overlap"],
-                                rewalk_after_days=options["rewalk_after_days"],
-                                rewalk_per_run=options["rewalk_per_run"], progress=progress)

@@ -12,6 +12,7 @@ from its last committed page; images already stored are simply upserted again if
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlite_utils import Database
@@ -26,6 +27,40 @@ from .report import Progress, SyncReport, recorded_run
 STATE_NAME = "images"
 
 
+@dataclass(frozen=True)
+class ImagesOptions:
+    """What to mirror: the images ``query`` finds (``include_hidden``: hidden ones as stubs too), and
+    how many seconds of ``updated_at`` to read again, for clock skew and indexing delays."""
+
+    query: str = "*"
+    include_hidden: bool = True
+    refresh_overlap: int = 900
+
+
+@dataclass
+class Walk:
+    """Where an unfinished walk is, saved as the ``walk`` of the images cursor with each page.
+
+    ``to_json`` gives the keys in the order the cursor has always had them, so ``sync_state``
+    reads the same as before; a walk saved before ``counted`` was kept takes it from its next page.
+    """
+
+    high_water: int | None  # the highest id of the last complete walk: ids above it are new
+    since: str | None  # images updated since then are walked again (None: the first walk)
+    after: int = -1  # the keyset: the highest id stored by this walk (image ids start at 0)
+    started: str = ""  # when the walk began, by the earlier of our clock and the site's
+    counted: int | None = None  # what the site counted on the walk's first page
+    unseen: int = 0  # of those, how many were never sent
+    previous: list[int | None] | None = None  # the last page's [total, records], for keyset_unseen
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Walk:
+        return cls(**data)
+
+
 def walk_query(query: str, after: int, *, high_water: int | None, since: str | None) -> str:
     """The search for one keyset page: the user's query, what changed, and ids past ``after``."""
     terms = [f"({query})"]
@@ -37,34 +72,36 @@ def walk_query(query: str, after: int, *, high_water: int | None, since: str | N
     return ", ".join(terms)
 
 
-async def sync_images(client: PhilomenaClient, db: Database, *, query: str = "*", include_hidden: bool = True,
-                      overlap: int = 900, progress: Progress | None = None) -> SyncReport:
-    """Mirror the images matching ``query`` into ``db``; resume or refresh as the cursor says."""
+async def sync(client: PhilomenaClient, db: Database, options: ImagesOptions,
+               progress: Progress | None = None) -> SyncReport:
+    """Mirror the images matching ``options.query`` into ``db``; resume or refresh as the cursor says."""
+    query = options.query
     writer = ImageWriter(db, client.base_url)
     cursor = _current_cursor(db, query, client.filter_id)
-    walk = cursor.get("walk") or _new_walk(cursor, overlap)
+    walk = Walk.from_json(cursor["walk"]) if cursor.get("walk") else _new_walk(cursor, options.refresh_overlap)
     guard = ProgressGuard("images")
     with recorded_run(db, client, "images") as report:
         while True:
-            q = walk_query(query, walk["after"], high_water=walk["high_water"], since=walk["since"])
-            page = await client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc", include_hidden=include_hidden)
+            q = walk_query(query, walk.after, high_water=walk.high_water, since=walk.since)
+            page = await client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc",
+                                              include_hidden=options.include_hidden)
             if report.pages == 0:
                 report.expected = page.total
-                walk["started"] = earliest(walk["started"], page.server_date)
+                walk.started = earliest(walk.started, page.server_date)
             report.pages += 1
-            after = walk["after"]
+            after = walk.after
             _count_unseen(walk, page)
             with db.atomic():
                 saved = writer.save_page(page.records)
                 if saved.keys:
-                    walk["after"] = max(walk["after"], max(saved.keys))
+                    walk.after = max(walk.after, max(saved.keys))
                 finished = last_search_page(page, PER_PAGE)
-                cursor = _finish(cursor, walk) if finished else {**cursor, "walk": walk}
+                cursor = _finish(cursor, walk) if finished else {**cursor, "walk": walk.to_json()}
                 save_cursor(db, STATE_NAME, cursor)
             report.count(len(page.records), saved)
             if progress:
                 progress(report)
-            guard.check(page, moved=finished or walk["after"] != after)
+            guard.check(page, moved=finished or walk.after != after)
             if finished:
                 _note_unseen(report, walk)
                 break
@@ -79,43 +116,32 @@ def _current_cursor(db: Database, query: str, filter_id: int | None) -> dict[str
     return cursor
 
 
-def _count_unseen(walk: dict[str, Any], page: Page) -> None:
+def _count_unseen(walk: Walk, page: Page) -> None:
     """Keep in the walk's cursor what the site counted and how many of those it never sent, so
     that records lost between pages are reported, even by a run that resumed the walk."""
-    walk.setdefault("counted", page.total)
-    walk["unseen"] = walk.get("unseen", 0) + keyset_unseen(walk.get("previous"), page.total)
-    walk["previous"] = [page.total, len(page.records)]
+    if walk.counted is None:
+        walk.counted = page.total
+    walk.unseen += keyset_unseen(walk.previous, page.total)
+    walk.previous = [page.total, len(page.records)]
 
 
-def _note_unseen(report: SyncReport, walk: dict[str, Any]) -> None:
+def _note_unseen(report: SyncReport, walk: Walk) -> None:
     """Say in the summary and in ``sync_runs`` how many records the site counted and never sent.
 
     They cannot be asked for again: the keyset walk is past their ids, and a search that left them
     out once (rows missing behind the index) leaves them out again. An image changed later comes
     back through the next run's ``updated_at`` refresh.
     """
-    if walk.get("unseen"):
-        report.note(f"the site counted {walk['counted']}: {walk['unseen']} not seen "
+    if walk.unseen:
+        report.note(f"the site counted {walk.counted}: {walk.unseen} not seen "
                     "(deleted or hidden during the walk?)")
 
 
-def _new_walk(cursor: dict[str, Any], overlap: int) -> dict[str, Any]:
-    return {
-        "high_water": cursor.get("high_water"),
-        "since": since(cursor.get("last_start"), overlap),
-        "after": -1,  # image ids start at 0
-        "started": utc_text(),
-    }
+def _new_walk(cursor: dict[str, Any], overlap: int) -> Walk:
+    return Walk(high_water=cursor.get("high_water"), since=since(cursor.get("last_start"), overlap), started=utc_text())
 
 
-def _finish(cursor: dict[str, Any], walk: dict[str, Any]) -> dict[str, Any]:
-    high_water = max(cursor.get("high_water") or -1, walk["after"])  # the walk goes up by id
-    return {**cursor, "high_water": high_water if high_water >= 0 else None, "last_start": walk["started"],
+def _finish(cursor: dict[str, Any], walk: Walk) -> dict[str, Any]:
+    high_water = max(cursor.get("high_water") or -1, walk.after)  # the walk goes up by id
+    return {**cursor, "high_water": high_water if high_water >= 0 else None, "last_start": walk.started,
             "walk": None}
-
-
-async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
-               progress: Progress | None = None) -> SyncReport:
-    """The runner's entry point: ``options`` is the ``[images]`` section of the config."""
-    return await sync_images(client, db, query=options["query"], include_hidden=options["include_hidden"],
-                             overlap=options["refresh_overlap"], progress=progress)

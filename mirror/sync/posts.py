@@ -14,7 +14,7 @@ that topic page again.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from sqlite_utils import Database
 
@@ -28,21 +28,22 @@ from .report import Progress, SyncReport, recorded_run
 NAME = "posts"
 
 
-async def sync_posts(client: PhilomenaClient, db: Database, *, overlap: int = 900,
-                     progress: Progress | None = None) -> SyncReport:
+@dataclass(frozen=True)
+class PostsOptions:
+    """``refresh_overlap``: seconds of ``updated_at`` read again, for clock skew and indexing delays."""
+
+    refresh_overlap: int = 900
+
+
+async def sync(client: PhilomenaClient, db: Database, options: PostsOptions,
+               progress: Progress | None = None) -> SyncReport:
     """Mirror every post search returns: all of them the first time, then what changed."""
     writer = RecordWriter(db, POSTS, client.base_url)
     with recorded_run(db, client, NAME) as report:
-        run = FollowRun(client, db, NAME, scope="all", overlap=overlap, search=client.search_posts, report=report,
-                        progress=progress)
+        run = FollowRun(client, db, NAME, scope="all", overlap=options.refresh_overlap, search=client.search_posts,
+                        report=report, progress=progress)
         if run.since:
             await run.walk(run.state, "changed", f"updated_at.gte:{run.since}", writer.save)
         await run.walk(run.cursor, "everything", EVERYTHING, writer.save)
         run.finish()
     return report
-
-
-async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
-               progress: Progress | None = None) -> SyncReport:
-    """The runner's entry point: ``options`` is the ``[posts]`` section of the config."""
-    return await sync_posts(client, db, overlap=options["refresh_overlap"], progress=progress)

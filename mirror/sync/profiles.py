@@ -12,8 +12,8 @@ cursor only says how far the last run got, for ``mirror status``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 from sqlite_utils import Database
 
@@ -52,13 +52,23 @@ def cutoff_for(refresh_days: float) -> str:
     return utc_text(datetime.now(timezone.utc) - timedelta(days=refresh_days))
 
 
-async def sync_profiles(client: PhilomenaClient, db: Database, *, refresh_days: float = 30,
-                        refresh_per_run: int | None = None, progress: Progress | None = None) -> SyncReport:
+@dataclass(frozen=True)
+class ProfilesOptions:
+    """Profiles older than ``refresh_days`` are fetched again, at most ``refresh_per_run`` a run
+    (None: all of them); new users always come."""
+
+    refresh_days: float = 30
+    refresh_per_run: int | None = None
+
+
+async def sync(client: PhilomenaClient, db: Database, options: ProfilesOptions,
+               progress: Progress | None = None) -> SyncReport:
     """Fetch the profiles that are due; see the module docstring."""
+    refresh_days = options.refresh_days
     gone = 0
     with recorded_run(db, client, STATE_NAME) as report:
         saver = PageSaver(db, RecordWriter(db, USERS, client.base_url), report, progress, STATE_NAME)
-        due = due_user_ids(db, cutoff_for(refresh_days), refresh_per_run)
+        due = due_user_ids(db, cutoff_for(refresh_days), options.refresh_per_run)
         report.expected = len(due)
         for user_id in due:
             try:
@@ -79,10 +89,3 @@ def _settle(db: Database, user_id: int, found: bool) -> None:
         db.execute("DELETE FROM gone_users WHERE id = ?", [user_id])
     else:
         db["gone_users"].upsert({"id": user_id, "checked_at": utc_now()}, pk="id")
-
-
-async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
-               progress: Progress | None = None) -> SyncReport:
-    """The runner's entry point: ``options`` is the ``[profiles]`` section of the config."""
-    return await sync_profiles(client, db, refresh_days=options["refresh_days"],
-                               refresh_per_run=options["refresh_per_run"], progress=progress)

@@ -1,80 +1,81 @@
-"""Running a sync from a config: one client, one pacing budget, the resources in order.
+"""Running the crawlers: one client, one pacing budget, the resources in order.
 
-Each resource has a crawler module in this package with the same entry point,
+Each resource has a crawler module in this package with one entry point,
 ``async def sync(client, db, options, progress) -> SyncReport``, where ``options`` is the
-resource's section of the config. A full sync runs them in :data:`ORDER`: images first, since
-the others follow what the images name, and profiles last, since they follow everyone's users.
+crawler's own frozen dataclass (:data:`OPTIONS`). :data:`CRAWLERS` lists them in the order a full
+sync runs them: images first, since the others follow what the images name, and profiles last,
+since they follow everyone's users.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from sqlite_utils import Database
 
-from ..api.configured import make_client
-from ..config import Config
-from ..download import run_downloads
-from ..errors import EXIT_USAGE, MirrorError
+from ..api import PhilomenaClient
 from ..progress import Reportable, Reporter
 from ..store.schema import refresh_statistics_if_grown
-from . import session
+from . import comments, filters, forums, galleries, images, posts, profiles, session, tags
 from .featured import record_featured
+from .report import Progress, SyncReport
 
-__all__ = ["ORDER", "NotAvailable", "available", "resources_to_sync", "run_sync"]
+__all__ = ["CRAWLERS", "OPTIONS", "ORDER", "run_sync"]
 
-ORDER = ("images", "tags", "comments", "galleries", "forums", "posts", "filters", "profiles")
+Crawler = Callable[[PhilomenaClient, Database, Any, Progress | None], Awaitable[SyncReport]]
+
+CRAWLERS: dict[str, Crawler] = {
+    "images": images.sync,
+    "tags": tags.sync,
+    "comments": comments.sync,
+    "galleries": galleries.sync,
+    "forums": forums.sync,
+    "posts": posts.sync,
+    "filters": filters.sync,
+    "profiles": profiles.sync,
+}
+ORDER = tuple(CRAWLERS)
+
+# The options each crawler takes: the keys of the resource's config section, less ``enabled``.
+OPTIONS: dict[str, type] = {
+    "images": images.ImagesOptions,
+    "tags": tags.TagsOptions,
+    "comments": comments.CommentsOptions,
+    "galleries": galleries.GalleriesOptions,
+    "forums": forums.ForumsOptions,
+    "posts": posts.PostsOptions,
+    "filters": filters.FiltersOptions,
+    "profiles": profiles.ProfilesOptions,
+}
 
 
-class NotAvailable(MirrorError):
-    """A resource was asked for that this version cannot mirror yet."""
-
-    exit_code = EXIT_USAGE
-
-
-def available() -> list[str]:
-    """The resources that have a crawler, in sync order."""
-    return [name for name in ORDER if importlib.util.find_spec(f"{__package__}.{name}") is not None]
-
-
-def resources_to_sync(config: Config, names: tuple[str, ...] | list[str]) -> list[str]:
-    """The named resources, or every enabled one, in sync order."""
-    wanted = list(names) if names else config.enabled_resources()
-    ready = available()
-    missing = [name for name in wanted if name not in ready]
-    if missing:
-        raise NotAvailable(f"this version cannot mirror {', '.join(missing)} yet; available: {', '.join(ready)}")
-    return [name for name in ORDER if name in wanted]
-
-
-async def run_sync(config: Config, db: Database, names: tuple[str, ...] | list[str] = (),
-                   reporter: Reporter | None = None) -> list[Reportable]:
-    """Sync ``names`` (or every enabled resource) into ``db``, then download when enabled.
+async def run_sync(client: PhilomenaClient, db: Database, crawls: Mapping[str, Any], reporter: Reporter | None = None,
+                   *, download: Callable[[], Awaitable[Reportable]] | None = None) -> list[Reportable]:
+    """Run the crawler of each resource in ``crawls`` (resource -> its options) in :data:`ORDER`.
 
     A run that syncs images also records the site's featured image, at most once per UTC day.
-    A rerun of a killed run skips the resources that run finished (:mod:`.session`).
+    A rerun of a killed run skips the resources that run finished (:mod:`.session`). ``download``,
+    when given, fetches the files after the crawls and before the session ends; it shares
+    ``client`` (and its pacing budget) for the rare record it needs to fetch again.
 
-    Raises on the first failure. The downloads come last and share the API client (and its
-    pacing budget) for the rare record they need to fetch again.
+    Raises on the first failure.
     """
     reporter = reporter or Reporter(interactive=False)
     reports: list[Reportable] = []
-    resources = resources_to_sync(config, names)
+    resources = [name for name in ORDER if name in crawls]
     finished = session.begin(db, resources)
-    async with make_client(config) as client:
-        for name in resources:
-            if name in finished:
-                reporter.line(f"{name}: finished by the interrupted run, not asked again")
-                continue
-            crawler = importlib.import_module(f"{__package__}.{name}")
-            report = await crawler.sync(client, db, config[name], reporter.update)
-            reporter.done(report)
-            reports.append(report)
-        if "images" in resources and await record_featured(client, db):
-            reporter.line("featured image of the day recorded")
-        if config["download"]["enabled"]:
-            reports.append(await run_downloads(config, db, reporter, client=client))
+    for name in resources:
+        if name in finished:
+            reporter.line(f"{name}: finished by the interrupted run, not asked again")
+            continue
+        report = await CRAWLERS[name](client, db, crawls[name], reporter.update)
+        reporter.done(report)
+        reports.append(report)
+    if "images" in resources and await record_featured(client, db):
+        reporter.line("featured image of the day recorded")
+    if download is not None:
+        reports.append(await download())
     session.end(db)
     refresh_statistics_if_grown(db)  # the planner's view of the tables, for `mirror serve`'s searches
     return reports

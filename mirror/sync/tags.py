@@ -29,6 +29,7 @@ the step's selection. Step 3 keeps its image mark and progress in the cursor.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
@@ -48,6 +49,14 @@ PER_PAGE = 50
 FIRST_WINDOW = 256
 
 Cursor = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TagsOptions:
+    """``scope``: "mirrored" or "all"; ``refresh_per_run``: tags re-fetched a run, longest-fetched first."""
+
+    scope: str = "mirrored"
+    refresh_per_run: int = 100
 
 
 class TagSync:
@@ -234,16 +243,9 @@ def tags_on_changed_images(db: Database, since: Cursor, until: Cursor) -> list[i
     return sorted(tags)
 
 
-async def sync_tags(client: PhilomenaClient, db: Database, *, scope: str = "mirrored", refresh_per_run: int = 100,
-                    progress: Progress | None = None) -> SyncReport:
+async def sync(client: PhilomenaClient, db: Database, options: TagsOptions,
+               progress: Progress | None = None) -> SyncReport:
     """Mirror full tag records into ``db``: see the module docstring for what each run fetches."""
     with recorded_run(db, client, "tags") as report:
-        await TagSync(client, db, report, progress).run(scope, refresh_per_run)
+        await TagSync(client, db, report, progress).run(options.scope, options.refresh_per_run)
     return report
-
-
-async def sync(client: PhilomenaClient, db: Database, options: dict[str, Any],
-               progress: Progress | None = None) -> SyncReport:
-    """The runner's entry point: ``options`` is the ``[tags]`` section of the config."""
-    return await sync_tags(client, db, scope=options["scope"], refresh_per_run=options["refresh_per_run"],
-                           progress=progress)

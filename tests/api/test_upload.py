@@ -16,7 +16,7 @@ from mirror.api.errors import UploadRejected
 from mirror.api.polite import Politeness
 from mirror.api.upload import upload_fields, upload_image
 from mirror.cli import cli
-from mirror.download.run import run_downloads
+from mirror.commands import runs
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.app import create_app
 from mirror.localsite.http.server import LoopbackServer
@@ -101,7 +101,7 @@ def test_upload_then_sync_then_gated_download(upload_site, tmp_path):
     import time
     time.sleep(1.7)
     _, db = sync(config)
-    asyncio.run(run_downloads(config, db))
+    asyncio.run(runs.download(config, db))
     kept = {r["representation"]: r for r in db["downloads"].rows_where("image_id = ?", [image_id])}
     assert kept["full"]["status"] == "done" and (tmp_path / "files" / kept["full"]["path"]).read_bytes() == data
     row = db["image_intensities"].get(image_id)

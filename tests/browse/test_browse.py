@@ -39,7 +39,8 @@ def gallery(tmp_path_factory):
 
 @pytest.fixture
 async def client(gallery):
-    datasette = make_datasette(gallery[0])
+    config = gallery[0]
+    datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
     await datasette.invoke_startup()
     return datasette.client
 
@@ -81,7 +82,7 @@ async def test_the_search_page_shows_a_grid_of_attributed_kept_thumbnails(client
         row = db.execute("SELECT path FROM downloads WHERE image_id = ? AND representation = 'thumb'",
                          [image_id]).fetchone()
         assert not row[0].endswith((".webm", ".mp4"))  # videos are shown as <video>, not <img>
-        assert thumb.content == (Path(config["store"]["files"]) / row[0]).read_bytes()
+        assert thumb.content == (Path(config.store.files) / row[0]).read_bytes()
     assert f"{len(expected):,} image" in response.text
 
 
@@ -167,7 +168,7 @@ def test_metadata_for_a_plain_datasette(gallery, tmp_path):
     result = CliRunner().invoke(cli, ["-c", str(path), "browse", "--metadata"])
     meta = json.loads(result.output)
     assert set(meta["databases"]["mirror"]["queries"]) >= {"top_artists", "gallery_in_order", "gone_from_the_site"}
-    assert str(Path(config["store"]["files"]).absolute()) in meta["plugins"]["datasette-media"]["thumbnail"]["sql"]
+    assert str(Path(config.store.files).absolute()) in meta["plugins"]["datasette-media"]["thumbnail"]["sql"]
 
 
 # --- in a real browser ---------------------------------------------------------------------------

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from mirror.cli import cli
-from mirror.config import DEFAULTS, ConfigError, load_config
+from mirror.config import DEFAULTS, Config, ConfigError, load_config
+from mirror.config.sections import SECTIONS
+from mirror.errors import EXIT_USAGE, MirrorError
 from mirror.urls import https_url, redact
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,7 +21,7 @@ def test_defaults_apply_without_a_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config = load_config(environ={})
     assert config.base_url == "https://derpibooru.org"
-    assert config["polite"]["requests_per_second"] == 1.0
+    assert config.polite.requests_per_second == 1.0
     assert config.enabled_resources() == ["images"]
     assert config.api_key is None
 
@@ -28,7 +31,18 @@ def test_the_example_file_documents_every_default():
     for section, values in DEFAULTS.items():
         for key, value in values.items():
             if key not in ("api_key", "filter_id"):
-                assert config[section][key] == value, (section, key)
+                expected = tuple(value) if isinstance(value, list) else value
+                assert getattr(getattr(config, section), key) == expected, (section, key)
+
+
+def test_each_section_is_a_dataclass_with_the_keys_of_its_defaults():
+    assert [f.name for f in fields(Config)] == [*DEFAULTS, "api_key", "path"]
+    for section, values in DEFAULTS.items():
+        assert [f.name for f in fields(SECTIONS[section])] == [k for k in values if k != "api_key"], section
+
+
+def test_a_config_error_is_a_usage_error():
+    assert issubclass(ConfigError, MirrorError) and ConfigError.exit_code == EXIT_USAGE == 2
 
 
 def test_environment_overrides_and_the_key_stays_secret(tmp_path):
@@ -37,7 +51,8 @@ def test_environment_overrides_and_the_key_stays_secret(tmp_path):
     config = load_config(path, environ={"MIRROR_API_KEY": "s3cret", "MIRROR_FILTER_ID": "56027"})
     assert config.api_key.reveal() == "s3cret"
     assert "s3cret" not in repr(config) and "from-file" not in repr(config)
-    assert config["site"]["filter_id"] == 56027 and config.base_url == "https://furbooru.org"
+    assert "s3cret" not in config.to_toml() and "from-file" not in config.to_toml()
+    assert config.site.filter_id == 56027 and config.base_url == "https://furbooru.org"
 
 
 @pytest.mark.parametrize("text, message", [
@@ -46,6 +61,7 @@ def test_environment_overrides_and_the_key_stays_secret(tmp_path):
     ("[site]\nbase_url = 'derpibooru.org'\n", "[site] base_url: must start with https://"),
     ("[site]\nfilter_id = 'everything'\n", '[site] filter_id: expected an integer, got "everything"'),
     ("[comments]\nscope = 'some'\n", '[comments] scope: expected "mirrored" or "all", got "some"'),
+    ("[history]\ncounters = 'hourly'\n", '[history] counters: expected "daily", "all" or "off", got "hourly"'),
     ("[download]\nrepresentations = ['thumb', 'huge']\n", '[download] representations: unknown "huge"'),
     ("[filters]\nids = [1, true]\n", "[filters] ids: expected a list of filter numbers, got [1, true]"),
     ("[download]\nfile_deadline = 0\n", "[download] file_deadline: must be greater than 0, got 0"),
@@ -108,8 +124,8 @@ def test_an_int_where_a_float_is_wanted_is_fine(tmp_path):
     path = tmp_path / "m.toml"
     path.write_text("[polite]\nrequests_per_second = 2\ntimeout = 7\n[profiles]\nrefresh_days = 0.5\n")
     config = load_config(path, environ={})
-    assert config["polite"]["requests_per_second"] == 2.0 and type(config["polite"]["timeout"]) is float
-    assert config["profiles"]["refresh_days"] == 0.5
+    assert config.polite.requests_per_second == 2.0 and type(config.polite.timeout) is float
+    assert config.profiles.refresh_days == 0.5
 
 
 def test_a_wrongly_typed_api_key_is_named_but_never_shown(tmp_path):

@@ -28,16 +28,17 @@ from click.testing import CliRunner
 
 from mirror.api.polite import RetryableFailure
 from mirror.cli import cli
-from mirror.download import StorageFailure, run_downloads, verify_files
+from mirror.commands import runs
+from mirror.download import StorageFailure
 from mirror.download.fetch import Fetcher, FileFailed, Job, check_redirect
-from mirror.download.run import open_storage
 from mirror.errors import EXIT_DAMAGED, EXIT_STORE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.store import open_database
 from mirror.store.downloads import counts
+from mirror.wiring import open_storage
 
-from ..support.configs import site_config, site_images, sync, write_config
+from ..support.configs import changed, site_config, site_images, sync, write_config
 
 # The file host's pacing for tests: fast, with quick retries (the real limits are tested elsewhere).
 FAST_FILES = {"requests_per_second": 500, "concurrency": 4}
@@ -102,8 +103,7 @@ def files_url(request, tmp_path):
 def configure(site, tmp_path, store=None, polite=None, api_key=None, **download):
     download = {**FAST_FILES, "partial_dir": str(tmp_path / "partial"), **download}
     config = site_config(site, tmp_path, polite=polite, api_key=api_key, download=download)
-    config["store"].update(store or {"files": str(tmp_path / "files")})
-    return config
+    return changed(config, store=store or {"files": str(tmp_path / "files")})
 
 
 def image_of(path: str) -> int:
@@ -144,12 +144,12 @@ def urls(files: dict) -> set[str]:
 
 def kept_bytes(config, db, image_id, representation) -> bytes:
     row = db["downloads"].get((image_id, representation))
-    fs, root = fsspec.core.url_to_fs(config["store"]["files"], **_options(config))
+    fs, root = fsspec.core.url_to_fs(config.store.files, **_options(config))
     return fs.cat_file(f"{root.rstrip('/')}/{row['path']}")
 
 
 def _options(config):
-    endpoint = config["store"].get("endpoint_url")
+    endpoint = config.store.endpoint_url
     return {"endpoint_url": endpoint} if endpoint else {}
 
 
@@ -161,7 +161,7 @@ def download_under(site, config, faults: str):
     site.clear_requests()
     site.set_faults(faults)
     try:
-        return asyncio.run(run_downloads(config, db)), db
+        return asyncio.run(runs.download(config, db)), db
     finally:
         site.set_faults("")
 
@@ -178,7 +178,7 @@ def assert_everything_kept_and_verified(config, db, site, representations=("thum
             assert hashlib.sha512(body).hexdigest() == record["sha512_hash"]
         else:
             assert body == httpx.get(site.url + path).content
-    report = asyncio.run(verify_files(config, db))
+    report = asyncio.run(runs.verify(config, db))
     assert report.damaged == 0 and report.fetched == len(wanted)
 
 
@@ -204,7 +204,7 @@ def test_exactly_the_ready_files_are_fetched_each_once(site, tmp_path, files_url
         image_id, name = row["image_id"], row["representation"]
         assert row["path"].startswith(f"{name}/{image_id // 1000}/{image_id}.")
     site.clear_requests()
-    again = asyncio.run(run_downloads(config, db))
+    again = asyncio.run(runs.download(config, db))
     assert file_requests(site) == [] and again.downloaded == 0 and again.requests == 0
 
 
@@ -248,7 +248,7 @@ def test_a_mismatch_from_a_file_replaced_since_the_sync_is_settled_by_the_fresh_
     image_id = next(r["id"] for r in site_images(site) if r.get("thumbnails_generated"))
     image = site.editor.replace_file(image_id, "replaced")
     site.clear_requests()
-    report = asyncio.run(run_downloads(config, db))
+    report = asyncio.run(runs.download(config, db))
     assert report.failed == 0 and len(file_requests(site)) == report.downloaded  # no retry was needed
     assert [r.path for r in site.requests if r.path.startswith("/api/")] == [f"/api/v1/json/images/{image_id}"]
     assert db["downloads"].get((image_id, "full"))["sha512"] == image["sha512_hash"]
@@ -290,7 +290,7 @@ def test_svg_images_keep_the_svg_as_original_and_png_renderings(site, tmp_path):
     sync(config)
     db = open_database(config.database)
     site.clear_requests()
-    report = asyncio.run(run_downloads(config, db))
+    report = asyncio.run(runs.download(config, db))
     assert report.failed == 0 and "originals" in report.summary()
     for record in svgs:
         svg, full = db["downloads"].get((record["id"], "svg")), db["downloads"].get((record["id"], "full"))
@@ -364,7 +364,7 @@ def test_a_thumbnail_regenerated_after_a_cut_is_fetched_whole_not_mixed(site, tm
     new = httpx.get(site.url + path).content
     assert new != old.content and head + new[len(head):] != new  # a mix would be caught
     exchanges = record_file_exchanges(monkeypatch)
-    report = asyncio.run(run_downloads(config, db, retry_failed=True))
+    report = asyncio.run(runs.download(config, db, retry_failed=True))
     assert report.failed == 0
     assert kept_bytes(config, db, image_id, "thumb") == new
     assert db["downloads"].get((image_id, "thumb"))["sha512"] == hashlib.sha512(new).hexdigest()
@@ -380,7 +380,7 @@ def test_an_unchanged_file_resumes_with_only_its_tail(site, tmp_path, files_url,
     blind = next(iter(parts))  # without a validator (the server sent none) a part resumes with Range alone
     Path(f"{blind}.validator").unlink()
     exchanges = record_file_exchanges(monkeypatch)
-    report = asyncio.run(run_downloads(config, db, retry_failed=True))
+    report = asyncio.run(runs.download(config, db, retry_failed=True))
     assert report.failed == 0
     for part, (image_id, path) in parts.items():
         sent, response = exchanges[path]
@@ -393,7 +393,7 @@ def test_an_unchanged_file_resumes_with_only_its_tail(site, tmp_path, files_url,
         assert kept_bytes(config, db, image_id, "thumb") == whole.content
     assert_everything_kept_and_verified(config, db, site, ["thumb"])
     assert not staged_files(config)
-    fs, root = fsspec.core.url_to_fs(config["store"]["files"], **_options(config))
+    fs, root = fsspec.core.url_to_fs(config.store.files, **_options(config))
     assert not [name for name in fs.find(root) if name.endswith((".part", ".validator"))]
 
 
@@ -401,7 +401,7 @@ def test_a_part_that_cannot_be_resumed_is_dropped_with_its_validator(site, tmp_p
     config, db, parts = cut_thumbnails(site, tmp_path, None)
     image_id, _ = next(iter(parts.values()))
     site.editor.hide_image(image_id)  # its file now answers 404: nothing left to resume
-    report = asyncio.run(run_downloads(config, db, retry_failed=True))
+    report = asyncio.run(runs.download(config, db, retry_failed=True))
     assert report.failed == 1 and db["downloads"].get((image_id, "thumb"))["status"] == "failed"
     assert not staged_files(config)
 
@@ -416,7 +416,7 @@ def test_a_redirect_to_another_site_is_not_followed(site, tmp_path, monkeypatch)
     exchanges = record_file_exchanges(monkeypatch)
     with SiteServer(site.editor) as elsewhere:  # it has the very same files, yet is another origin
         site.set_faults(f"redirect:{elsewhere.url}")
-        report = asyncio.run(run_downloads(config, db))
+        report = asyncio.run(runs.download(config, db))
         assert elsewhere.requests == []
     rows = list(db["downloads"].rows)
     assert report.failed == len(rows) == report.expected > 0 and report.downloaded == 0
@@ -430,7 +430,7 @@ def test_a_redirect_to_another_site_is_not_followed(site, tmp_path, monkeypatch)
     assert sent_to_files and not [sent for sent in sent_to_files if key in sent]
     assert key not in "\n".join(json.dumps(row) for row in db["downloads"].rows)
     site.set_faults("")
-    again = asyncio.run(run_downloads(config, db, retry_failed=True))  # the files were never lost
+    again = asyncio.run(runs.download(config, db, retry_failed=True))  # the files were never lost
     assert again.failed == 0 and again.downloaded == len(rows)
 
 
@@ -440,7 +440,7 @@ def test_a_redirect_within_the_file_host_is_followed_and_paced(site, tmp_path):
     db = open_database(config.database)
     site.set_faults(f"redirect:{site.url}")  # each file's first request answers 302 to itself
     site.clear_requests()
-    report = asyncio.run(run_downloads(config, db))
+    report = asyncio.run(runs.download(config, db))
     wanted = ready_files(site, ["thumb"])
     assert report.failed == 0 and report.downloaded == len(wanted)
     assert Counter(r.status for r in file_requests(site)) == {302: len(wanted), 200: len(wanted)}
@@ -472,7 +472,7 @@ def test_a_file_trickled_byte_by_byte_is_cut_off_at_the_deadline_and_resumed_lat
     assert 0 < len(slow) < len(wanted)
     site.set_faults("trickle:20")  # their files come 4 bytes every 0.1 s: about 2.5 s for one
     site.clear_requests()
-    report = asyncio.run(run_downloads(config, db))
+    report = asyncio.run(runs.download(config, db))
     site.set_faults("")
     assert report.failed == len(slow) and report.downloaded == len(wanted) - len(slow)  # the run went on
     staging = open_storage(config).staging
@@ -486,7 +486,7 @@ def test_a_file_trickled_byte_by_byte_is_cut_off_at_the_deadline_and_resumed_lat
         whole = httpx.get(site.url + path).content
         assert 0 < len(head) < len(whole) and whole.startswith(head)  # kept, to resume
     site.clear_requests()
-    again = asyncio.run(run_downloads(config, db, retry_failed=True))
+    again = asyncio.run(runs.download(config, db, retry_failed=True))
     assert again.failed == 0 and again.downloaded == len(slow)
     assert {r.status for r in file_requests(site)} == {206}
     assert_everything_kept_and_verified(config, db, site, ["thumb"])
@@ -498,13 +498,13 @@ def test_a_file_kept_before_a_kill_is_adopted_and_its_validator_dropped(site, tm
     config = configure(site, tmp_path, representations=["thumb"])
     sync(config)
     db = open_database(config.database)
-    asyncio.run(run_downloads(config, db))
+    asyncio.run(runs.download(config, db))
     row = next(db["downloads"].rows_where("status = 'done'", order_by="image_id"))
     db["downloads"].update((row["image_id"], "thumb"), {"status": "pending"})
     Path(f"{open_storage(config).part(row['path'])}.validator").write_text('"an etag"')
     site.clear_requests()
 
-    report = asyncio.run(run_downloads(config, db))
+    report = asyncio.run(runs.download(config, db))
 
     assert report.adopted == 1 and not file_requests(site)
     assert db["downloads"].get((row["image_id"], "thumb"))["status"] == "done"
@@ -556,7 +556,7 @@ def test_sigkill_during_downloads_then_rerun(site, tmp_path):
 def test_verify_finds_missing_and_corrupt_files_and_repair_fixes_them(site, tmp_path, files_url):
     config = configure(site, tmp_path, files_url, enabled=True)
     _, db = _sync_and_download(config)
-    fs, root = fsspec.core.url_to_fs(config["store"]["files"], **_options(config))
+    fs, root = fsspec.core.url_to_fs(config.store.files, **_options(config))
     rows = list(db["downloads"].rows_where("status = 'done'", order_by="image_id, representation"))
     missing, corrupt = rows[0], next(r for r in rows[1:] if r["representation"] == "thumb")
     fs.rm_file(f"{root.rstrip('/')}/{missing['path']}")
@@ -581,7 +581,7 @@ def test_a_thumbnail_kept_from_an_html_page_is_found_by_verify(site, tmp_path):
     _, db = _sync_and_download(config)
     fake = next(db["downloads"].rows_where("status = 'done' AND original = 0 AND path LIKE '%.png'"))
     page = b"<!DOCTYPE html><html><body>Service Unavailable</body></html>"
-    (Path(config["store"]["files"]) / fake["path"]).write_bytes(page)
+    (Path(config.store.files) / fake["path"]).write_bytes(page)
     db["downloads"].update((fake["image_id"], fake["representation"]),
                            {"sha512": hashlib.sha512(page).hexdigest(), "bytes": len(page)})
     path = write_config(config, tmp_path / "mirror.toml")
@@ -597,7 +597,7 @@ def test_repairing_a_file_of_an_image_hidden_since_keeps_its_record_and_says_so(
     config = configure(site, tmp_path, enabled=True)
     _, db = _sync_and_download(config)
     lost = next(db["downloads"].rows_where("status = 'done' AND representation = 'thumb'"))
-    (Path(config["store"]["files"]) / lost["path"]).unlink()
+    (Path(config.store.files) / lost["path"]).unlink()
     site.editor.hide_image(lost["image_id"])
     sync(config)  # the mirror learns the image is hidden: its files are not offered any more
     path = write_config(config, tmp_path / "mirror.toml")
@@ -616,14 +616,14 @@ def test_a_404_marks_that_file_failed_and_the_rest_continues(site, tmp_path):
     db = open_database(config.database)
     gone = next(r["id"] for r in site_images(site) if r.get("thumbnails_generated"))
     site.editor.hide_image(gone)  # hidden after our sync: its files now answer 404
-    report = asyncio.run(run_downloads(config, db))
+    report = asyncio.run(runs.download(config, db))
     failed = list(db["downloads"].rows_where("status = 'failed'"))
     assert {r["image_id"] for r in failed} == {gone} and len(failed) == 2 and report.failed == 2
     assert all("404" in r["reason"] and "no such file" in r["reason"] for r in failed)
     assert report.downloaded == len(ready_files(site)) and counts(db)["pending"] == 0
     assert not any(p.name.startswith(f"{gone}.") for p in (tmp_path / "files").rglob("*"))
     site.clear_requests()
-    asyncio.run(run_downloads(config, db))
+    asyncio.run(runs.download(config, db))
     assert file_requests(site) == []  # failed files wait for --retry-failed
 
 
@@ -644,7 +644,7 @@ def test_a_full_or_unwritable_disk_stops_cleanly(site, tmp_path, monkeypatch, co
 
     monkeypatch.setattr("mirror.download.fetch.aiofiles.open", failing_open)
     with pytest.raises(StorageFailure) as raised:
-        asyncio.run(run_downloads(config, db))
+        asyncio.run(runs.download(config, db))
     message = str(raised.value)
     assert words in message and Path(writes[5]).name in message and "run `mirror download` again" in message
     assert counts(db)["done"] == 5
@@ -695,9 +695,7 @@ def _counted(output: str, label: str) -> int:
 
 def _sync_and_download(config):
     db = open_database(config.database)
-    from mirror.sync.runner import run_sync
-
-    return asyncio.run(run_sync(config, db, ["images"])), db
+    return asyncio.run(runs.sync(config, db, ["images"])), db
 
 
 def _aws_env():

@@ -34,7 +34,7 @@ from click.testing import CliRunner, Result
 
 from mirror.cli import cli
 from mirror.config import Config
-from mirror.download import verify_files
+from mirror.commands import runs
 from mirror.download.kinds import file_problem
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.faults import _spoilt
@@ -43,7 +43,7 @@ from mirror.store import open_database
 from mirror.store.records import to_json, valid_id
 
 from ..support import fault_proxy as proxy_rules
-from ..support.configs import site_config, site_images, write_config
+from ..support.configs import changed, site_config, site_images, write_config
 from ..support.disks import fill, mounted_tmpfs
 from ..support.fault_proxy import FaultProxy, Rule
 from ..support.killing import assert_store_intact, mirror_state
@@ -97,7 +97,7 @@ class Run:
     def records(self) -> list[dict[str, Any]]:
         """Every image record as the mirror is served it when nothing is wrong: from the proxy when the
         mirror talks to it (file URLs then name the proxy), else from the site."""
-        through_proxy = self.config["site"]["base_url"] == self.proxy.url
+        through_proxy = self.config.site.base_url == self.proxy.url
         source = SimpleNamespace(api_url=self.proxy.api_url, editor=self.site.editor) if through_proxy else self.site
         return site_images(source)
 
@@ -336,9 +336,9 @@ def make_run(case: Case, site: SiteServer, proxy: FaultProxy, tmp_path: Path) ->
     download = {**FILES, "partial_dir": str(tmp_path / "partial"), **case.options.get("download", {}),
                 "enabled": case.files and "download" not in case.command}
     config = site_config(site, tmp_path, polite=case.options.get("polite"), download=download)
-    config["store"].update(case.options.get("store", {}))
+    config = changed(config, store=case.options.get("store", {}))
     if callable(case.fault):
-        config["site"]["base_url"] = proxy.url
+        config = changed(config, site={"base_url": proxy.url})
     run = Run(site, proxy, tmp_path, config)
     write_config(config, run.config_path)
     return run
@@ -413,7 +413,7 @@ def assert_files_kept(run: Run, db, stored: dict[int, dict[str, Any]]) -> str:
              and r.get("hidden_from_users") is not True and isinstance(r.get("representations"), dict)}
     done = {row[0] for row in db.execute("SELECT image_id FROM downloads WHERE status = 'done'")}
     assert done == ready
-    report = asyncio.run(verify_files(run.config, db))
+    report = asyncio.run(runs.verify(run.config, db))
     assert report.damaged == 0 and report.fetched == len(ready)
     return f", {len(done)} of {len(ready)} thumbnails kept and verified"
 
@@ -460,7 +460,7 @@ def undisturbed(site: SiteServer, tmp_path: Path, *command: str, **download: Any
     for args in (("sync",), command):
         if args:
             assert CliRunner().invoke(cli, ["-c", str(path), *args]).exit_code == 0
-    return mirror_state(config.database, Path(config["store"]["files"]))
+    return mirror_state(config.database, Path(config.store.files))
 
 
 def assert_no_half_file(files: Path, db_path: Path) -> int:
@@ -490,8 +490,7 @@ def growing_site() -> Iterator[SiteServer]:
 def test_the_database_disk_fills_up_during_a_sync(growing_site: SiteServer, tmp_path: Path, ledger: list) -> None:
     started = time.monotonic()
     with mounted_tmpfs(tmp_path / "disk", "16m") as disk:
-        config = site_config(growing_site, disk)
-        config["store"]["files"] = str(tmp_path / "files")
+        config = changed(site_config(growing_site, disk), store={"files": str(tmp_path / "files")})
         path = write_config(config, tmp_path / "mirror.toml")
         assert CliRunner().invoke(cli, ["-c", str(path), "sync"]).exit_code == 0
         growing_site.editor.add_images(400)
@@ -518,8 +517,8 @@ def test_the_database_disk_fills_up_during_a_sync(growing_site: SiteServer, tmp_
 def test_the_files_disk_fills_up_during_downloads(growing_site: SiteServer, tmp_path: Path, ledger: list) -> None:
     started = time.monotonic()
     with mounted_tmpfs(tmp_path / "disk", "2m") as disk:
-        config = site_config(growing_site, tmp_path, download={**FILES, "representations": ["thumb", "full"]})
-        config["store"]["files"] = str(disk / "files")
+        config = changed(site_config(growing_site, tmp_path, download={**FILES, "representations": ["thumb", "full"]}),
+                         store={"files": str(disk / "files")})
         path = write_config(config, tmp_path / "mirror.toml")
         assert CliRunner().invoke(cli, ["-c", str(path), "sync"]).exit_code == 0
         filler = leave_free(disk, 200_000)

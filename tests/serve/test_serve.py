@@ -117,7 +117,7 @@ def test_a_kept_file_that_links_out_of_the_files_folder_is_not_served(archive, t
                                 "WHERE d.representation = 'full' AND d.status = 'done' AND i.format != 'svg' "
                                 "LIMIT 1").fetchone()
     full = httpx.get(f"{served.api_url}/images/{image_id}").json()["image"]["representations"]["full"]
-    kept = Path(config["store"]["files"]) / path
+    kept = Path(config.store.files) / path
     secret = tmp_path / "shadow"
     secret.write_bytes(b"root:secret-hash:19000:0:99999:7:::")
     aside = kept.with_name(kept.name + ".aside")

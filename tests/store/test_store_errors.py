@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from mirror.cli import cli
 from mirror.errors import EXIT_STORE
 
-from ..support.configs import site_config, write_config
+from ..support.configs import changed, site_config, write_config
 from ..support.disks import fill, mounted_tmpfs
 
 
@@ -44,8 +44,7 @@ def test_a_run_while_the_disk_is_still_full_stops_cleanly(site, tmp_path, tiny_d
 
 
 def test_another_programs_write_transaction_is_named_not_blamed_on_the_disk(site, tmp_path):
-    config = site_config(site, tmp_path)
-    config["store"]["busy_timeout"] = 1.5
+    config = changed(site_config(site, tmp_path), store={"busy_timeout": 1.5})
     config_path = write_config(config, tmp_path / "mirror.toml")
     assert mirror(config_path, "sync").exit_code == 0
     other = sqlite3.connect(config.database, isolation_level=None)

@@ -4,15 +4,16 @@ independently of the crawlers: the helpers most test modules share."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import NamedTuple
 
 import httpx
 
+from mirror.commands import runs
 from mirror.config import Config, make_config
 from mirror.localsite.http.server import LoopbackServer, SiteServer
 from mirror.store import open_database
-from mirror.sync.runner import run_sync
 
 # Fast pacing for the local site; politeness is tested on its own with the real limits.
 FAST = {"requests_per_second": 200, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 5}
@@ -33,6 +34,12 @@ def site_config(site: SiteServer, tmp_path: Path, *, polite: dict | None = None,
     return make_config(values)
 
 
+def changed(config: Config, **sections: dict) -> Config:
+    """``config`` with some keys changed, section by section: ``changed(config, store={"files": ...})``."""
+    return dataclasses.replace(config, **{name: dataclasses.replace(getattr(config, name), **values)
+                                          for name, values in sections.items()})
+
+
 def write_config(config: Config, path: Path) -> Path:
     """The same config as a TOML file, for the CLI in a subprocess."""
     path.write_text(config.to_toml())
@@ -41,7 +48,7 @@ def write_config(config: Config, path: Path) -> Path:
 
 def sync(config: Config, names=("images",)):
     db = open_database(config.database)
-    return asyncio.run(run_sync(config, db, list(names)))[0], db
+    return asyncio.run(runs.sync(config, db, list(names)))[0], db
 
 
 def site_pages(site: SiteServer, path: str, key: str, **params) -> list:
@@ -73,8 +80,7 @@ def mirror_config(site, tmp_path: Path, filter_id: int) -> Config:
                for name in RESOURCES}
     config = site_config(site, tmp_path, download={"enabled": True, "requests_per_second": 500,
                                                    "partial_dir": str(tmp_path / "partial")}, **enabled)
-    config["site"]["filter_id"] = filter_id
-    return config
+    return changed(config, site={"filter_id": filter_id})
 
 
 class Archive(NamedTuple):

@@ -168,7 +168,7 @@ def test_the_feed_and_an_images_history_in_browse(site, mirrored):
     sync(config, RESOURCES)
 
     async def pages() -> tuple[list, list]:
-        datasette = make_datasette(config)
+        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
         await datasette.invoke_startup()
         history = await datasette.client.get("/mirror/image_history.json", params={"image": image, "_shape": "array"})
         feed = await datasette.client.get("/mirror/recent_changes.json", params={"since": "2000-01-01",

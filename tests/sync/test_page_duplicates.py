@@ -20,7 +20,7 @@ from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.board.render import image_stub
 from mirror.localsite.http.server import SiteServer
 
-from ..support.configs import site_config, sync
+from ..support.configs import changed, site_config, sync
 from ..support.fault_proxy import FaultProxy, Rule, Upstream, passed_on
 
 EVERY = 6
@@ -66,8 +66,7 @@ def with_stub_copies(stub_first: bool, full: dict[int, Any], stubs: dict[int, An
 @pytest.mark.parametrize("stub_first", [True, False], ids=["stub then full", "full then stub"])
 def test_a_sync_meeting_an_image_in_full_and_as_a_stub_in_one_page_keeps_both(site, proxy, tmp_path,
                                                                               stub_first, stored):
-    config = site_config(site, tmp_path)
-    config["site"]["base_url"] = proxy.url
+    config = changed(site_config(site, tmp_path), site={"base_url": proxy.url})
     if stored:
         _, db = sync(config)
         db.execute("DELETE FROM sync_state WHERE name = 'images'")  # the next run walks every image again

@@ -11,6 +11,7 @@ import time
 
 from mirror.store import open_database
 from mirror.store.state import load_cursor
+from mirror.sync.images import Walk
 
 from ..support.configs import site_config, site_images, sync, write_config
 from ..support.killing import kill_when, rerun, sync_command
@@ -146,3 +147,11 @@ def test_a_second_run_on_a_busy_mirror_does_nothing_and_says_why(site, tmp_path)
     # The lock goes with the process: the next run starts normally.
     assert subprocess.run(command, capture_output=True, timeout=60).returncode == 0
     assert_mirror_matches(open_database(config.database), site)
+
+
+def test_a_walk_saves_its_cursor_with_the_keys_and_order_it_always_had():
+    saved = {"high_water": 120, "since": "2026-01-02T03:04:05Z", "after": 170, "started": "2026-01-03T00:00:00Z",
+             "counted": 60, "unseen": 1, "previous": [60, 50]}
+    assert json.dumps(Walk.from_json(saved).to_json()) == json.dumps(saved)
+    fresh = Walk(high_water=None, since=None, started="2026-01-03T00:00:00Z")
+    assert list(fresh.to_json()) == list(saved)

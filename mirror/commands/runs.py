@@ -1,0 +1,56 @@
+"""The commands that write the mirror, from a config: ``sync`` (downloads included when enabled),
+``download`` and ``verify``.
+
+Each makes the client, the pacing budgets and the storage through :mod:`mirror.wiring` and hands
+them to its layer; the CLI (and the tests and benchmarks, in process) call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from sqlite_utils import Database
+
+from ..api import PhilomenaClient
+from ..config import Config
+from ..download import DownloadReport, VerifyReport, run_downloads, verify_files
+from ..progress import Reportable, Reporter
+from ..store.history import keep_counters
+from ..sync.runner import run_sync
+from ..wiring import crawler_options, download_options, file_politeness, make_client, open_storage
+
+
+async def sync(config: Config, db: Database, names: Sequence[str] = (), reporter: Reporter | None = None
+               ) -> list[Reportable]:
+    """Sync ``names`` (or every enabled resource) into ``db``, then download when enabled.
+
+    The downloads share the API client, and its pacing budget, with the crawlers.
+    """
+    reporter = reporter or Reporter(interactive=False)
+    crawls = {name: crawler_options(config, name) for name in (names or config.enabled_resources())}
+    keep_counters(db, config.history.counters)
+    async with make_client(config) as client:
+        downloads = partial(_download, config, db, client, reporter) if config.download.enabled else None
+        return await run_sync(client, db, crawls, reporter, download=downloads)
+
+
+async def download(config: Config, db: Database, reporter: Reporter | None = None, *,
+                   retry_failed: bool = False) -> DownloadReport:
+    """Fetch the pending files (``retry_failed``: those that failed before too)."""
+    async with make_client(config) as client:
+        return await _download(config, db, client, reporter, retry_failed=retry_failed)
+
+
+async def verify(config: Config, db: Database, reporter: Reporter | None = None, *,
+                 repair: bool = False) -> VerifyReport:
+    """Re-hash the kept files; with ``repair``, fetch the missing and corrupt ones again."""
+    async with make_client(config) as client:
+        return await verify_files(db, client, file_politeness(config), open_storage(config), download_options(config),
+                                  reporter, repair=repair)
+
+
+async def _download(config: Config, db: Database, client: PhilomenaClient, reporter: Reporter | None, *,
+                    retry_failed: bool = False) -> DownloadReport:
+    return await run_downloads(db, client, file_politeness(config), open_storage(config), download_options(config),
+                               reporter, retry_failed=retry_failed)
