@@ -56,6 +56,15 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query, safe="*:,")))
 
 
+def shortened(text: str, most: int = 300) -> str:
+    """``text`` cut in the middle to ``most`` characters, for a message: a long query in a URL
+    would otherwise fill a cron mail with one line."""
+    if len(text) <= most:
+        return text
+    keep = (most - 5) // 2
+    return f"{text[:keep]} ... {text[-keep:]}"
+
+
 def is_web_url(value: object) -> bool:
     """Whether a URL taken from a record may become a link: ``http://`` or ``https://`` and nothing else.
 

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode
 import httpx
 
 from .. import __version__
-from ..urls import redact
+from ..urls import redact, shortened
 from .errors import ApiError, BadQuery, Forbidden, KeyRequired, NotFound, UnexpectedResponse
 from .polite import CHALLENGE_BACKOFF, Politeness, RetryableFailure, parse_retry_after
 
@@ -288,7 +288,7 @@ class PhilomenaClient:
         query = {k: v for k, v in params.items() if v is not None}
         if self.filter_id is not None:
             query.setdefault("filter_id", self.filter_id)
-        shown = redact(f"GET {API_PREFIX}{path}" + (f"?{urlencode(query)}" if query else ""))
+        shown = shortened(redact(f"GET {API_PREFIX}{path}" + (f"?{urlencode(query)}" if query else "")))
         if self._api_key:
             query["key"] = self._api_key
 

@@ -163,6 +163,37 @@ def _scope_problem(scope: str) -> str | None:
     return None if scope in ("mirrored", "all") else f'expected "mirrored" or "all", got {shown(scope)}'
 
 
+# The longest images.query taken: the query goes in every page's URL, and the site's proxy refuses
+# a request line much longer (`mirror serve` refuses longer queries too).
+MAX_QUERY = 4096
+
+
+def _query_problem(query: str) -> str | None:
+    if not query.strip():
+        return 'must be a non-empty search query; use "*" for every image'
+    if len(query) > MAX_QUERY:
+        return f"is {len(query):,} characters long; the most is {MAX_QUERY:,} (the site's URLs cannot carry more)"
+    return None
+
+
+def _user_agent_problem(agent: str) -> str | None:
+    """A header value: a line break in it would end the header (and every request would fail)."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in agent):
+        return "must be one line of text (it has a line break or another control character)"
+    return None
+
+
+def _files_problem(url: str) -> str | None:
+    """A folder, or a URL of a storage fsspec knows (s3://, gcs://...)."""
+    import fsspec
+
+    protocol = url.split("://", 1)[0].lower() if "://" in url else ""
+    if protocol and protocol not in fsspec.available_protocols():
+        return (f"unknown protocol {protocol!r} in {shown(redact(url))}; give a folder, or a URL such as "
+                "s3://bucket/prefix")
+    return None
+
+
 def _counters_problem(mode: str) -> str | None:
     return None if mode in COUNTER_MODES else f'expected "daily", "all" or "off", got {shown(mode)}'
 
@@ -170,7 +201,9 @@ def _counters_problem(mode: str) -> str | None:
 RULES: dict[str, Callable[[Any], str | None]] = {
     "history.counters": _counters_problem,
     "site.base_url": _base_url_problem,
-    "images.query": lambda q: None if q.strip() else 'must be a non-empty search query; use "*" for every image',
+    "images.query": _query_problem,
+    "site.user_agent": _user_agent_problem,
+    "store.files": _files_problem,
     "scope": _scope_problem,
     "download.representations": _representations_problem,
     "forums.forums": _list_of(str, "forum short names"),

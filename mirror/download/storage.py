@@ -67,8 +67,11 @@ class Storage:
         try:
             self.fs, self.root = fsspec.core.url_to_fs(url, **dict(options or {}))
         except ImportError as e:
-            raise StorageFailure(f"store.files is {url!r}, which needs an extra package: {e}. "
+            raise StorageFailure(f"store.files is {redact(url)!r}, which needs an extra package: {e}. "
                                  "For S3 run `pip install 'booru-mirror[s3]'`.") from None
+        except Exception as e:  # each storage fails its own way (a refused FTP login, an unknown host)
+            raise StorageFailure(f"cannot open store.files {redact(url)!r}: {_reason(e)}. Nothing was written; "
+                                 "check the address (and that the server is up) and run again.") from None
         self.root = self.root.rstrip("/")
         self.local = isinstance(self.fs, LocalFileSystem)
         self.staging = Path(self.root, PARTIAL_DIR) if self.local else Path(staging).absolute()
@@ -166,6 +169,24 @@ class Storage:
             return action()
         except OSError as e:
             raise storage_failure(e, where) from None
+        except Exception as e:
+            if not _from_storage(e):
+                raise
+            raise StorageFailure(f"cannot write {where}: {_reason(e)}. Files finished so far are kept; check "
+                                 "store.files (and its credentials: for S3 the AWS_ACCESS_KEY_ID and "
+                                 "AWS_SECRET_ACCESS_KEY environment variables) and run again.") from None
+
+
+# Where the errors of storage back ends come from, when they are not OSErrors (missing credentials).
+_BACK_ENDS = ("botocore", "aiobotocore", "s3fs", "gcsfs", "adlfs", "ftplib", "fsspec", "paramiko")
+
+
+def _from_storage(error: Exception) -> bool:
+    return type(error).__module__.split(".")[0] in _BACK_ENDS
+
+
+def _reason(error: Exception) -> str:
+    return f"{type(error).__name__}: {redact(str(error))}" if str(error) else type(error).__name__
 
 
 def storage_failure(error: OSError, where: object) -> StorageFailure:

@@ -154,10 +154,17 @@ def test_environment_overrides_go_through_the_same_checks(tmp_path, monkeypatch,
     ('[site]\nbase_url = "{url}"\n[polite]\nrequests_per_second = inf\n', "requests_per_second: expected a finite"),
     ('[site]\nbase_url = "{url}"\n[polite]\nrequests_per_second = nan\n', "requests_per_second: expected a finite"),
     ('[site]\nbase_url = "{url}"\n[images]\nenabled = "no"\n', '[images] enabled: expected true or false, got "no"'),
+    # Each of these crashed with a traceback (exit 1), or failed every request (exit 3).
+    ('[site]\nbase_url = "{url}"\n[images]\nquery = "' + "pony OR " * 600 + 'pony"\n',
+     "[images] query: is 4,804 characters long; the most is 4,096"),
+    ('[site]\nbase_url = "{url}"\nuser_agent = "me\\r\\nX-Evil: 1"\n', "[site] user_agent: must be one line of text"),
+    ('[site]\nbase_url = "{url}"\n[store]\nfiles = "nosuch://bucket/x"\n', "[store] files: unknown protocol 'nosuch'"),
 ])
 def test_the_cli_refuses_a_bad_config_with_exit_2_before_any_request(site, tmp_path, text, message):
     path = tmp_path / "mirror.toml"
-    path.write_text(text.format(url=site.url) + f'[store]\ndatabase = "{tmp_path / "m.db"}"\n')
+    text = text.format(url=site.url)
+    store = f'database = "{tmp_path / "m.db"}"\n'
+    path.write_text(text.replace("[store]\n", "[store]\n" + store) if "[store]" in text else text + "[store]\n" + store)
     site.clear_requests()
     result = CliRunner().invoke(cli, ["-c", str(path), "sync"])
     assert result.exit_code == 2, result.output

@@ -718,3 +718,23 @@ def test_a_tail_of_another_file_is_never_appended(tmp_path):
     with pytest.raises(RetryableFailure, match="starting over"):
         Fetcher._write_mode(tail('"regenerated"'), job, part, 8, 8, '"same"')
     assert not part.exists()
+
+
+def test_a_files_store_that_cannot_be_opened_or_written_is_exit_5_naming_it(site, tmp_path, s3_endpoint, monkeypatch):
+    """An FTP server that is not there, and S3 without credentials: each crashed with a traceback."""
+    config = configure(site, tmp_path, store={"files": "ftp://127.0.0.1:9/files"})
+    sync(config)
+    result = CliRunner().invoke(cli, ["-c", str(write_config(config, tmp_path / "ftp.toml")), "download"])
+    assert result.exit_code == EXIT_STORE, result.output
+    assert "cannot open store.files 'ftp://127.0.0.1:9/files'" in result.output and "Traceback" not in result.output
+
+    # S3 without credentials or a reachable endpoint (no network here): botocore's own errors.
+    config = configure(site, tmp_path, store={"files": "s3://a-bucket/m"})
+    for name in AWS_ENV:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    result = CliRunner().invoke(cli, ["-c", str(write_config(config, tmp_path / "s3.toml")), "download"])
+    assert result.exit_code == EXIT_STORE, result.output
+    assert "store.files" in result.output and "Traceback" not in result.output
