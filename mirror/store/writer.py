@@ -102,8 +102,8 @@ class RecordWriter:
             if recorder is not None:
                 recorder.saw(self.spec.table, self._seen(before, columns, full, stubs))
         result.rejected = len(bad)
-        result.hidden = len(stubs)
-        for key, _ in full + stubs:
+        result.hidden = len(dict(stubs))
+        for key in dict.fromkeys(key for key, _ in full + stubs):  # a key twice in the batch counts once
             result.keys.append(key)
             if key in known:
                 result.updated += 1

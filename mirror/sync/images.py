@@ -90,12 +90,12 @@ async def sync(client: PhilomenaClient, db: Database, options: ImagesOptions,
                 walk.started = earliest(walk.started, page.server_date)
             report.pages += 1
             after = walk.after
-            _count_unseen(walk, page)
+            finished = last_search_page(page, PER_PAGE)
+            _count_unseen(walk, page, finished)
             with db.atomic():
                 saved = writer.save_page(page.records)
                 if saved.keys:
                     walk.after = max(walk.after, max(saved.keys))
-                finished = last_search_page(page, PER_PAGE)
                 cursor = _finish(cursor, walk) if finished else {**cursor, "walk": walk.to_json()}
                 save_cursor(db, STATE_NAME, cursor)
             report.count(len(page.records), saved)
@@ -116,13 +116,17 @@ def _current_cursor(db: Database, query: str, filter_id: int | None) -> dict[str
     return cursor
 
 
-def _count_unseen(walk: Walk, page: Page) -> None:
+def _count_unseen(walk: Walk, page: Page, last: bool) -> None:
     """Keep in the walk's cursor what the site counted and how many of those it never sent, so
-    that records lost between pages are reported, even by a run that resumed the walk."""
+    that records lost between pages are reported, even by a run that resumed the walk. The last
+    page's ``total`` counted every record from its start on: any it did not hold were never sent
+    (an empty page claiming a total is the whole of that)."""
     if walk.counted is None:
         walk.counted = page.total
     walk.unseen += keyset_unseen(walk.previous, page.total)
     walk.previous = [page.total, len(page.records)]
+    if last:
+        walk.unseen += keyset_unseen(walk.previous, 0)
 
 
 def _note_unseen(report: SyncReport, walk: Walk) -> None:

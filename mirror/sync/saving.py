@@ -21,13 +21,16 @@ from .report import Progress, SyncReport
 
 def save_changes(writer: RecordWriter, records: Sequence[Any], context: Mapping[str, Any] | None = None) -> Saved:
     """Save ``records`` (every row's ``mirrored_at`` moves on); ``new`` counts records kept for the
-    first time (a row with no ``raw`` yet counts as new), ``updated`` those whose ``raw`` changed."""
+    first time (a row with no ``raw`` yet counts as new), ``updated`` those whose ``raw`` changed.
+
+    Each record counts once however often a page holds it (a site building a page while records
+    change can send one twice): the last copy is the one kept, and the one counted."""
     context = dict(context or {})
-    keyed = [(writer.key_of(r, context), r) for r in records if isinstance(r, dict)]
+    keyed = {key: r for r in records if isinstance(r, dict) and (key := writer.key_of(r, context)) is not None}
     saved = writer.save(records, context)
     before = saved.raw_before
-    saved.new = sum(1 for key, _ in keyed if key is not None and before.get(key) is None)
-    saved.updated = sum(1 for key, r in keyed if before.get(key) is not None and before[key] != to_json(r))
+    saved.new = sum(1 for key in keyed if before.get(key) is None)
+    saved.updated = sum(1 for key, r in keyed.items() if before.get(key) is not None and before[key] != to_json(r))
     return saved
 
 

@@ -77,6 +77,8 @@ def test_a_sync_meeting_an_image_in_full_and_as_a_stub_in_one_page_keeps_both(si
     proxy.rule = with_stub_copies(stub_first, full, stubs)
     report, db = sync(config)
     assert full and report.rejected == 0 and db["rejects"].count == 0
+    # Each image counts once, however many copies a page held (293 "new" for 275 rows, before).
+    assert report.new == (0 if stored else db["images"].count)
     rows = {row["id"]: row for row in db.query("SELECT * FROM images")}
     assert set(full) <= set(rows)
     for image_id, record in full.items():
@@ -86,3 +88,17 @@ def test_a_sync_meeting_an_image_in_full_and_as_a_stub_in_one_page_keeps_both(si
         assert json.loads(row["tags"]) == record["tags"]
         links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [image_id])}
         assert links == set(record["tag_ids"])
+
+
+def test_an_empty_page_claiming_a_total_is_reported_not_passed_in_silence(site, proxy, tmp_path):
+    async def empty(request: Request, upstream: Upstream) -> Response | None:
+        if not request.url.path.endswith("/search/images"):
+            return None
+        response = await upstream()
+        return passed_on(response, json.dumps({"images": [], "interactions": [], "total": 275}).encode())
+
+    proxy.rule = empty
+    report, db = sync(changed(site_config(site, tmp_path), site={"base_url": proxy.url}))
+    assert report.new == 0 and "the site counted 275: 275 not seen" in "; ".join(report.notes)
+    message = db.execute("SELECT message FROM sync_runs WHERE resource = 'images'").fetchone()[0]
+    assert "275 not seen" in message
