@@ -69,10 +69,11 @@ from common import ServeProcess
 from mirror.localsite.board.generate import BoardSizes, generate_board
 from mirror.search import engine
 from mirror.search.compile import Sql
+from mirror.search.filters import ImageFilter
 from mirror.search.indexes import IMAGE_SEARCH_SPEC, IMAGES
 from mirror.search.query import parse_query
 from mirror.search.sort import image_order
-from mirror.serve.board import Board, ImageFilter
+from mirror.serve.board import Board
 from mirror.store import open_database
 
 # Bump when the generated board changes, so a cached board of an older shape is not reused.

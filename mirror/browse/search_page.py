@@ -1,24 +1,21 @@
 """``/-/booru``: search the mirror with the site's own syntax, as a grid of attributed thumbnails.
 
-The query is parsed and compiled by :mod:`mirror.search`, the same code that answers
-``mirror serve``, and runs on Datasette's read connection, within Datasette's time limit.
+The query is parsed, compiled and answered by :mod:`mirror.search.images`, the same entry point
+``mirror serve`` uses, on Datasette's read connection.
 """
 
 from __future__ import annotations
 
-import random
 import sqlite3
 from typing import Any
 from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
-from ..search import engine
-from ..search.bitmap_search import ImageScope, search_images
-from ..search.indexes import IMAGE_SEARCH_SPEC, IMAGES
-from ..search.query import MatchNone, Node, QueryError, parse_query
-from ..search.postings import Postings
-from ..search.sort import IMAGE_SORT_FIELDS, image_sort
+from ..search import engine, images
+from ..search.bitmap_search import ImageScope
+from ..search.query import MatchNone, Node, QueryError
+from ..search.sort import IMAGE_SORT_FIELDS
 from .figure import ImageCard, artists_of_tags
 from .metadata import KEPT_THUMBNAIL
 from .settings import css, database_name, site_address
@@ -35,24 +32,16 @@ def _refuse(field: str):  # noqa: ANN202 - a transform for the parser
     return transform
 
 
-# The posting lists of each database browsed, kept between searches while it does not change.
-_POSTINGS: dict[str, Postings] = {}
-
-
-def _postings(conn: sqlite3.Connection) -> Postings:
-    """The lists of the database ``conn`` reads (Datasette keeps its connections open as long as
-    it runs, as :meth:`Postings.snapshot` asks)."""
-    return _POSTINGS.setdefault(conn.execute("PRAGMA database_list").fetchone()[2], Postings())
-
-
 def _page(conn: sqlite3.Connection, node: Node, sf: str | None, sd: str | None, page: int,
           include_gone: bool) -> tuple[list[tuple[Any, ...]], int, dict[int, str]]:
-    """(rows of id, tags, source_url; total; the kept thumbnail's extension by image id) for one page."""
+    """(rows of id, tags, source_url; total; the kept thumbnail's extension by image id) for one page.
+
+    The search runs on Datasette's read connection, which stays open as long as Datasette runs,
+    with the posting lists of the database it reads (shared with `mirror serve` in one process)."""
     engine.register(conn)
-    order = image_sort(sf, sd, IMAGES.alias, seed=random.randrange(1, 2**32))
-    found = search_images(conn, _postings(conn), node, ImageScope(deleted=include_gone), order,
-                          limit=PER_PAGE, offset=(page - 1) * PER_PAGE, columns="{t}.id, {t}.tags, {t}.source_url",
-                          seconds=SECONDS)
+    postings = images.postings_of(conn.execute("PRAGMA database_list").fetchone()[2])
+    found = images.search(conn, postings, node, ImageScope(deleted=include_gone), sf=sf, sd=sd, limit=PER_PAGE,
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id, {t}.tags, {t}.source_url", seconds=SECONDS)
     kept = {}
     for row in found.rows:
         thumbnail = conn.execute(KEPT_THUMBNAIL.format(root="''"), {"key": row[0]}).fetchone()
@@ -74,7 +63,7 @@ async def booru_search(datasette: Any, request: Any) -> Response:
                                "css": css(), "error": None, "cards": [], "total": 0, "pages": 0}
     if q.strip():
         try:
-            node = parse_query(q, IMAGE_SEARCH_SPEC, transforms={"my": _refuse("my"), "filter_id": _refuse("filter_id")})
+            node = images.image_query(q, {"my": _refuse("my"), "filter_id": _refuse("filter_id")})
             db = datasette.get_database(database_name(datasette))
             rows, total, kept = await db.execute_fn(lambda conn: _page(conn, node, sf, sd, page, include_gone))
         except (QueryError, engine.SearchTooSlow) as e:

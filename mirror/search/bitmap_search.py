@@ -21,36 +21,22 @@ import re
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
 from pyroaring import BitMap
 
 from .compile import Field, Linked, Sql, SqlNode, compile_node
 from .engine import Page, read_rows, time_limit
+from .filters import FilteredBy, ImageFilter
 from .indexes import IMAGES
 from .postings import Postings, Snapshot, json_ids
 from .sort import Order
 from .query import And, MatchAll, MatchNone, Node, Not, Or, Term
 
-__all__ = ["ImageScope", "Hides", "FilteredBy", "search_images", "matching"]
+__all__ = ["ImageScope", "search_images", "matching"]
 
 _MAX_ID = 2**32 - 1
 # Index entries walked for the cost of reading and sorting one id's sort key.
 _SORT_COST = 4
-
-
-class Hides(Protocol):
-    """What a filter hides from image searches: images with any of its tags, or matching its query."""
-
-    hidden_tags: tuple[int, ...]
-    hidden_complex: Node | None
-
-
-@dataclass(frozen=True)
-class FilteredBy(SqlNode):
-    """``filter_id:N`` inside a query: the images that filter would not hide (``sql`` says the same)."""
-
-    hides: Hides | None = None
 
 
 @dataclass(frozen=True)
@@ -58,7 +44,7 @@ class ImageScope:
     """What a caller may find, besides the query: a filter's hides, hidden images unless
     ``deleted``, and ``excluded`` ids (SQL selecting them: the caller's own hides)."""
 
-    hides: Hides | None = None
+    hides: ImageFilter | None = None
     deleted: bool = False
     excluded: Sql | None = None
 
@@ -99,7 +85,7 @@ class Evaluator:
             allowed = allowed - self.snapshot.selected(scope.excluded.text, scope.excluded.params)
         return allowed
 
-    def visible(self, hides: Hides | None) -> BitMap:
+    def visible(self, hides: ImageFilter | None) -> BitMap:
         """Every image ``hides`` does not hide (hidden images included)."""
         if hides is None:
             return self.snapshot.images()

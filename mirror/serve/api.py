@@ -13,7 +13,6 @@ accounts (:meth:`Board.user_for_key`), and then they work as on the site.
 from __future__ import annotations
 
 import json
-import random
 import re
 import urllib.parse
 from collections.abc import Callable
@@ -25,21 +24,22 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..philomena import display_key
-from ..search import bitmap_search, engine
-from ..search.bitmap_search import FilteredBy, ImageScope
-from ..search.compile import TRUE, Sql, SqlNode
+from ..search import engine, images
+from ..search.bitmap_search import ImageScope
+from ..search.compile import TRUE, Sql
+from ..search.filters import ImageFilter, filter_id_transform, my_transform
+from ..search.images import MAX_QUERY
 from ..search.indexes import (
     COMMENTS,
     FILTERS,
     IMAGE_SEARCH_SPEC,
-    IMAGES,
     POSTS,
     TAGS,
     Index,
 )
 from ..search.query import MatchNone, Node, QueryError, parse_query
-from ..search.sort import FIXED_ORDERS, image_sort
-from .board import Board, ImageFilter, raw_records
+from ..search.sort import FIXED_ORDERS
+from .board import Board, raw_records
 from .http import (
     API_PREFIX,
     INT4_MAX,
@@ -55,8 +55,6 @@ from .http import (
 __all__ = ["api_routes", "Context", "IMAGE_COLUMNS"]
 
 Record = dict[str, Any]
-# A query longer than this is refused before it is parsed: one request cannot stall the server.
-MAX_QUERY = 4096
 
 
 @dataclass
@@ -132,56 +130,23 @@ def can_view_filter(row: Record, user_id: int | None) -> bool:
     return bool(row["system"] or row["public"] or (user_id is not None and row["user_id"] == user_id))
 
 
-_MY = {"faves": ("faved", ""), "upvotes": ("voted", "up"), "downvotes": ("voted", "down"), "hidden": ("hidden", "")}
-
-
-def _my(ctx: Context) -> Callable[[str], Node]:
-    """``my:`` queries: the caller's uploads, votes, favourites and hides (reference section 6)."""
-
-    def transform(value: str) -> Node:
-        if ctx.user_id is None:
-            raise QueryError("You must be logged in to use `my' queries.")
-        if value == "uploads":
-            return SqlNode(Sql("i.uploader_id = ?", (ctx.user_id,)))
-        if value in ("subs", "watched"):
-            return MatchNone()  # no subscriptions or watch lists here
-        if value not in _MY:
-            raise QueryError("Unknown `my' value.")
-        kind, vote = _MY[value]
-        return SqlNode(ctx.board.my_images(ctx.user_id, kind, vote))
-
-    return transform
-
-
-def _filter_id(ctx: Context) -> Callable[[str], Node]:
-    """``filter_id:N`` in a query: everything that filter would not hide."""
-
-    def transform(value: str) -> Node:
-        row = ctx.board.filter_row(int(value)) if value.isdigit() and int(value) <= INT4_MAX else None
-        if row is None or not can_view_filter(row, ctx.user_id):
-            raise QueryError(f"Invalid filter `{value}`.")
-        image_filter = ImageFilter.of(row)
-        hides = image_filter.hides()
-        return FilteredBy(Sql(f"NOT coalesce(({hides.text}), 0)", hides.params), image_filter)
-
-    return transform
-
-
 def search_images(ctx: Context) -> Record:
-    node = ctx.query(IMAGE_SEARCH_SPEC, {"my": _my(ctx), "filter_id": _filter_id(ctx)})
+    transforms = {"my": my_transform(ctx.user_id, ctx.board.my_images),
+                  "filter_id": filter_id_transform(ctx.board.filter_row, lambda row: can_view_filter(row, ctx.user_id))}
+    node = ctx.query(IMAGE_SEARCH_SPEC, transforms)
     if isinstance(node, MatchNone):
         return {"images": [], "interactions": [], "total": 0}
     excluded = None
     if ctx.user_id is not None and ctx.params.get("hidden") != "1":  # the caller's hidden images
         excluded = ctx.board.hidden_by(ctx.user_id)
     scope = ImageScope(ctx.image_filter, deleted=ctx.params.get("del") == "1", excluded=excluded)
-    order = image_sort(ctx.params.get("sf"), ctx.params.get("sd"), IMAGES.alias, seed=random.randrange(1, 2**32))
-    with ctx.board.image_searching() as (conn, postings):
-        page = bitmap_search.search_images(conn, postings, node, scope, order, limit=ctx.paging.size(15),
-                                           offset=ctx.paging.offset(15), columns=IMAGE_COLUMNS,
-                                           seconds=ctx.board.search_seconds)
-    images = ctx.board.images(page.rows, ctx.image_filter, ctx.origin)
-    return {"images": images, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
+    searches = ctx.board.image_searches()
+    with searches.connection() as conn:
+        page = images.search(conn, searches.postings, node, scope, sf=ctx.params.get("sf"), sd=ctx.params.get("sd"),
+                             limit=ctx.paging.size(15), offset=ctx.paging.offset(15), columns=IMAGE_COLUMNS,
+                             seconds=ctx.board.search_seconds)
+    records = ctx.board.images(page.rows, ctx.image_filter, ctx.origin)
+    return {"images": records, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
 
 
 def _image(ctx: Context, image_id: int) -> Record:

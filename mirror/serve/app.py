@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 from ..download.storage import Storage
 from ..urls import redact
 from .api import api_routes
-from .board import Board
+from .board import Board, BoardGone
 from .files import kept_file_routes
 from .http import API_PREFIX, ProxyMiddleware
 from .reverse import reverse_routes
@@ -27,9 +30,20 @@ from .reverse import reverse_routes
 __all__ = ["create_serve_app", "run_serve"]
 
 
+def unavailable(request: Request, error: Exception) -> Response:
+    """The database deleted, or overwritten in place, under the server: every answer says so (503),
+    and so does the log, rather than answering from what is gone or failing with a traceback."""
+    message = str(error) if isinstance(error, BoardGone) else (
+        f"the mirror database cannot be read ({error}): was it overwritten while being served? "
+        "Put a sound copy in place, or restart mirror serve")
+    logging.getLogger("mirror.serve").error(message)
+    return JSONResponse({"error": message}, status_code=503)
+
+
 def create_serve_app(board: Board, storage: Storage) -> Starlette:
     """The JSON API over ``board`` and its kept files under ``/img`` from ``storage``."""
-    app = Starlette(routes=kept_file_routes() + reverse_routes() + api_routes(), middleware=[Middleware(ProxyMiddleware)])
+    app = Starlette(routes=kept_file_routes() + reverse_routes() + api_routes(), middleware=[Middleware(ProxyMiddleware)],
+                    exception_handlers={BoardGone: unavailable, sqlite3.DatabaseError: unavailable})
     app.state.board = board
     app.state.storage = storage
     return app

@@ -11,30 +11,31 @@ writes to the same database (WAL: neither blocks the other).
 
 from __future__ import annotations
 
-import functools
 import json
-import queue
+import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import EXIT_STORE, MirrorError
 from ..search import engine
-from ..search.compile import FALSE, Sql, compile_node
-from ..search.indexes import GALLERIES, IMAGES, Index
-from ..search.postings import Postings
-from ..search.query import IMAGE_FIELDS, MatchAll, Node, QueryError, parse_query
+from ..search.compile import FALSE, Sql
+from ..search.indexes import GALLERIES, Index
+from ..search.filters import ImageFilter
+from ..search.images import ImageSearches
 from ..search.sort import FIXED_ORDERS
 
-__all__ = ["Board", "ImageFilter", "BoardMissing", "raw_records", "rebase", "complex_filter"]
+__all__ = ["Board", "BoardGone", "BoardMissing", "raw_records", "rebase"]
 
 Record = dict[str, Any]
+
+
+class BoardGone(Exception):
+    """The database being served was deleted under the server: answered 503, said in the log."""
 
 
 class BoardMissing(MirrorError):
@@ -63,95 +64,6 @@ def rebase(url: Any, origin: str) -> Any:
     return origin + path + (f"?{query}" if query else "")
 
 
-@dataclass(frozen=True)
-class ImageFilter:
-    """What a filter does to image searches (hides) and to records (spoilers), as SQL over ``i``."""
-
-    hidden_tags: tuple[int, ...] = ()
-    spoilered_tags: tuple[int, ...] = ()
-    hidden_complex: Node | None = None
-    spoilered_complex: Node | None = None
-
-    @classmethod
-    def of(cls, row: Record | None) -> ImageFilter:
-        if row is None:
-            return cls()
-        return _image_filter(row["hidden_tag_ids"], row["spoilered_tag_ids"], row["hidden_complex"],
-                             row["spoilered_complex"])
-
-    def hides(self) -> Sql:
-        """True for the images this filter hides from searches."""
-        return _any_of(_has_tag(self.hidden_tags), self._complex(self.hidden_complex))
-
-    def spoilers(self) -> Sql:
-        """True for the images this filter spoilers in records (what it hides, too)."""
-        return _any_of(_has_tag(self.hidden_tags + self.spoilered_tags), self._complex(self.hidden_complex),
-                       self._complex(self.spoilered_complex))
-
-    @staticmethod
-    def _complex(node: Node | None) -> Sql:
-        return FALSE if node is None else compile_node(node, IMAGES.fields, IMAGES.alias)
-
-
-@functools.lru_cache(maxsize=64)
-def _image_filter(hidden_tags: str | None, spoilered_tags: str | None, hidden_complex: str | None,
-                  spoilered_complex: str | None) -> ImageFilter:
-    """A filter row's effect, parsed once: every request applies a filter, most the same few."""
-    return ImageFilter(tuple(json.loads(hidden_tags or "[]")), tuple(json.loads(spoilered_tags or "[]")),
-                       complex_filter(hidden_complex), complex_filter(spoilered_complex))
-
-
-def _has_tag(tag_ids: Sequence[int]) -> Sql:
-    """True for an image carrying any of ``tag_ids``.
-
-    Asked of each image in turn (a probe of ``image_tags``' key per tag), not by listing every
-    image that has one of them: a filter's tags (``explicit``, ``grimdark``...) are on a good
-    part of the board, and listing them would cost as much for one image shown as for a search.
-    """
-    if not tag_ids:
-        return FALSE
-    return Sql("EXISTS (SELECT 1 FROM image_tags filtered WHERE filtered.image_id = i.id "
-               "AND filtered.tag_id IN (SELECT value FROM json_each(?)))", (json.dumps(list(tag_ids)),))
-
-
-def _any_of(*parts: Sql) -> Sql:
-    parts = tuple(p for p in parts if p != FALSE)
-    if not parts:
-        return FALSE
-    return Sql(" OR ".join(f"coalesce(({p.text}), 0)" for p in parts), tuple(v for p in parts for v in p.params))
-
-
-def _refuse_filter_id(value: str) -> Node:
-    raise QueryError("Filter queries inside filters are not allowed.")
-
-
-def complex_filter(text: str | None) -> Node | None:
-    """A filter's complex string: lines OR-ed; one that does not parse hides (or spoilers) everything."""
-    if not text or not text.strip():
-        return None
-    lines = [line for line in text.splitlines() if line.strip()]
-    joined = " || ".join(f"({line})" for line in lines) if len(lines) > 1 else lines[0]
-    try:
-        return parse_query(joined, IMAGE_FIELDS, transforms={"filter_id": _refuse_filter_id})
-    except QueryError:
-        return MatchAll()
-
-
-# Image searches that can run at once on one board (each has a connection of its own).
-SEARCH_CONNECTIONS = 4
-
-
-class _ImageSearching:
-    """The posting lists of one board file, and the connections image searches read them with."""
-
-    def __init__(self, path: Path, connect: Callable[[Path], sqlite3.Connection], size: int) -> None:
-        self.path = path
-        self.postings = Postings()
-        self.idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
-        for _ in range(size):
-            self.idle.put(self.postings.reader(connect(path)))
-
-
 class Board:
     """A mirror database opened read-only for serving.
 
@@ -167,7 +79,8 @@ class Board:
         self.search_seconds = search_seconds
         self._local = threading.local()
         self._searching_lock = threading.Lock()
-        self._searching: _ImageSearching | None = None
+        self._searches: ImageSearches | None = None
+        self._file: tuple[int, int] | None = None
         if not self.path.is_file():
             raise BoardMissing(f"there is no mirror database at {self.path}; run `mirror sync` first, "
                                "or point --db at one")
@@ -177,14 +90,25 @@ class Board:
             raise BoardMissing(f"{self.path} is not a mirror database ({e})") from None
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's read-only connection (a new one once the board's file was replaced)."""
-        path = self.path
-        if getattr(self._local, "path", None) != path:
+        """This thread's read-only connection: a new one once the board's file was replaced (a
+        backup restored, a copy moved into place), so that the server answers from the file the
+        path names now, never from one that is gone. A file deleted is :class:`BoardGone`."""
+        file = self.file_identity()
+        if getattr(self._local, "file", None) != file:
             old = getattr(self._local, "conn", None)
             if old is not None:
                 old.close()
-            self._local.conn, self._local.path = self._connect(path), path
+            self._local.conn, self._local.file = self._connect(self.path), file
         return self._local.conn
+
+    def file_identity(self) -> tuple[int, int]:
+        """(device, inode) of the file the board's path names now."""
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            raise BoardGone(f"the mirror database {self.path} was deleted while being served; "
+                            "put it back (or restart mirror serve on another)") from None
+        return stat.st_dev, stat.st_ino
 
     def _connect(self, path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
@@ -192,25 +116,16 @@ class Board:
         engine.prepare(conn)
         return conn
 
-    @contextmanager
-    def image_searching(self) -> Iterator[tuple[sqlite3.Connection, Postings]]:
-        """A connection to search images with, and the board's posting lists it reads.
-
-        Image searches share the lists kept in memory, and read them through a few connections
-        of their own, opened with the lists: a connection new to the lists would have to drop
-        them (it cannot tell what changed before it came). At most that many searches run at
-        once; the others wait their turn (the machine has few cores to give them anyway).
-        """
-        self.connection()  # a board replaced since is opened first
+    def image_searches(self) -> ImageSearches:
+        """The connections image searches of this board use, with its posting lists
+        (:class:`~mirror.search.images.ImageSearches`): opened again once the file was replaced."""
+        file = self.file_identity()
         with self._searching_lock:
-            if self._searching is None or self._searching.path != self.path:
-                self._searching = _ImageSearching(self.path, self._connect, SEARCH_CONNECTIONS)
-            searching = self._searching
-        conn = searching.idle.get()
-        try:
-            yield conn, searching.postings
-        finally:
-            searching.idle.put(conn)
+            if self._searches is None or self._file != file:
+                if self._searches is not None:
+                    self._searches.close()
+                self._searches, self._file = ImageSearches(self.path, self._connect), file
+            return self._searches
 
     def one(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         return self.connection().execute(sql, tuple(params)).fetchone()

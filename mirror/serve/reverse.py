@@ -13,8 +13,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..imaging import MediaError, intensities_of
+from ..search.filters import ImageFilter
 from ..search.reverse import PAGE_SIZE, ReverseQuery, find_matches, parse_distance, parse_limit
-from .board import Board, ImageFilter
+from .board import Board
 from .http import API_PREFIX, origin_of
 from .params import file_of, file_turns, read_params
 

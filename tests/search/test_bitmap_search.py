@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 from mirror.search import bitmap_search, engine
 from mirror.search.bitmap_search import ImageScope, id_range, search_images
 from mirror.search.compile import TRUE, Sql
+from mirror.search.filters import ImageFilter, complex_filter
 from mirror.search.indexes import IMAGES
 from mirror.search.postings import Postings
 from mirror.search.query import Term, parse_query
 from mirror.search.sort import image_sort
-from mirror.serve.board import Board, ImageFilter, complex_filter
+from mirror.serve.board import Board
 
 from ..support.search_board import image_queries, vocabulary
 
@@ -102,14 +103,14 @@ def test_the_lists_kept_are_dropped_when_another_connection_commits(board, tmp_p
 
     def total() -> int:
         node = parse_query(name, IMAGES.spec)
-        with served.image_searching() as (conn, postings):
-            return search_images(conn, postings, node, ImageScope(ImageFilter(), deleted=True),
+        searches = served.image_searches()
+        with searches.connection() as conn:
+            return search_images(conn, searches.postings, node, ImageScope(ImageFilter(), deleted=True),
                                  image_sort("id", "asc", "i", seed=1), limit=5, offset=0, columns="{t}.id",
                                  seconds=5).total
 
     before = total()
-    with served.image_searching() as (_, postings):
-        kept = postings._kept.copy()
+    kept = served.image_searches().postings._kept.copy()
     assert [key for key in kept if key[0] == "tag"]  # the tag's list was kept...
     assert total() == before  # ...and is still right
     untagged = target.execute("SELECT id FROM images WHERE id NOT IN (SELECT image_id FROM image_tags "

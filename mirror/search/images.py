@@ -1,0 +1,91 @@
+"""Searching images: the one entry point `mirror serve` and `mirror browse` both call.
+
+A search is the site's query (parsed by :mod:`.query`, with the ``my:`` and ``filter_id:`` terms
+the caller's situation gives), within a scope (a filter's hides, hidden images, the caller's own
+hides), in a sort order, one page at a time, answered with posting lists (:mod:`.bitmap_search`).
+The posting lists are kept once per database file, whoever searches it: a server and a browser in
+one process share them.
+
+:class:`ImageSearches` is a pool of read connections for one database, opened with its posting
+lists (a connection new to the lists would have to drop them, since it cannot tell what changed
+before it came), for a server answering searches from many threads.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import bitmap_search
+from .bitmap_search import ImageScope
+from .engine import Page
+from .indexes import IMAGE_SEARCH_SPEC, IMAGES
+from .postings import Postings
+from .query import Node, QueryError, parse_query
+from .sort import image_sort
+
+__all__ = ["ImageScope", "ImageSearches", "image_query", "postings_of", "search", "MAX_QUERY", "SEARCHES_AT_ONCE"]
+
+# A query longer than this is refused before it is parsed: one request cannot stall a server.
+MAX_QUERY = 4096
+# Searches one database answers at once, each on a connection of its own. Enough that a few slow
+# searches (each is stopped at its time limit) leave connections for the quick ones, which take
+# little of the machine; a connection costs a few MiB of cache.
+SEARCHES_AT_ONCE = 16
+
+_POSTINGS: dict[str, Postings] = {}
+_POSTINGS_LOCK = threading.Lock()
+
+
+def postings_of(path: str | os.PathLike[str]) -> Postings:
+    """The posting lists of the database file at ``path``: one set per file, shared by every search."""
+    key = os.path.realpath(path)
+    with _POSTINGS_LOCK:
+        return _POSTINGS.setdefault(key, Postings())
+
+
+def image_query(q: str, transforms: dict[str, Callable[[str], Node]] | None = None) -> Node:
+    """The site's image query ``q`` parsed (``my:`` and ``filter_id:`` through ``transforms``)."""
+    if len(q) > MAX_QUERY:
+        raise QueryError(f"the query is longer than {MAX_QUERY} characters")
+    return parse_query(q, IMAGE_SEARCH_SPEC, transforms=transforms)
+
+
+def search(conn: sqlite3.Connection, postings: Postings, node: Node, scope: ImageScope, *, sf: str | None,
+           sd: str | None, limit: int, offset: int, columns: str, seconds: float) -> Page:
+    """One page of the images matching ``node`` in ``scope``, sorted by ``sf``/``sd`` as the site
+    sorts (``random`` seeded afresh), with the total; stopped with SearchTooSlow after ``seconds``."""
+    order = image_sort(sf, sd, IMAGES.alias, seed=random.randrange(1, 2**32))
+    return bitmap_search.search_images(conn, postings, node, scope, order, limit=limit, offset=offset,
+                                       columns=columns, seconds=seconds)
+
+
+class ImageSearches:
+    """The read connections image searches of one database file use, with its posting lists."""
+
+    def __init__(self, path: Path, connect: Callable[[Path], sqlite3.Connection],
+                 size: int = SEARCHES_AT_ONCE) -> None:
+        self.path = path
+        self.postings = postings_of(path)
+        self.idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        for _ in range(size):
+            self.idle.put(self.postings.reader(connect(path)))
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """An idle connection, for one search; at most ``size`` at once, the others wait."""
+        conn = self.idle.get()
+        try:
+            yield conn
+        finally:
+            self.idle.put(conn)
+
+    def close(self) -> None:
+        while not self.idle.empty():
+            self.idle.get_nowait().close()
