@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from ..store.database import utc_text
+from ..dates import utc_text
 
 __all__ = ["Change", "changes", "describe", "parse_since", "RESOURCE_NAMES"]
 

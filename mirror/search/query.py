@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ..philomena import QUERY_NAMESPACES
+
 __all__ = [
     "FieldSpec", "QueryError", "Node", "MatchAll", "MatchNone", "And", "Or", "Not", "Term",
     "parse_query", "clean_tag_name",
@@ -581,11 +583,6 @@ _TAG_SPACE = re.compile(
     "[\\s\u00a0\u1680\u180e\u2000-\u200f\u202f\u205f\u3000\ufeff]+")
 _TAG_SQUOTE = re.compile("[\u00b4\u2018\u2019\u201a\u201b\u2032]")
 _TAG_DQUOTE = re.compile("[\u201c\u201d\u201e\u201f\u2033]")
-_TAG_NAMESPACES = frozenset({
-    "artist", "art pack", "ask", "blog", "colorist", "comic", "commissioner", "editor",
-    "fanfic", "oc", "parent", "parents", "photographer", "series", "species", "spoiler",
-    "video", "musician", "album",
-})
 _UNDERSCORE_SAFE = ("artist:", "colorist:", "commissioner:", "editor:", "oc:", "photographer:")
 
 
@@ -595,7 +592,7 @@ def clean_tag_name(name: str) -> str:
     name = _TAG_SPACE.sub(" ", name.lower())
     name = _TAG_DQUOTE.sub('"', _TAG_SQUOTE.sub("'", name)).strip()
     namespace, colon, rest = name.partition(":")
-    if colon and namespace.strip() in _TAG_NAMESPACES:
+    if colon and namespace.strip() in QUERY_NAMESPACES:
         name = f"{namespace.strip()}:{rest.strip()}"
     if not name.startswith(_UNDERSCORE_SAFE):
         name = name.replace("_", " ")

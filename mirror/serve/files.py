@@ -14,7 +14,6 @@ files in object storage are read through the storage and sent whole.
 from __future__ import annotations
 
 import os
-import re
 from urllib.parse import urlsplit
 
 from starlette.concurrency import run_in_threadpool
@@ -23,23 +22,17 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..download.storage import Storage
-from ..philomena import MIME_TYPES
+from ..philomena import MIME_TYPES, parse_img_path
 from .board import Board
 
 __all__ = ["kept_file_routes", "kept_path"]
 
-_VIEW = re.compile(r"/img/(?:view|download)/(\d+/\d+/\d+)/(\d+)(?:__[^/]*)?\.([a-z0-9]+)")
-_THUMB = re.compile(r"/img/\d+/\d+/\d+/(\d+)/[a-z_]+\.[a-z0-9]+")
 
 
 def _canonical(path: str) -> tuple[int, str] | None:
     """(image id, the path the mirror would have fetched the file from), or None if not a file path."""
-    if match := _VIEW.fullmatch(path):
-        day, image_id, ext = match.groups()
-        return int(image_id), f"/img/view/{day}/{image_id}.{ext}"
-    if match := _THUMB.fullmatch(path):
-        return int(match.group(1)), path
-    return None
+    found = parse_img_path(path.removeprefix("/img/")) if path.startswith("/img/") else None
+    return (found.image_id, "/img/" + found.canonical) if found else None
 
 
 def kept_path(board: Board, path: str) -> str | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TypeVar
 
@@ -98,19 +97,12 @@ def open_read_only(path: str | Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEO
     return db
 
 
-DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 # Keys per ``IN (...)`` query, to stay under SQLite's bound-variable limit.
 CHUNK = 400
 
 T = TypeVar("T")
 
 
-def utc_text(when: datetime | None = None) -> str:
-    """``when`` (default now) as the API writes dates: ISO 8601, UTC, seconds, trailing Z."""
-    return (when or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime(DATE_FORMAT)
-
-
-utc_now = utc_text
 
 
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[list[T]]:

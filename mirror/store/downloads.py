@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .database import utc_now
+from ..dates import utc_text
 from .originals import ORIGINAL_REPRESENTATION, SVG_ORIGINAL
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
@@ -33,7 +33,7 @@ _ELIGIBLE = f"""
 
 
 def _params(names: Sequence[str]) -> dict[str, Any]:
-    return {"names": json.dumps(list(names)), "svg": SVG_ORIGINAL, "now": utc_now()}
+    return {"names": json.dumps(list(names)), "svg": SVG_ORIGINAL, "now": utc_text()}
 
 
 def plan(db: Database, names: Sequence[str]) -> int:
@@ -101,7 +101,7 @@ def pending(db: Database, *, batch: int = 500) -> Iterator[dict[str, Any]]:
 def mark_done(db: Database, image_id: int, representation: str, *, url: str, path: str, size: int, sha512: str,
               attempts: int = 0) -> None:
     """Record a file as kept: where, how big, its sha512, and when."""
-    now = utc_now()
+    now = utc_text()
     db.execute(f"""
         INSERT INTO downloads (image_id, representation, status, url, path, bytes, sha512, downloaded_at,
                                attempts, reason, updated_at)
@@ -120,7 +120,7 @@ def mark_failed(db: Database, image_id: int, representation: str, reason: str, *
     db.execute(f"""
         UPDATE downloads SET status = '{FAILED}', reason = ?, url = coalesce(?, url),
             attempts = attempts + ?, updated_at = ?
-        WHERE image_id = ? AND representation = ?""", [reason, url, attempts, utc_now(), image_id, representation])
+        WHERE image_id = ? AND representation = ?""", [reason, url, attempts, utc_text(), image_id, representation])
     db.conn.commit()
 
 
@@ -130,14 +130,14 @@ def requeue(db: Database, keys: Sequence[tuple[int, str]], reason: str) -> None:
         db.conn.executemany(
             f"UPDATE downloads SET status = '{PENDING}', reason = ?, updated_at = ? "
             "WHERE image_id = ? AND representation = ?",
-            [(reason, utc_now(), image_id, representation) for image_id, representation in keys])
+            [(reason, utc_text(), image_id, representation) for image_id, representation in keys])
 
 
 def requeue_failed(db: Database) -> int:
     """Make every failed file pending again; returns how many."""
     with db.atomic():
         cursor = db.execute(f"UPDATE downloads SET status = '{PENDING}', updated_at = ? WHERE status = '{FAILED}'",
-                            [utc_now()])
+                            [utc_text()])
     return cursor.rowcount
 
 

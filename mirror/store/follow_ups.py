@@ -19,7 +19,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .database import chunks, utc_now
+from ..dates import utc_text
+from .database import chunks
 from .images import ImageWriter
 from .records import record_ids
 from .writer import Saved
@@ -52,7 +53,7 @@ def mirrored_count(db: Database) -> int:
 
 def mark_covered(db: Database, resource: str, image_ids: Iterable[int]) -> None:
     """Record that ``resource`` has covered these images; call it in the page's transaction."""
-    now = utc_now()
+    now = utc_text()
     db.conn.executemany("INSERT OR REPLACE INTO image_progress (resource, image_id, done_at) VALUES (?, ?, ?)",
                         [(resource, i, now) for i in image_ids])
 

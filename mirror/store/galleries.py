@@ -16,9 +16,8 @@ from datetime import datetime, timedelta, timezone
 
 from sqlite_utils import Database
 
-from .database import utc_now, utc_text
+from ..dates import utc_text
 from .history import note_event, recorder_for
-
 
 CHANGED, RECHECK = 1, 2  # gallery_walks.due: found new or changed this run; walked long ago
 
@@ -49,7 +48,7 @@ def due_galleries(db: Database, due: int = CHANGED) -> list[int]:
 
 def mark_gone(db: Database, gallery_ids: Iterable[int]) -> None:
     """The site no longer has these galleries: keep their rows and order, note when, walk them no more."""
-    now = utc_now()
+    now = utc_text()
     rows = [(gallery_id, now) for gallery_id in gallery_ids]
     for gallery_id, _ in rows:
         if db.execute("SELECT 1 FROM gone_galleries WHERE id = ?", [gallery_id]).fetchone() is None:
@@ -84,7 +83,7 @@ def replace_members(db: Database, gallery_id: int, image_ids: list[int]) -> None
                             [(gallery_id, image_id, position) for position, image_id in enumerate(image_ids)])
         db.execute("""INSERT INTO gallery_walks (gallery_id, due, walked_at, images) VALUES (?, 0, ?, ?)
                       ON CONFLICT (gallery_id) DO UPDATE SET due = 0, walked_at = excluded.walked_at,
-                      images = excluded.images""", [gallery_id, utc_now(), len(image_ids)])
+                      images = excluded.images""", [gallery_id, utc_text(), len(image_ids)])
 
 
 def _note_membership(db: Database, gallery_id: int, image_ids: list[int]) -> None:

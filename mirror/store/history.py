@@ -36,7 +36,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .database import utc_now
+from ..dates import utc_text
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "recording", "recorder_for", "record_key",
            "note_event",
@@ -92,7 +92,7 @@ class HistoryRecorder:
 
     def saw(self, resource: str, seen: Sequence[Seen]) -> None:
         """Keep what changed in each record seen (nothing for one that did not change)."""
-        now = utc_now()
+        now = utc_text()
         for item in seen:
             found = self._change(resource, item, now)
             if found is not None:
@@ -103,7 +103,7 @@ class HistoryRecorder:
 
     def event(self, resource: str, key: Any, event: str, changes: Mapping[str, Any] | None = None) -> None:
         """Keep an event the writers do not see as a record (a gallery gone, a comment destroyed)."""
-        self._write(resource, key, event, changes, utc_now())
+        self._write(resource, key, event, changes, utc_text())
 
     def _change(self, resource: str, item: Seen, now: str) -> tuple[str, dict | None, list] | None:
         new = item.record

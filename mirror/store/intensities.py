@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from sqlite_utils import Database
 
-from .database import utc_now
+from ..dates import utc_text
 
 __all__ = ["save_intensities", "save_record_intensities", "without_intensities", "RECORD"]
 
@@ -26,12 +26,12 @@ def save_intensities(db: Database, image_id: int, values: tuple[float, float, fl
     with db.atomic():
         db.execute("INSERT OR REPLACE INTO image_intensities (image_id, nw, ne, sw, se, aspect_ratio, computed_from, "
                    "computed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (image_id, nw, ne, sw, se, aspect_ratio, computed_from, utc_now()))
+                   (image_id, nw, ne, sw, se, aspect_ratio, computed_from, utc_text()))
 
 
 def save_record_intensities(db: Database, records: list[dict], computed_from: str) -> None:
     """Keep the intensities image records state (``{"nw", "ne", "sw", "se"}``), where they do."""
-    now = utc_now()
+    now = utc_text()
     rows = [(r["id"], *values, _aspect(r.get("aspect_ratio")), computed_from, now)
             for r in records if (values := _corners(r.get("intensities"))) is not None]
     with db.atomic():

@@ -16,7 +16,6 @@ from typing import Any
 
 from ..urls import https_url
 
-
 # Made once: ``json.dumps`` with options builds a new encoder on every call.
 _UNICODE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _ASCII_JSON = json.JSONEncoder(separators=(",", ":"))

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .database import utc_now
+from ..dates import utc_text
 from .records import fingerprint, to_json
 
 
@@ -22,4 +22,4 @@ def reject(db: Database, resource: str, record: Any, reason: str) -> None:
     db.execute(
         "INSERT INTO rejects (resource, record_key, reason, raw, seen_at, fingerprint) VALUES (?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (fingerprint) DO NOTHING",
-        [resource, None if key is None else str(key), reason, raw, utc_now(), fingerprint(resource, reason, raw)])
+        [resource, None if key is None else str(key), reason, raw, utc_text(), fingerprint(resource, reason, raw)])

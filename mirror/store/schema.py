@@ -13,8 +13,9 @@ from pathlib import Path
 
 from sqlite_utils import Database, Migrations
 
-from .originals import ORIGINAL_REPRESENTATION
+from ..philomena import RATINGS as PHILOMENA_RATINGS
 from .errors import StoreError
+from .originals import ORIGINAL_REPRESENTATION
 from .records import fingerprint
 from .specs import COMMENTS, FILTERS, FORUMS, GALLERIES, IMAGES, POSTS, TAGS, TOPICS, USERS, TableSpec
 
@@ -164,7 +165,7 @@ def _resources(db: Database) -> None:
         db.execute(sql)
 
 
-RATINGS = "'safe', 'suggestive', 'questionable', 'explicit', 'semi-grimdark', 'grimdark', 'grotesque'"
+RATINGS = ", ".join(f"'{rating}'" for rating in PHILOMENA_RATINGS)  # the same text as when written
 
 VIEWS = (
     f"""CREATE VIEW image_details AS

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .database import utc_now
+from ..dates import utc_text
 from .history import counters_kept, start_recording, stop_recording
 
 
@@ -26,7 +26,7 @@ def load_cursor(db: Database, name: str) -> dict[str, Any]:
 def save_cursor(db: Database, name: str, cursor: dict[str, Any]) -> None:
     """Save ``cursor``; call it inside the transaction that stored the page it points past."""
     db.execute("INSERT INTO sync_state (name, cursor, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE "
-               "SET cursor = excluded.cursor, updated_at = excluded.updated_at", [name, json.dumps(cursor), utc_now()])
+               "SET cursor = excluded.cursor, updated_at = excluded.updated_at", [name, json.dumps(cursor), utc_text()])
 
 
 def all_cursors(db: Database) -> dict[str, dict[str, Any]]:
@@ -42,7 +42,7 @@ class Run:
 
     def finish(self, db: Database, *, status: str, message: str | None = None, **counts: int) -> None:
         stop_recording(db)
-        db["sync_runs"].update(self.id, {"finished_at": utc_now(), "status": status, "message": message, **counts})
+        db["sync_runs"].update(self.id, {"finished_at": utc_text(), "status": status, "message": message, **counts})
 
 
 def start_run(db: Database, resource: str, *, filter_id: int | None = None) -> Run:
@@ -51,7 +51,7 @@ def start_run(db: Database, resource: str, *, filter_id: int | None = None) -> R
     Until then, what the writers store on ``db`` is kept in its history (:mod:`.history`), with
     counters at the grain set for ``db`` (:func:`.history.keep_counters`)."""
     table = db["sync_runs"]
-    table.insert({"resource": resource, "started_at": utc_now(), "status": "running", "filter_id": filter_id})
+    table.insert({"resource": resource, "started_at": utc_text(), "status": "running", "filter_id": filter_id})
     run = Run(table.last_pk, resource)
     start_recording(db, run.id, counters_kept(db))
     return run

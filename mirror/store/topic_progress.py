@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from sqlite_utils import Database
 
-from .database import utc_now
+from ..dates import utc_text
 
 TABLE = "topic_progress"
 
@@ -36,5 +36,5 @@ def load_topic_progress(db: Database, forum: str) -> dict[str, TopicProgress]:
 
 def save_topic_progress(db: Database, forum: str, slug: str, progress: TopicProgress) -> None:
     """Record ``progress``; call it inside the transaction that stored the page it describes."""
-    db[TABLE].upsert({"forum_short_name": forum, "slug": slug, **asdict(progress), "updated_at": utc_now()},
+    db[TABLE].upsert({"forum_short_name": forum, "slug": slug, **asdict(progress), "updated_at": utc_text()},
                      pk=("forum_short_name", "slug"))

@@ -14,7 +14,7 @@ from typing import Any
 from sqlite_utils import Database
 from sqlite_utils.db import jsonify_if_needed
 
-from .database import utc_now
+from ..dates import utc_text
 from .history import Seen, recorder_for
 from .records import MAX_ID, column_converters, shape, shape_values, to_json, valid_id
 from .rejects import reject
@@ -79,7 +79,7 @@ class RecordWriter:
                 stubs.append((key, record))
             else:
                 full.append((key, record))
-        now = utc_now()
+        now = utc_text()
         # Context columns not given (a post found by search has no topic) keep what the row has.
         given = {c: jsonify_if_needed(context[c]) for c in self.spec.context if c in context}
         columns = (*self.spec.fields, *given, *self._extra)

@@ -7,20 +7,11 @@ skew, slow search indexing). The start is taken as the earlier of our clock and 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
-from ..store.database import utc_text
+from ..dates import parse_utc, utc_text
 
-__all__ = ["earliest", "parse_utc", "since", "utc_text"]
-
-
-def parse_utc(text: str) -> datetime | None:
-    """An API date (``2024-01-02T03:04:05Z``, fractions and offsets tolerated) or None."""
-    try:
-        value = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+__all__ = ["earliest", "since"]
 
 
 def since(last_start: str | None, overlap: int) -> str | None:

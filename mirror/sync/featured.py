@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from sqlite_utils import Database
 
 from ..api import NotFound, PhilomenaClient
+from ..dates import utc_text
 from ..store import ImageWriter
-from ..store.database import utc_now
 from ..store.state import load_cursor, save_cursor
 
 STATE_NAME = "featured"
@@ -42,6 +42,6 @@ async def record_featured(client: PhilomenaClient, db: Database) -> bool:
             return False  # nothing featured, or a record without a usable id
         if db.execute("SELECT 1 FROM images WHERE id = ?", [image_id]).fetchone():
             ImageWriter(db, client.base_url).save_page([record])
-        db["featured_images"].insert({"day": day, "image_id": image_id, "seen_at": utc_now()}, pk="day",
+        db["featured_images"].insert({"day": day, "image_id": image_id, "seen_at": utc_text()}, pk="day",
                                      replace=True)
     return True

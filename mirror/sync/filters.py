@@ -28,8 +28,8 @@ from ..store.records import record_ids
 from ..store.specs import FILTERS
 from ..store.writer import RecordWriter
 from .paging import scrivener_pages
-from .saving import PageSaver
 from .report import Progress, SyncReport, recorded_run
+from .saving import PageSaver
 
 STATE_NAME = "filters"
 NO_KEY = "the key owner's filters were skipped: they need an API key (set MIRROR_API_KEY)"

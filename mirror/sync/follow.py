@@ -15,10 +15,11 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..api import Page, PhilomenaClient
+from ..dates import utc_text
 from ..store.follow_ups import forget_covered, mark_covered, pending_images
 from ..store.state import load_cursor, save_cursor
 from ..store.writer import Saved
-from .clock import earliest, since, utc_text
+from .clock import earliest, since
 from .newest_first import PER_PAGE, Search, newest_first
 from .report import Progress, SyncReport
 

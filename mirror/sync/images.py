@@ -18,9 +18,10 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..api import Page, PhilomenaClient
+from ..dates import utc_text
 from ..store import ImageWriter
 from ..store.state import load_cursor, save_cursor
-from .clock import earliest, since, utc_text
+from .clock import earliest, since
 from .paging import PER_PAGE, ProgressGuard, keyset_unseen, last_search_page
 from .report import Progress, SyncReport, recorded_run
 

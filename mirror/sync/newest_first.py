@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from ..api import Page
-from .clock import parse_utc, utc_text
+from ..dates import parse_utc, utc_text
 from .paging import PER_PAGE, ProgressGuard, last_search_page
 
 # Matches every record on the endpoints walked here (an int range, valid on every index).

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from sqlite_utils import Database
 
 from ..api import NotFound, PhilomenaClient
-from ..store.database import utc_now, utc_text
+from ..dates import utc_text
 from ..store.specs import USERS
 from ..store.writer import RecordWriter
 from .report import Progress, SyncReport, recorded_run
@@ -88,4 +88,4 @@ def _settle(db: Database, user_id: int, found: bool) -> None:
     if found:
         db.execute("DELETE FROM gone_users WHERE id = ?", [user_id])
     else:
-        db["gone_users"].upsert({"id": user_id, "checked_at": utc_now()}, pk="id")
+        db["gone_users"].upsert({"id": user_id, "checked_at": utc_text()}, pk="id")

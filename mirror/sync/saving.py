@@ -19,6 +19,7 @@ from ..store.state import save_cursor
 from ..store.writer import RecordWriter, Saved
 from .report import Progress, SyncReport
 
+
 def save_changes(writer: RecordWriter, records: Sequence[Any], context: Mapping[str, Any] | None = None) -> Saved:
     """Save ``records`` (every row's ``mirrored_at`` moves on); ``new`` counts records kept for the
     first time (a row with no ``raw`` yet counts as new), ``updated`` those whose ``raw`` changed.

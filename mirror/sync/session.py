@@ -20,9 +20,8 @@ from datetime import datetime, timedelta, timezone
 
 from sqlite_utils import Database
 
-from ..store.database import utc_text
+from ..dates import parse_utc, utc_text
 from ..store.state import load_cursor, save_cursor
-from .clock import parse_utc
 
 STATE_NAME = "sync"
 # Resources finished this recently are not asked again by a rerun; a nightly run always starts afresh.

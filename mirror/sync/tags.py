@@ -35,7 +35,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..api import Page, PhilomenaClient
-from ..store.database import chunks, utc_now
+from ..dates import utc_text
+from ..store.database import chunks
 from ..store.records import record_ids
 from ..store.specs import TAGS
 from ..store.state import load_cursor, save_cursor
@@ -209,7 +210,7 @@ def oldest_tag_ids(db: Database, limit: int, exclude: set[int]) -> list[int]:
 
 def mark_asked(db: Database, ids: Sequence[int]) -> None:
     """Ids the site did not return: keep whatever ``raw`` holds, note when they were asked."""
-    now = utc_now()
+    now = utc_text()
     for batch in chunks(list(ids)):
         db.execute(f"UPDATE tags SET mirrored_at = ? WHERE id IN ({','.join('?' * len(batch))})", [now, *batch])
 

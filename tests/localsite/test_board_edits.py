@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from mirror.localsite.board.editor import BoardEditor
-from mirror.localsite.board.records import RATINGS
 from mirror.localsite.http.server import SiteServer
+from mirror.philomena import RATINGS
 
 from ..support.real_fixtures import REAL
 

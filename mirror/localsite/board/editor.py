@@ -30,6 +30,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ...dates import parse_utc, utc_now, utc_text
 from ...search.slugs import slug
 from ...store import ImageWriter, open_database
 from ...store.database import MirrorDatabase
@@ -46,7 +47,7 @@ from .generate import (
     set_image_tags,
     tag_groups,
 )
-from .records import background_pony, iso, parse_iso, slug_of_title, utc_now
+from .records import background_pony, slug_of_title
 from .render import render_filter, render_tag, render_user
 from .rows import (
     FILE_ROOT,
@@ -152,11 +153,11 @@ class BoardEditor:
         return next(iter(found[0].values())) if found else None
 
     def now(self) -> str:
-        return iso(self.clock())
+        return utc_text(self.clock())
 
     @staticmethod
     def date(value: str) -> datetime:
-        return parse_iso(value)
+        return parse_utc(value)
 
     def _next_id(self, *columns: str) -> int:
         """One above the largest id in any of ``columns`` (``table`` for its ``id``, or ``table.column``)."""

@@ -31,13 +31,15 @@ from typing import Any, Protocol
 
 from sqlite_utils import Database
 
+from ...dates import parse_utc, utc_text
+from ...philomena import RATINGS
 from ...search.slugs import slug
 from ...store import ImageWriter, open_database
 from ...store.schema import refresh_statistics
 from ...store.specs import COMMENTS, FILTERS, TAGS, USERS
 from ...store.specs import FORUMS as FORUM_RECORDS
 from ..files.img import FileSource, file_key, finish_image_file
-from .records import RATINGS, background_pony, iso, parse_iso, slug_of_title
+from .records import background_pony, slug_of_title
 from .render import render_filter, render_forum, render_tag, render_user
 from .rows import (
     FILE_ROOT,
@@ -213,7 +215,7 @@ def _make_tags(vocab: Vocabulary, rng: random.Random, n_artists: int) -> dict[st
                 "dnp_type": rng.choice(DNP_TYPES),
                 "conditions": rng.choice(["", "No reposts without credit", "Edits allowed with permission"]),
                 "reason": None if rng.random() < 0.3 else _sentence(rng, 6),
-                "created_at": iso(_date_between(rng, START, END)),
+                "created_at": utc_text(_date_between(rng, START, END)),
             })
         artists.append(tag["name"])
     ocs = [add(f"oc:{_name(rng)}")["name"] for _ in range(max(3, n_artists // 3))]
@@ -358,16 +360,16 @@ def _users(vocab: Vocabulary, rng: random.Random, n: int, artists: list[str]) ->
             "id": user_id, "name": name, "slug": slug(name), "role": role,
             "description": None if rng.random() < 0.3 else _text(rng, []),
             "avatar": f"{created.year}/{created.month}/{created.day}/{user_id}.png" if rng.random() < 0.6 else None,
-            "created_at": iso(created), "links": [], "awards": [], "deleted": i > 5 and rng.random() < 0.05,
+            "created_at": utc_text(created), "links": [], "awards": [], "deleted": i > 5 and rng.random() < 0.05,
         }
         if artists and rng.random() < 0.25:
-            user["links"].append({"user_id": user_id, "created_at": iso(created + timedelta(days=3)),
+            user["links"].append({"user_id": user_id, "created_at": utc_text(created + timedelta(days=3)),
                                   "state": "verified", "tag_id": vocab.by_name(rng.choice(artists))["id"]})
         for badge_id, title, image in rng.sample(BADGES, rng.randint(0, 3)):
             user["awards"].append({
                 "id": badge_id, "title": title, "image": image,
                 "label": rng.choice(["", "Thanks for your support", "Best Artist 2016"]),
-                "awarded_on": iso(_date_between(rng, created, END)),
+                "awarded_on": utc_text(_date_between(rng, created, END)),
             })
         users[user_id] = user
         user_id += rng.choice((1, 1, 1, 3))
@@ -378,10 +380,10 @@ def _date_image(rng: random.Random, image: Record, created: datetime, previous: 
     """Some images were imported earlier or tie with the one before; updates come later."""
     roll = rng.random()
     if roll < 0.04 and previous is not None:
-        image["first_seen_at"] = iso(created - timedelta(days=rng.randint(1, 400)))  # imported earlier
+        image["first_seen_at"] = utc_text(created - timedelta(days=rng.randint(1, 400)))  # imported earlier
     elif roll < 0.08 and previous is not None:
         image["first_seen_at"] = previous["first_seen_at"]  # a tie
-    image["updated_at"] = iso(min(created + timedelta(seconds=rng.randint(0, 86400 * 700)), END))
+    image["updated_at"] = utc_text(min(created + timedelta(seconds=rng.randint(0, 86400 * 700)), END))
 
 
 def _set_fate(rng: random.Random, image: Record, merge_targets: Sequence[int]) -> None:
@@ -407,8 +409,8 @@ def _comment_on(g: Maker, rng: random.Random, comment_id: int, image: Record, us
     The image's ``comment_count`` counts it unless it is destroyed.
     """
     user_id = None if rng.random() < 0.15 else rng.choice(users)
-    created = _date_between(rng, parse_iso(image["created_at"]), END)
-    comment = make_comment(g, rng, comment_id, image["id"], user_id, iso(created))
+    created = _date_between(rng, parse_utc(image["created_at"]), END)
+    comment = make_comment(g, rng, comment_id, image["id"], user_id, utc_text(created))
     roll = rng.random()
     if roll < 0.05:
         comment.update(hidden_from_users=True, deletion_reason="Rule #1")
@@ -416,7 +418,7 @@ def _comment_on(g: Maker, rng: random.Random, comment_id: int, image: Record, us
         comment.update(destroyed_content=True, hidden_from_users=True)
     elif roll < 0.15:
         edited = created + timedelta(minutes=rng.randint(1, 600))
-        comment.update(edited_at=iso(edited), updated_at=iso(edited),
+        comment.update(edited_at=utc_text(edited), updated_at=utc_text(edited),
                        edit_reason=rng.choice([None, "typo", "fixed link"]))
     if not comment["destroyed_content"]:
         image["comment_count"] += 1
@@ -444,7 +446,7 @@ def _make_topic(g: Maker, rng: random.Random, topic_id: int, forum: Record, used
     user_id = None if rng.random() < 0.1 else rng.choice(users)
     topic = make_topic_record(
         topic_id, forum["short_name"], topic_slug, title, user_id,
-        background_pony(topic_id, "op") if user_id is None else g.user_name(user_id), iso(created),
+        background_pony(topic_id, "op") if user_id is None else g.user_name(user_id), utc_text(created),
         view_count=rng.randint(0, 100000), sticky=topic_id % 9 == 1, locked=topic_id % 11 == 5,
         hidden=topic_id % 13 == 7)
     count = 80 if topic_id == 2 else rng.randint(1, 30)  # topic 2 spans several pages
@@ -454,7 +456,7 @@ def _make_topic(g: Maker, rng: random.Random, topic_id: int, forum: Record, used
         when = min(when + timedelta(minutes=rng.randint(1, 3000)), END)
         posts.append(_reply(g, rng, first_post_id + position, topic, position, users, when))
     topic["post_count"] = count
-    topic["last_replied_to_at"] = iso(when)
+    topic["last_replied_to_at"] = utc_text(when)
     if not topic["hidden"]:
         forum["topic_count"] += 1
         forum["post_count"] += count
@@ -464,7 +466,7 @@ def _make_topic(g: Maker, rng: random.Random, topic_id: int, forum: Record, used
 def _reply(g: Maker, rng: random.Random, post_id: int, topic: Record, position: int, users: Sequence[int],
            when: datetime) -> Record:
     author = None if rng.random() < 0.1 else rng.choice(users)
-    post = make_post(g, rng, post_id, topic, position, author, iso(when))
+    post = make_post(g, rng, post_id, topic, position, author, utc_text(when))
     roll = rng.random()
     if roll < 0.04 and position:
         post.update(hidden_from_users=True, deletion_reason="Off topic")
@@ -472,7 +474,7 @@ def _reply(g: Maker, rng: random.Random, post_id: int, topic: Record, position: 
         post.update(destroyed_content=True, hidden_from_users=True)
     elif roll < 0.12:
         edited = when + timedelta(minutes=5)
-        post.update(edited_at=iso(edited), updated_at=iso(edited), edit_reason=None)
+        post.update(edited_at=utc_text(edited), updated_at=utc_text(edited), edit_reason=None)
     return post
 
 
@@ -489,8 +491,8 @@ def _make_gallery(rng: random.Random, gallery_id: int, user_id: int, visible: Se
         "user_id": user_id,
         "image_ids": images,
         "subscriber_count": rng.randint(0, 40),
-        "created_at": iso(created),
-        "updated_at": iso(min(created + timedelta(days=rng.randint(0, 300)), END)),
+        "created_at": utc_text(created),
+        "updated_at": utc_text(min(created + timedelta(days=rng.randint(0, 300)), END)),
     }
 
 
@@ -518,7 +520,7 @@ def _make_filters(vocab: Vocabulary, users: dict[int, Record], key_user: int, rn
     ]
     filters = []
     for name, description, hidden, spoilered, hidden_complex, spoilered_complex in system:
-        filters.append(make_filter(len(filters) + 1, name, None, iso(START), description=description,
+        filters.append(make_filter(len(filters) + 1, name, None, utc_text(START), description=description,
                                    user_count=rng.randint(1000, 90000), hidden_tag_ids=hidden,
                                    spoilered_tag_ids=spoilered, hidden_complex=hidden_complex,
                                    spoilered_complex=spoilered_complex))
@@ -526,7 +528,7 @@ def _make_filters(vocab: Vocabulary, users: dict[int, Record], key_user: int, rn
     for i, owner in enumerate(owners):
         hidden = rng.sample(sorted(vocab.tags), rng.randint(0, 4))
         filters.append(make_filter(
-            len(filters) + 1, f"{users[owner]['name']}'s filter {i}", owner, iso(_date_between(rng, START, END)),
+            len(filters) + 1, f"{users[owner]['name']}'s filter {i}", owner, utc_text(_date_between(rng, START, END)),
             description=_sentence(rng, 5), public=i % 2 == 1, user_count=rng.randint(0, 30),
             hidden_tag_ids=sorted(hidden), hidden_complex=rng.choice(["", None, "score.lt:0", "rarity, explicit"]),
             spoilered_complex=rng.choice(["", None])))
@@ -691,7 +693,7 @@ class _Generation:
     def _image(self, index: int) -> Record:
         rng, count = self.rng, self.sizes.images
         created = _upload_time(index, count, rng)
-        image = new_image(self, rng, self.image_id, iso(created), self.groups, self.all_users)
+        image = new_image(self, rng, self.image_id, utc_text(created), self.groups, self.all_users)
         _date_image(rng, image, created, self.previous)
         if index == count - 1:  # the newest image is always still processing, like a fresh upload
             image.update(thumbnails_generated=False, processed=False)
@@ -700,7 +702,7 @@ class _Generation:
         if not image["hidden_from_users"]:
             self.recent.append(image["id"])
             if index % max(1, count // 8) == 0 and len(self.features) < 8:  # featured the day after
-                self.features.append({"image_id": image["id"], "created_at": iso(created + timedelta(days=1))})
+                self.features.append({"image_id": image["id"], "created_at": utc_text(created + timedelta(days=1))})
         self.previous = image
         self.image_id += 1 if rng.random() > 0.02 else rng.randint(2, 5)  # a few uploads never finished
         return image

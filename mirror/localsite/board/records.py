@@ -1,46 +1,10 @@
-"""Small helpers shared by the generator, the board editor and the renderer: dates, slugs, tag naming."""
+"""Small helpers shared by the generator, the board editor and the renderer: names, avatars, scores, slugs."""
 
 from __future__ import annotations
 
 import hashlib
 import math
 import re
-from datetime import datetime, timezone
-
-NAMESPACES = (
-    "artist", "art pack", "ask", "blog", "colorist", "comic", "commissioner", "editor", "fanfic",
-    "oc", "parent", "parents", "photographer", "series", "species", "spoiler", "video",
-)
-NAMESPACE_CATEGORIES = {
-    "artist": "origin", "colorist": "origin", "editor": "origin", "photographer": "origin",
-    "oc": "oc", "spoiler": "spoiler",
-    "art pack": "content-fanmade", "comic": "content-fanmade", "fanfic": "content-fanmade",
-    "series": "content-fanmade", "video": "content-fanmade",
-}
-RATINGS = ("safe", "suggestive", "questionable", "explicit", "semi-grimdark", "grimdark", "grotesque")
-
-
-def iso(dt: datetime) -> str:
-    """ISO 8601 the way Elixir's `DateTime.to_iso8601` prints a `:utc_datetime`."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_iso(value: str) -> datetime:
-    """Inverse of `iso`; also accepts fractional seconds and offsets seen in fixtures."""
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(microsecond=0)
-
-
-def split_namespace(name: str) -> tuple[str | None, str]:
-    """`artist:foo` -> ("artist", "foo"); names without a known namespace have none."""
-    prefix, sep, rest = name.partition(":")
-    if sep and prefix in NAMESPACES and rest:
-        return prefix, rest
-    return None, name
-
 
 
 def wilson_score(upvotes: int, downvotes: int) -> float | int:

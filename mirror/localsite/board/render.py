@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...philomena import display_key
+from ...dates import parse_utc
+from ...philomena import display_key, img_path
 from ...search.slugs import slug
-from .records import anonymous_avatar, parse_iso, wilson_score
+from .records import anonymous_avatar, wilson_score
 
 Record = dict[str, Any]
 
@@ -52,7 +53,7 @@ class Urls:
 
 
 def date_path(image: Record) -> str:
-    created = parse_iso(image["created_at"])
+    created = parse_utc(image["created_at"])
     return f"{created.year}/{created.month}/{created.day}"
 
 
@@ -63,17 +64,15 @@ def thumb_ext(fmt: str) -> str:
 
 def representations(image: Record, root: str) -> dict[str, str]:
     """The `representations` map: a sized file only when the image exceeds that size's box."""
-    day = date_path(image)
-    base = f"{root}/{day}/{image['id']}"
-    ext = thumb_ext(image["format"])
+    day, image_id, ext = date_path(image), image["id"], thumb_ext(image["format"])
     urls = {
-        name: f"{base}/{name if image['width'] > w or image['height'] > h else 'full'}.{ext}"
+        name: f"{root}/{img_path(name if image['width'] > w or image['height'] > h else 'full', day, image_id, ext)}"
         for name, (w, h) in THUMB_SIZES.items()
     }
-    urls["full"] = f"{root}/view/{day}/{image['id']}.{ext}"
+    urls["full"] = f"{root}/{img_path('view', day, image_id, ext)}"
     if image["mime_type"] == "image/gif":
-        urls["webm"] = f"{base}/full.webm"
-        urls["mp4"] = f"{base}/full.mp4"
+        urls["webm"] = f"{root}/{img_path('full', day, image_id, 'webm')}"
+        urls["mp4"] = f"{root}/{img_path('full', day, image_id, 'mp4')}"
     return urls
 
 
@@ -85,7 +84,7 @@ def display_ordered(image: Record, tags: Mapping[int, Record]) -> list[Record]:
 def view_url(image: Record, root: str, tags: Mapping[int, Record]) -> str:
     """`{root}/view/Y/M/D/{id}__{slugs}.{ext}` with tag slugs in display order, cut to 151 chars."""
     slugs = re.sub(r"[^a-z0-9_\-+]", "", "_".join(t["slug"] for t in display_ordered(image, tags)))[:151]
-    return f"{root}/view/{date_path(image)}/{image['id']}__{slugs}.{thumb_ext(image['format'])}"
+    return f"{root}/{img_path('view', date_path(image), image['id'], thumb_ext(image['format']), slugs)}"
 
 
 def image_stub(image: Record) -> Record:

@@ -25,11 +25,11 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from ...dates import parse_utc
 from ...store import ImageWriter
 from ...store.intensities import save_record_intensities
 from ...store.specs import COMMENTS, GALLERIES, POSTS, TOPICS, TableSpec
 from ...store.writer import RecordWriter
-from .records import parse_iso
 from .render import Urls, render_comment, render_gallery, render_image, render_post, render_topic
 
 __all__ = ["FILE_ROOT", "URLS", "create_site_tables", "save", "save_images", "save_messages", "save_topic",
@@ -132,6 +132,6 @@ def save_features(db: Database, features: Iterable[Record]) -> None:
     """Featured images ({"image_id", "created_at"}): the last one featured each day is that day's."""
     days = {}
     for feature in sorted(features, key=lambda f: f["created_at"]):
-        days[parse_iso(feature["created_at"]).date().isoformat()] = feature
+        days[parse_utc(feature["created_at"]).date().isoformat()] = feature
     db["featured_images"].insert_all([{"day": day, "image_id": f["image_id"], "seen_at": f["created_at"]}
                                       for day, f in days.items()], pk="day", replace=True)

@@ -13,8 +13,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from ...philomena import NAMESPACE_CATEGORIES, RATINGS, split_namespace
 from ...search.slugs import slug
-from .records import NAMESPACE_CATEGORIES, RATINGS, split_namespace
 
 __all__ = ["Vocabulary"]
 

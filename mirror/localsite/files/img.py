@@ -20,18 +20,18 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import format_datetime, parsedate_to_datetime
-from collections.abc import Mapping
 from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ...philomena import MIME_TYPES
-from ..board.records import parse_iso
+from ...dates import parse_utc
+from ...philomena import MIME_TYPES, parse_img_path
 from ..board.render import THUMB_SIZES, date_path, thumb_ext
 from . import media, pictures
 
@@ -116,41 +116,32 @@ def _intensities(data: bytes) -> dict[str, float] | None:
     return {name: round(value, 6) for name, value in zip(("nw", "ne", "sw", "se"), values.as_tuple())}
 
 
-_VIEW = re.compile(r"(view|download)/(\d+)/(\d+)/(\d+)/(\d+)(?:__[^/]*)?\.([a-z0-9]+)")
-_THUMB = re.compile(r"(\d+)/(\d+)/(\d+)/(\d+)/([a-z_]+)\.([a-z0-9]+)")
-
-
 def resolve_file(board: ImageFiles, path: str) -> tuple[bytes, str, datetime] | None:
     """(bytes, extension, last modified) for a path below /img/, or None when there is no such file."""
     found = _file_of(board, path)
     if found is None:
         return None
     image, data, ext = found
-    return data, ext, parse_iso(image["updated_at"]).replace(microsecond=0)  # HTTP dates are whole seconds
+    return data, ext, parse_utc(image["updated_at"]).replace(microsecond=0)  # HTTP dates are whole seconds
 
 
 def image_id_of(path: str) -> int | None:
     """The image id a path below /img/ names (whether or not the site has that image)."""
-    if match := _VIEW.fullmatch(path):
-        return int(match.group(5))
-    if match := _THUMB.fullmatch(path):
-        return int(match.group(4))
-    return None
+    found = parse_img_path(path)
+    return found.image_id if found else None
 
 
 def _file_of(board: ImageFiles, path: str) -> tuple[Record, bytes, str] | None:
     """The image a path below /img/ belongs to, with the file's bytes and extension."""
-    if match := _VIEW.fullmatch(path):
-        kind, y, m, d, image_id, ext = match.groups()
-    elif match := _THUMB.fullmatch(path):
-        y, m, d, image_id, kind, ext = match.groups()
-    else:
+    found = parse_img_path(path)
+    if found is None:
         return None
-    image = board.images.get(int(image_id))
-    source = board.file_source(int(image_id)) if image is not None else None
+    kind, ext = found.kind, found.ext
+    image = board.images.get(found.image_id)
+    source = board.file_source(found.image_id) if image is not None else None
     if source is None or image["hidden_from_users"]:
         return None
-    if f"{y}/{m}/{d}" != date_path(image):  # month and day are not zero-padded
+    if found.day != date_path(image):  # month and day are not zero-padded
         return None
     fmt = image["format"]
     if kind == "download":

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...imaging import Analysis
-from ...philomena import MAX_FILE_SIZE
+from ...philomena import GRIM, GROSS, MAX_FILE_SIZE, SEXUAL
 
 __all__ = ["Errors", "check_upload", "tag_names", "CORRUPT", "MAX_SIZE"]
 
@@ -25,7 +25,6 @@ MAX_SOURCES = 15
 CORRUPT = "contents corrupt, not recognized, or dimensions are too large to process"
 BLANK = "can't be blank"
 _URL = re.compile(r"\Ahttps?://")
-SEXUAL, GRIM, GROSS = ("suggestive", "questionable", "explicit"), ("semi-grimdark", "grimdark"), ("grotesque",)
 ANALYSIS_FIELDS = ("image_width", "image_height", "image_size", "image_orig_size", "image_format", "image_mime_type",
                    "image_aspect_ratio", "image_duration", "image_orig_sha512_hash", "image_sha512_hash",
                    "uploaded_image", "image_is_animated")
