@@ -450,3 +450,18 @@ def _history(db: Database) -> None:
     db.execute("CREATE INDEX image_tag_changes_by_tag ON image_tag_changes (tag_id, seen_at)")
     db.execute("CREATE INDEX image_tag_changes_by_image ON image_tag_changes (image_id, seen_at)")
     db.execute("CREATE INDEX image_tag_changes_by_history ON image_tag_changes (history_id)")
+
+
+@migrations(name="0021_image_hashes")
+def _image_hashes(db: Database) -> None:
+    """Perceptual hashes of each image's kept picture, for finding its copies (``mirror.imaging.similar``):
+    one row per hash ``kind``, the 64 bits stored as a signed integer, and the representation read."""
+    db.execute("""
+        CREATE TABLE image_hashes (
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            kind TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            source_representation TEXT NOT NULL,
+            computed_at TEXT NOT NULL,
+            PRIMARY KEY (image_id, kind)
+        ) STRICT""")
