@@ -467,3 +467,18 @@ def _intensities_as_the_site_computes_them(db: Database) -> None:
                           json_extract(intensities, '$.sw'), json_extract(intensities, '$.se'),
                           coalesce(aspect_ratio, 0.0), 'record', strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
                    FROM images WHERE json_valid(intensities) AND {corners}""")
+
+
+@migrations(name="0022_image_hashes")
+def _image_hashes(db: Database) -> None:
+    """Perceptual hashes of each image's kept picture, for finding its copies (``mirror.imaging.similar``):
+    one row per hash ``kind``, the 64 bits stored as a signed integer, and the representation read."""
+    db.execute("""
+        CREATE TABLE image_hashes (
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            kind TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            source_representation TEXT NOT NULL,
+            computed_at TEXT NOT NULL,
+            PRIMARY KEY (image_id, kind)
+        ) STRICT""")

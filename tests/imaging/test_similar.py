@@ -1,0 +1,100 @@
+"""Perceptual fingerprints: a copy (resized, re-encoded, cropped, framed) is nearer its original
+than any other picture, distances are symmetric, and a kept thumbnail stands for its full file.
+
+The pictures are the local site's: one layout in other colours and labels, the hard case for a
+perceptual hash (a pHash alone confuses them)."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from PIL import Image, ImageOps
+
+from mirror.imaging import MediaError
+from mirror.imaging.similar import KINDS, distance, fingerprint_of, fingerprint_of_picture, phash, trim_frame
+from mirror.localsite.files.pictures import picture
+
+
+def encoded(image: Image.Image, fmt: str = "PNG", **options) -> bytes:
+    out = io.BytesIO()
+    image.save(out, fmt, **options)
+    return out.getvalue()
+
+
+def decoded(data: bytes) -> Image.Image:
+    return Image.open(io.BytesIO(data)).convert("RGB")
+
+
+SIZES = [(300, 200), (240, 320), (400, 400), (500, 280)]
+ORIGINALS = {n: picture(f"similar-{n}", "png" if n % 2 else "jpg", *SIZES[n % 4], f"#{n}") for n in range(40)}
+
+
+@pytest.fixture(scope="module")
+def stored():
+    return {n: fingerprint_of(data) for n, data in ORIGINALS.items()}
+
+
+def half_size_jpeg(p: Image.Image) -> bytes:
+    return encoded(p.resize((p.width // 2, p.height // 2), Image.Resampling.LANCZOS), "JPEG", quality=80)
+
+
+def crop_5_percent(p: Image.Image) -> bytes:
+    cut_x, cut_y = round(p.width * 0.05), round(p.height * 0.05)
+    return encoded(p.crop((cut_x // 3, cut_y, p.width - cut_x + cut_x // 3, p.height)))
+
+
+def jpeg_at_full_size(p: Image.Image) -> bytes:
+    return encoded(p, "JPEG", quality=85)
+
+
+def border(p: Image.Image) -> bytes:
+    return encoded(ImageOps.expand(p, round(max(p.size) * 0.03), random.Random(p.width).choice(["white", "black", "red"])))
+
+
+@pytest.mark.parametrize("make_copy", [half_size_jpeg, crop_5_percent, jpeg_at_full_size, border])
+def test_a_copy_of_each_kind_is_nearer_its_original_than_any_other_picture(stored, make_copy):
+    for n, data in ORIGINALS.items():
+        query = fingerprint_of(make_copy(decoded(data)))
+        ranked = sorted(stored, key=lambda m: distance(query, stored[m]))
+        assert ranked[0] == n
+        assert distance(query, stored[n]) < distance(query, stored[ranked[1]])
+
+
+def test_distances_are_symmetric_and_zero_for_the_same_file(stored):
+    for a, b in [(0, 1), (2, 7), (5, 30)]:
+        assert distance(stored[a], stored[b]) == distance(stored[b], stored[a]) > 0
+    assert all(distance(fingerprint_of(data), stored[n]) == 0 for n, data in list(ORIGINALS.items())[:5])
+
+
+def test_a_250_px_thumbnail_stands_for_its_full_picture(stored):
+    """The archive often keeps only a thumbnail: one drawn at 250 px (as the site makes them)
+    must find the full-size file's hashes first."""
+    full = {n: fingerprint_of(picture(f"large-{n}", "png", 1600, 1200, f"#{n}")) for n in range(15)}
+    for n in full:
+        thumb = fingerprint_of(picture(f"large-{n}", "png", 250, 188, f"#{n}"))
+        assert min(full, key=lambda m: distance(thumb, full[m])) == n
+    assert set(full[0].hashes()) == set(KINDS)
+
+
+def test_the_site_s_still_frame_is_hashed_for_animations_videos_and_svg():
+    for fmt in ("gif", "webm", "svg"):
+        data = picture(f"frames-{fmt}", fmt, 120, 90, "#1", animated=fmt == "gif")
+        assert fingerprint_of(data) == fingerprint_of(data)
+    with pytest.raises(MediaError):
+        fingerprint_of(b"not a picture")
+
+
+def test_a_uniform_border_of_any_colour_is_trimmed():
+    inner = decoded(ORIGINALS[3])
+    for colour in ("white", "black", (12, 200, 99)):
+        framed = ImageOps.expand(inner, 9, colour)
+        assert phash(trim_frame(framed)) == phash(trim_frame(inner))
+    flat = Image.new("RGB", (50, 40), "grey")
+    assert trim_frame(flat).size == flat.size  # all frame: kept whole
+
+
+def test_a_decoded_picture_and_its_file_hash_alike():
+    data = ORIGINALS[1]
+    assert fingerprint_of_picture(Image.open(io.BytesIO(data))) == fingerprint_of(data)

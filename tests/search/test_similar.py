@@ -1,0 +1,77 @@
+"""The nearest stored fingerprints and groups of near-duplicates (mirror.search.similar), and the
+``image_hashes`` table they are read from."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image
+
+from mirror.imaging.similar import KINDS, Fingerprint, distance, fingerprint_of
+from mirror.localsite.files.pictures import picture
+from mirror.search.similar import HashIndex, groups
+from mirror.store import open_database
+from mirror.store.similar import delete_hashes, load_hashes, save_hashes
+
+
+def jpeg_copy(data: bytes, scale: float = 0.5) -> bytes:
+    image = Image.open(io.BytesIO(data)).convert("RGB")
+    out = io.BytesIO()
+    image.resize((round(image.width * scale), round(image.height * scale))).save(out, "JPEG", quality=80)
+    return out.getvalue()
+
+
+PICTURES = {n: picture(f"search-{n}", "png", 320, 240, f"#{n}") for n in range(1, 31)}
+
+
+def test_the_nearest_come_first_with_their_distance():
+    fingerprints = {n: fingerprint_of(data) for n, data in PICTURES.items()}
+    index = HashIndex.of(fingerprints)
+    query = fingerprint_of(jpeg_copy(PICTURES[7]))
+    found = index.nearest(query, limit=5)
+    assert found[0].image_id == 7
+    assert [f.distance for f in found] == sorted(f.distance for f in found)
+    assert all(f.distance == distance(query, fingerprints[f.image_id]) for f in found)
+    assert len(index.nearest(query, limit=100)) == 30
+    assert [f.image_id for f in index.nearest(query, max_distance=found[0].distance)] == [7]
+
+
+def test_ties_are_broken_by_id_and_a_cut_never_splits_a_tie_wrongly():
+    same = Fingerprint(1, 2, 3, 4, 5)
+    index = HashIndex(np.array([9, 4, 6]), np.array([same.values] * 3, dtype=np.uint64))
+    assert [(f.image_id, f.distance) for f in index.nearest(same, limit=2)] == [(4, 0), (6, 0)]
+
+
+def test_groups_hold_the_planted_duplicates_and_no_unrelated_picture():
+    fingerprints = {n: fingerprint_of(data) for n, data in PICTURES.items()}
+    fingerprints[101] = fingerprint_of(jpeg_copy(PICTURES[3]))
+    fingerprints[102] = fingerprint_of(jpeg_copy(PICTURES[3], 0.8))
+    fingerprints[103] = fingerprint_of(jpeg_copy(PICTURES[12]))
+    assert groups(HashIndex.of(fingerprints)) == [[3, 101, 102], [12, 103]]
+
+
+def test_groups_of_many_random_hashes_find_only_the_planted_pairs():
+    rng = np.random.default_rng(4)
+    hashes = rng.integers(0, 2**64, size=(20_000, len(KINDS)), dtype=np.uint64)
+    hashes[1] = hashes[0] ^ np.array([1, 1 << 63, 0, 2, 0], dtype=np.uint64)
+    hashes[501] = hashes[500] ^ np.array([0, 0, 1 << 20, 0, 1], dtype=np.uint64)
+    assert groups(HashIndex(np.arange(1, 20_001), hashes)) == [[1, 2], [501, 502]]
+
+
+def test_the_table_round_trips_every_bit(tmp_path):
+    db = open_database(tmp_path / "mirror.db")
+    top = Fingerprint(2**64 - 1, 2**63, 0, 1, 2**63 - 1)
+    other = fingerprint_of(PICTURES[1])
+    save_hashes(db, 5, top.hashes(), "thumb")
+    save_hashes(db, 2, other.hashes(), "full")
+    save_hashes(db, 9, {"whole": 1}, "thumb")  # incomplete: not searched
+    ids, hashes = load_hashes(db, KINDS)
+    assert ids.tolist() == [2, 5]
+    assert [int(v) for v in hashes[1]] == list(top.values)
+    assert [int(v) for v in hashes[0]] == list(other.values)
+    save_hashes(db, 5, other.hashes(), "full")  # replaced, not added
+    assert HashIndex.load(db).nearest(other, limit=3)[1].distance == 0
+    delete_hashes(db, 5)
+    assert load_hashes(db, KINDS)[0].tolist() == [2]
+    assert db["image_hashes"].count == len(KINDS) + 1  # image 2 whole, and the incomplete one
