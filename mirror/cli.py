@@ -18,7 +18,8 @@ import signal
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from typing import Any
 
@@ -222,14 +223,23 @@ def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...],
 @click.option("--distance", type=click.FloatRange(0, 1), default=None,
               help="How far each corner's brightness may differ, 0 to 1 (the site's default: 0.25).")
 @click.option("--local", is_flag=True, help="Search the archive offline instead of asking the site.")
+@click.option("--similar", is_flag=True,
+              help="Search the archive offline by perceptual fingerprint: finds resized, re-encoded, cropped "
+                   "and bordered copies the site's rule misses, nearest first with a distance.")
 @click.pass_context
 @handle_errors
-def reverse(ctx: click.Context, source: str, distance: float | None, local: bool) -> None:
+def reverse(ctx: click.Context, source: str, distance: float | None, local: bool, similar: bool) -> None:
     """Find the images that look like SOURCE (a file or a URL), on the site or (--local) in the archive."""
     from .commands.reverse import describe_matches, read_source
 
     config = _config(ctx)
-    file = read_source(source, fetch=local)
+    file = read_source(source, fetch=local or similar)
+    if similar:
+        from .commands.similar import describe_similar, similar_to
+
+        with _reading(config) as db:
+            click.echo(describe_similar(similar_to(db, file.data or b"")))
+        return
     if local:
         records, total = _search_local(config, file.data or b"", distance)
     else:
@@ -237,14 +247,38 @@ def reverse(ctx: click.Context, source: str, distance: float | None, local: bool
     click.echo(describe_matches(records, total, distance))
 
 
-def _search_local(config: Any, data: bytes, distance: float | None) -> tuple[list, int]:
-    from .commands.reverse import search_archive
+@cli.command()
+@click.option("--distance", type=click.IntRange(0, 64), default=None,
+              help="How far apart two images may be to be grouped (default 16; copies measure 0-21, "
+                   "unrelated pictures 27 and up).")
+@click.option("--json", "as_json", is_flag=True, help="The groups as a JSON list of lists of ids.")
+@click.pass_context
+@handle_errors
+def duplicates(ctx: click.Context, distance: int | None, as_json: bool) -> None:
+    """Groups of near-duplicate images in the archive, by perceptual fingerprint, for a curator to review."""
+    from .commands.similar import GROUP_DISTANCE, describe_groups, duplicate_groups
 
+    config = _config(ctx)
+    with _reading(config) as db:
+        found = duplicate_groups(db, GROUP_DISTANCE if distance is None else distance)
+        click.echo(describe_groups(db, found, as_json))
+
+
+@contextmanager
+def _reading(config: Any) -> Iterator[Any]:
+    """The mirror's database opened for reading only, its errors said as the store says them."""
     if not config.database.exists():
         _fail(f"No mirror yet at {config.database}; run `mirror sync` and `mirror download` first.", EXIT_USAGE)
     busy_timeout = config.store.busy_timeout
     db = open_read_only(config.database, busy_timeout=busy_timeout)
     with database_errors(config.database, busy_timeout):
+        yield db
+
+
+def _search_local(config: Any, data: bytes, distance: float | None) -> tuple[list, int]:
+    from .commands.reverse import search_archive
+
+    with _reading(config) as db:
         return search_archive(db.conn, data, distance)
 
 

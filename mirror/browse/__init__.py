@@ -17,6 +17,8 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
+from .duplicates_page import PATH as DUPLICATES_PATH
+from .duplicates_page import booru_duplicates
 from .figure import ImageCard, artists_of_tags, artists_of_text
 from .metadata import KEPT_THUMBNAIL
 from .search_page import PATH, booru_search
@@ -73,7 +75,7 @@ async def _stylesheet(request: Any) -> Response:
 
 @hookimpl
 def register_routes() -> list[tuple[str, Any]]:
-    return [(r"^/-/booru$", booru_search), (r"^/-/booru\.css$", _stylesheet)]
+    return [(r"^/-/booru$", booru_search), (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet)]
 
 
 @hookimpl
@@ -83,7 +85,8 @@ def extra_css_urls() -> list[str]:
 
 @hookimpl
 def menu_links(datasette: Any) -> list[dict[str, str]]:
-    return [{"href": PATH, "label": "Search images (site syntax)"}]
+    return [{"href": PATH, "label": "Search images (site syntax)"},
+            {"href": DUPLICATES_PATH, "label": "Near-duplicate images"}]
 
 
 __all__ = ["render_cell", "register_routes", "extra_css_urls", "menu_links", "database_name"]

@@ -21,7 +21,7 @@ from ..imaging import MediaError, intensities_of
 from ..philomena import MAX_FILE_SIZE
 from ..search.reverse import DEFAULT_DISTANCE, MAX_DISTANCE, PAGE_SIZE, ReverseQuery, find_matches
 
-__all__ = ["read_source", "search_archive", "describe_matches", "SourceError"]
+__all__ = ["read_source", "search_archive", "describe_matches", "record_line", "SourceError"]
 
 
 class SourceError(MirrorError):
@@ -96,11 +96,12 @@ def describe_matches(records: list[dict[str, Any]], total: int, distance: float 
                 f"try --distance {min(MAX_DISTANCE, max(0.5, used * 2)):g} (at most {MAX_DISTANCE:g})")
     lines = [f"{total} match{'es' if total != 1 else ''}" + (f" (first {len(records)} shown)" if total > len(records) else "")]
     for record in records:
-        lines.append(_line(record))
+        lines.append(record_line(record))
     return "\n".join(lines)
 
 
-def _line(record: dict[str, Any]) -> str:
+def record_line(record: dict[str, Any]) -> str:
+    """An image found, on one line: its id, artists, source and page (or why it is hidden)."""
     if record.get("hidden_from_users"):
         why = record.get("deletion_reason") or (f"merged into {record['duplicate_of']}" if record.get("duplicate_of") else "hidden")
         return f"  {record['id']}: hidden on the site ({why})"

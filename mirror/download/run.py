@@ -24,6 +24,7 @@ from ..progress import Reporter
 from ..store import ImageWriter, is_image_stub
 from ..store import downloads as state
 from .fetch import Fetcher, FileFailed, Job, Recheck
+from .fingerprints import backfill_fingerprints, keep_fingerprint
 from .intensities import backfill_intensities, keep_intensities
 from .layout import expected_hash, extension, file_path, file_url
 from .storage import Digest, Storage
@@ -113,6 +114,7 @@ async def run_downloads(db: Database, client: PhilomenaClient, politeness: Polit
             report.requests = politeness.attempts
     # A run killed between keeping a file and reading it left that file without intensities.
     await backfill_intensities(db, storage)
+    await backfill_fingerprints(db, storage)
     report.complete = True
     reporter.done(report)
     return report
@@ -160,6 +162,7 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=kept.size,
                             sha512=kept.sha512)
             await keep_intensities(db, fetcher.storage, job.image_id, job.representation, job.path)
+            await keep_fingerprint(db, fetcher.storage, job.image_id, job.representation, job.path)
             report.adopted += 1
             report.fetched += 1
             report.originals += job.original
@@ -177,6 +180,7 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=got.size,
                             sha512=got.sha512, attempts=job.attempts)
             await keep_intensities(db, fetcher.storage, job.image_id, job.representation, job.path)
+            await keep_fingerprint(db, fetcher.storage, job.image_id, job.representation, job.path)
         report.downloaded += 1
         report.fetched += len(jobs)
         report.originals += sum(job.original for job in jobs)

@@ -21,6 +21,7 @@ from ..api import PhilomenaClient
 from ..api.polite import Politeness
 from ..progress import Reporter
 from ..store import downloads as state
+from .fingerprints import backfill_fingerprints
 from .intensities import backfill_intensities
 from .run import DownloadOptions, DownloadReport, run_downloads
 from .storage import Storage
@@ -38,6 +39,7 @@ class VerifyReport:
     repaired: DownloadReport | None = None
     unrepaired: int = 0  # damaged files still not kept after the repair
     intensities: int = 0  # kept files whose intensities were computed now (for reverse search)
+    fingerprints: int = 0  # images whose fingerprints were read now (for finding near-duplicates)
 
     @property
     def damaged(self) -> int:
@@ -47,6 +49,8 @@ class VerifyReport:
         text = f"verify: {self.fetched} files checked, {len(self.missing)} missing, {len(self.corrupt)} corrupt"
         if self.intensities:
             text += f", intensities computed for {self.intensities}"
+        if self.fingerprints:
+            text += f", fingerprints read for {self.fingerprints}"
         if self.repaired is not None:
             text += f"; re-fetched {self.repaired.downloaded + self.repaired.adopted}, {self.unrepaired} not repaired"
         elif self.damaged:
@@ -78,6 +82,7 @@ async def verify_files(db: Database, client: PhilomenaClient, politeness: Polite
         report.repaired = await run_downloads(db, client, politeness, storage, options, reporter)
         report.unrepaired = state.not_kept(db, damaged)
     report.intensities = await backfill_intensities(db, storage)
+    report.fingerprints = await backfill_fingerprints(db, storage)
     reporter.done(report)
     return report
 

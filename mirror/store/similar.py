@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from sqlite_utils import Database
 
-from .database import utc_now
+from ..dates import utc_text
 
 __all__ = ["save_hashes", "load_hashes", "delete_hashes"]
 
@@ -22,7 +22,7 @@ _SIGN = 1 << 63
 def save_hashes(db: Database, image_id: int, hashes: Mapping[str, int], source_representation: str) -> None:
     """Keep (or replace) an image's hashes, ``{kind: unsigned 64-bit value}``, read from its
     ``source_representation`` file."""
-    now = utc_now()
+    now = utc_text()
     rows = [(image_id, kind, _signed(value), source_representation, now) for kind, value in hashes.items()]
     with db.atomic():
         db.conn.executemany("INSERT OR REPLACE INTO image_hashes (image_id, kind, value, source_representation, "

@@ -19,6 +19,7 @@ mtime), and `If-Range` is honoured: a Range whose If-Range no longer matches get
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from datetime import datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any, Protocol
 
+from PIL import Image
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -74,7 +76,9 @@ class FileSource:
         Thumbnails are small distinct files of the same type.
         """
         if self.upload is not None:
-            return self.upload if variant in ("full", "orig") else media.make_file(f"{self.key}/{variant}", ext)
+            if variant in ("full", "orig"):
+                return self.upload
+            return _scaled(self.upload, variant, ext) or media.make_file(f"{self.key}/{variant}", ext)
         if variant == "full" and self.padding:
             return FileSource(self.key, self.pictures).data(image, variant, ext) + bytes(self.padding)
         if self.pictures and ext in pictures.FORMATS:
@@ -219,3 +223,21 @@ async def serve_file(request: Request) -> Response:
 
 def file_routes() -> list[BaseRoute]:
     return [Route("/img/{path:path}", serve_file, methods=["GET"])]
+
+
+def _scaled(upload: bytes, variant: str, ext: str) -> bytes | None:
+    """An uploaded picture scaled into a thumbnail's box, as the site renders its thumbnails; None
+    for what Pillow cannot draw here (a video, an SVG), which gets a stand-in."""
+    kind = variant.partition(".")[0]
+    if kind not in THUMB_SIZES or ext not in ("png", "jpg", "gif"):
+        return None
+    try:
+        picture = Image.open(io.BytesIO(upload))
+        picture.load()
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
+    picture = picture.convert("RGB")
+    picture.thumbnail(THUMB_SIZES[kind])
+    out = io.BytesIO()
+    picture.save(out, {"png": "PNG", "jpg": "JPEG", "gif": "GIF"}[ext])
+    return out.getvalue()

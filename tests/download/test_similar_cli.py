@@ -1,0 +1,110 @@
+"""Finding the copies the site's rule misses, end to end: fingerprints read from the files a sync
+downloads, `mirror reverse --similar` for a cropped or bordered copy, `mirror duplicates` for an
+image uploaded twice, and a clear message on an archive without fingerprints."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import pytest
+from click.testing import CliRunner
+from PIL import Image, ImageOps
+
+from mirror.cli import cli
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+
+from ..support.configs import site_config, sync, write_config
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    """A mirror with thumbnails only, of a board with pictures where one was uploaded twice."""
+    tmp = tmp_path_factory.mktemp("similar")
+    editor = BoardEditor.generate(seed=9, images=30, with_pictures=True)
+    editor.processing_delay = 0.0
+    original = next(i for i, image in sorted(editor.images.items())
+                    if image["format"] == "png" and not image["hidden_from_users"] and image["width"] >= 400)
+    data = editor.image_file(editor.images[original], "full", "png")
+    picture = Image.open(io.BytesIO(data)).convert("RGB")
+    copy = io.BytesIO()
+    picture.resize((picture.width // 2, picture.height // 2)).save(copy, "JPEG", quality=80)
+    uploaded = editor.add_upload(copy.getvalue(), name="copy.jpg", fmt="jpg", mime_type="image/jpeg",
+                                 width=picture.width // 2, height=picture.height // 2, duration=0.0, animated=False,
+                                 tags=["safe", "pony", "solo"], description="", source_urls=[],
+                                 user_id=None, anonymous=True)["id"]
+    time.sleep(0.2)  # processed after processing_delay
+    with SiteServer(editor) as site:
+        config = site_config(site, tmp, download={"enabled": True, "representations": ["thumb"],
+                                                  "requests_per_second": 500, "partial_dir": str(tmp / "p")})
+        _, db = sync(config)
+    return write_config(config, tmp / "mirror.toml"), db, original, uploaded, picture, tmp
+
+
+def run(path, *args):
+    return CliRunner().invoke(cli, ["-c", str(path), *args])
+
+
+def test_fingerprints_are_read_from_the_kept_thumbnails(archive):
+    path, db, *_ = archive
+    kept = db.execute("SELECT count(DISTINCT image_id) FROM downloads WHERE status = 'done'").fetchone()[0]
+    hashed = db.execute("SELECT count(DISTINCT image_id) FROM image_hashes WHERE source_representation = 'thumb'")
+    assert kept > 20 and hashed.fetchone()[0] == kept
+
+
+@pytest.mark.parametrize("alter", ["crop", "border"])
+def test_a_cropped_or_bordered_copy_finds_its_original_first(archive, alter):
+    path, db, original, uploaded, picture, tmp = archive
+    w, h = picture.size
+    changed = (picture.crop((w // 20, h // 20, w - w // 20, h - h // 20)) if alter == "crop"
+               else ImageOps.expand(picture, border=max(2, w // 30), fill=(250, 20, 120)))
+    query = tmp / f"{alter}.png"
+    changed.save(query)
+    found = run(path, "reverse", str(query), "--similar")
+    assert found.exit_code == 0, found.output
+    lines = found.output.splitlines()
+    ids = [line.split(":")[0].strip() for line in lines]
+    assert ids[0] == str(original)
+    assert lines[0].endswith(")") and "(distance " in lines[0]
+
+
+def test_duplicates_groups_the_image_uploaded_twice(archive):
+    path, db, original, uploaded, *_ = archive
+    found = run(path, "duplicates", "--json")
+    assert found.exit_code == 0, found.output
+    assert sorted([original, uploaded]) in json.loads(found.output)
+    shown = run(path, "duplicates")
+    assert f"{min(original, uploaded)} (" in shown.output and "group" in shown.output
+
+
+def test_an_archive_without_fingerprints_says_what_to_do(tmp_path, site):
+    config = site_config(site, tmp_path)
+    sync(config)
+    path = write_config(config, tmp_path / "mirror.toml")
+    query = tmp_path / "q.png"
+    Image.new("RGB", (40, 30), (10, 200, 30)).save(query)
+    for args in (["reverse", str(query), "--similar"], ["duplicates"]):
+        result = run(path, *args)
+        assert result.exit_code == 2 and "no fingerprints to compare with" in result.output, args
+
+
+def test_the_browse_page_shows_each_group_with_attribution(archive):
+    import asyncio
+
+    from mirror.browse.app import make_datasette
+    from mirror.config import load_config
+
+    path, db, original, uploaded, *_ = archive
+    config = load_config(str(path))
+
+    async def page() -> str:
+        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
+        await datasette.invoke_startup()
+        return (await datasette.client.get("/-/duplicates")).text
+
+    html = asyncio.run(page())
+    group = html.split('class="booru-grid booru-group"')[1].split("</div>\n")[0]
+    assert f'data-image-id="{min(original, uploaded)}"' in group and f'data-image-id="{max(original, uploaded)}"' in group
+    assert "booru-artists" in group and "booru-source" in group  # attribution with every picture
