@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 from datetime import datetime, timedelta, timezone
 
+from mirror.dates import utc_text
 from mirror.store import open_database
-from mirror.store.database import utc_text
 from mirror.store.state import load_cursor, save_cursor
 from mirror.sync import session
 
