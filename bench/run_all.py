@@ -31,6 +31,8 @@ QUICK = {
     "download_files": "--files 100 --big-mb 20",
     "reverse": "",
     "serve": "--images 20000 --rounds 5 --sql-rounds 2 --shows 500",
+    "similar": "--quick",
+    "history": "--images 3400 --scale 0.1 --days 30",
 }
 
 
