@@ -33,8 +33,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from mirror.cli import cli
-from mirror.config import Config
 from mirror.commands import runs
+from mirror.config import Config
 from mirror.download.kinds import file_problem
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.faults import _spoilt
@@ -182,6 +182,16 @@ def misspell_base_url(run: Run) -> None:
     run.config_path.write_text(text)
 
 
+def line_break_in_user_agent(run: Run) -> None:
+    text = run.config_path.read_text().replace('user_agent = "tests"', 'user_agent = "tests\\r\\nX-Evil: 1"', 1)
+    run.config_path.write_text(text)
+
+
+def files_on_an_ftp_server_not_there(run: Run) -> None:
+    text = re.sub(r'^files = .*$', 'files = "ftp://127.0.0.1:9/files"', run.config_path.read_text(), count=1, flags=re.M)
+    run.config_path.write_text(text)
+
+
 def fix_config(run: Run) -> None:
     write_config(run.config, run.config_path)
 
@@ -283,6 +293,12 @@ CASES = [
          says="longer than download.file_deadline", rerun=("download", "--retry-failed")),
     Case("config typo", "`base_urll = ...` in [site]", arrange=misspell_base_url, release=fix_config, code=2,
          says="base_urll: unknown key (did you mean base_url?)", check=asked_nothing, rerun=("sync",)),
+    Case("a line break in the user agent", "`user_agent = \"tests\\r\\nX-Evil: 1\"` in [site]",
+         arrange=line_break_in_user_agent, release=fix_config, code=2, says="user_agent: must be one line of text",
+         check=asked_nothing, rerun=("sync",)),
+    Case("a files store that cannot be opened", "`files = \"ftp://127.0.0.1:9/files\"` in [store]: nothing listens",
+         command=("download",), prepared=True, arrange=files_on_an_ftp_server_not_there, release=fix_config, code=5,
+         says="cannot open store.files", rerun=("download",)),
     Case("busy database", "another program holds a write transaction (store.busy_timeout = 0.5)",
          options={"store": {"busy_timeout": 0.5}}, prepared=True, arrange=hold_write_lock, release=let_go,
          code=5, says="is locked by another program", rerun=("sync",)),
