@@ -43,17 +43,15 @@ import numpy as np
 from PIL import Image, ImageOps
 from sqlite_utils import Database
 
+from mirror.commands import runs
 from mirror.commands.reverse import search_archive
 from mirror.config import make_config
-from mirror.download.run import run_downloads
 from mirror.imaging import analyze, still_frame
 from mirror.imaging.similar import KINDS, Fingerprint, fingerprint_of
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.search.similar import HashIndex, groups
 from mirror.store import open_database
-from mirror.store.similar import save_hashes
-from mirror.sync.runner import run_sync
 
 FAST = {"requests_per_second": 500, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 10}
 
@@ -71,11 +69,8 @@ def mirror_of_site(folder: Path, images: int) -> tuple[Database, Path]:
                          "partial_dir": str(folder / "p")},
         })
         db = open_database(config.database)
-        asyncio.run(run_sync(config, db, ["images"]))
-        asyncio.run(run_downloads(config, db))
-    for image_id, path in db.execute("SELECT image_id, path FROM downloads WHERE representation = 'thumb' "
-                                     "AND status = 'done'").fetchall():
-        save_hashes(db, image_id, fingerprint_of((folder / "files" / path).read_bytes()).hashes(), "thumb")
+        asyncio.run(runs.sync(config, db, ["images"]))
+        asyncio.run(runs.download(config, db))  # the thumbnails' fingerprints are read as they are kept
     return db, folder / "files"
 
 
