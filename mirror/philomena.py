@@ -10,12 +10,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["SIZES", "REPRESENTATIONS", "GIF_VIDEOS", "MAX_FILE_SIZE", "MIME_TYPES", "DISPLAY_CATEGORIES", "display_key",
+__all__ = ["SIZE_BOXES", "SIZES", "REPRESENTATIONS", "GIF_VIDEOS", "MAX_FILE_SIZE", "MIME_TYPES", "DISPLAY_CATEGORIES", "display_key",
            "NAMESPACES", "QUERY_NAMESPACES", "NAMESPACE_CATEGORIES", "SAFE", "SEXUAL", "GRIM", "GROSS", "RATINGS",
            "split_namespace", "ImgPath", "parse_img_path", "img_path"]
 
-# The sized representations Philomena names (reference section 3), smallest first, then `full`.
-SIZES = ("thumb_tiny", "thumb_small", "thumb", "small", "medium", "large", "tall")
+# The sized representations Philomena names (reference section 3), smallest first, then `full`,
+# with the box each is scaled into (a picture no larger than a box has no file of that size: the
+# record names `full` for it).
+SIZE_BOXES = {
+    "thumb_tiny": (50, 50),
+    "thumb_small": (150, 150),
+    "thumb": (250, 250),
+    "small": (320, 240),
+    "medium": (800, 600),
+    "large": (1280, 1024),
+    "tall": (1024, 4096),
+}
+SIZES = tuple(SIZE_BOXES)
 REPRESENTATIONS = (*SIZES, "full")
 # The webm and mp4 transcodes the site makes of every GIF.
 GIF_VIDEOS = ("webm", "mp4")

@@ -12,22 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...dates import parse_utc
+from ...philomena import SIZE_BOXES as THUMB_SIZES
 from ...philomena import display_key, img_path
 from ...search.slugs import slug
 from .records import anonymous_avatar, wilson_score
 
 Record = dict[str, Any]
-
-THUMB_SIZES = {
-    "thumb_tiny": (50, 50),
-    "thumb_small": (150, 150),
-    "thumb": (250, 250),
-    "small": (320, 240),
-    "medium": (800, 600),
-    "large": (1280, 1024),
-    "tall": (1024, 4096),
-}
-
 
 @dataclass(frozen=True)
 class Urls:
