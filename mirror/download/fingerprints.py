@@ -1,9 +1,11 @@
 """Perceptual fingerprints of kept files, for finding copies the site's rule misses.
 
-An image's fingerprint (:mod:`mirror.imaging.similar`) is read from the first of its files the
-mirror keeps, a thumbnail if there is one (quick to decode, and enough: a thumbnail's hashes
-match the full picture's), right after the file is kept, and by ``mirror verify`` for kept files
-of images that have none yet. A file that cannot be read simply gets no fingerprint.
+An image's fingerprint (:mod:`mirror.imaging.similar`) is read from the best of its kept files
+by :data:`SOURCES` (a thumbnail first: quick to decode, and enough, since a thumbnail's hashes
+match the full picture's), as each is kept, and by ``mirror verify`` for kept files of images
+that have none yet. Which file a run happened to keep first (or before it was killed) must not
+decide the values a mirror ends with, so a better file kept later replaces what a worse one gave.
+A file that cannot be read simply gets no fingerprint.
 """
 
 from __future__ import annotations
@@ -24,8 +26,12 @@ SOURCES = ("thumb", "small", "thumb_small", "medium", "large", "tall", "full")
 
 
 async def keep_fingerprint(db: Database, storage: Storage, image_id: int, representation: str, path: str) -> bool:
-    """Read the kept file and store the image's fingerprint, unless it has one; False if not stored."""
-    if representation not in SOURCES or _has_fingerprint(db, image_id):
+    """Read the kept file and store the image's fingerprint, unless it has one from a file as good;
+    False if not stored."""
+    if representation not in SOURCES:
+        return False
+    current = _source(db, image_id)
+    if current is not None and SOURCES.index(current) <= SOURCES.index(representation):
         return False
     data = await asyncio.to_thread(storage.read, path)
     if data is None:
@@ -39,12 +45,16 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
 
 
 async def backfill_fingerprints(db: Database, storage: Storage) -> int:
-    """Fingerprints for the images with kept files and none yet; returns how many were stored."""
+    """Fingerprints for the images with kept files and none yet, or one from a worse file than the
+    best kept now; returns how many were stored."""
     marks = ", ".join("?" for _ in SOURCES)
     order = " ".join(f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(SOURCES))
-    rows = db.execute(f"SELECT image_id, representation, path FROM downloads WHERE status = 'done' "
-                      f"AND representation IN ({marks}) AND image_id NOT IN (SELECT image_id FROM image_hashes) "
-                      f"ORDER BY image_id, CASE representation {order} END", list(SOURCES)).fetchall()
+    rows = db.execute(f"SELECT d.image_id, d.representation, d.path FROM downloads d "
+                      f"LEFT JOIN (SELECT image_id, min(source_representation) AS source FROM image_hashes "
+                      f"GROUP BY image_id) h ON h.image_id = d.image_id "
+                      f"WHERE d.status = 'done' AND d.representation IN ({marks}) "
+                      f"AND (h.source IS NULL OR h.source != d.representation) "
+                      f"ORDER BY d.image_id, CASE d.representation {order} END", list(SOURCES)).fetchall()
     stored, done = 0, set()
     for image_id, representation, path in rows:
         if image_id not in done and await keep_fingerprint(db, storage, image_id, representation, path):
@@ -53,5 +63,7 @@ async def backfill_fingerprints(db: Database, storage: Storage) -> int:
     return stored
 
 
-def _has_fingerprint(db: Database, image_id: int) -> bool:
-    return db.execute("SELECT 1 FROM image_hashes WHERE image_id = ? LIMIT 1", [image_id]).fetchone() is not None
+def _source(db: Database, image_id: int) -> str | None:
+    """The file an image's fingerprint was read from, or None when it has none."""
+    row = db.execute("SELECT source_representation FROM image_hashes WHERE image_id = ? LIMIT 1", [image_id]).fetchone()
+    return row[0] if row and row[0] in SOURCES else None
