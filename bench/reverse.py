@@ -48,14 +48,17 @@ from mirror.store import open_database
 FAST = {"requests_per_second": 500, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 10}
 
 
-def mirror_of_site(folder: Path, images: int) -> tuple[sqlite3.Connection, Path]:
+def mirror_of_site(folder: Path, images: int, representations: tuple[str, ...] = ("full",)
+                   ) -> tuple[sqlite3.Connection, Path]:
+    """A mirror (records and ``representations`` kept) of a generated site with real pictures."""
     board = BoardEditor.generate(seed=21, images=images, with_pictures=True)
     with SiteServer(board) as site:
         config = make_config({
             "site": {"base_url": site.url, "filter_id": board.everything_filter_id},
             "polite": FAST,
             "store": {"database": str(folder / "mirror.db"), "files": str(folder / "files")},
-            "download": {"requests_per_second": 500, "representations": ["full"], "partial_dir": str(folder / "p")},
+            "download": {"requests_per_second": 500, "representations": list(representations),
+                         "partial_dir": str(folder / "p")},
         })
         db = open_database(config.database)
         asyncio.run(runs.sync(config, db, ["images"]))

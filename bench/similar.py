@@ -28,7 +28,6 @@ costs the square of their number, so the groups figure is a floor.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import io
 import random
 import sqlite3
@@ -41,37 +40,20 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageOps
+from reverse import mirror_of_site as mirror_with
 from sqlite_utils import Database
 
-from mirror.commands import runs
 from mirror.commands.reverse import search_archive
-from mirror.config import make_config
 from mirror.imaging import analyze, still_frame
 from mirror.imaging.similar import KINDS, Fingerprint, fingerprint_of
-from mirror.localsite.board.editor import BoardEditor
-from mirror.localsite.http.server import SiteServer
 from mirror.search.similar import HashIndex, groups
-from mirror.store import open_database
-
-FAST = {"requests_per_second": 500, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 10}
 
 
 def mirror_of_site(folder: Path, images: int) -> tuple[Database, Path]:
-    """A mirror of a generated site with pictures, its full files and thumbnails kept, and the
-    thumbnails' hashes stored."""
-    board = BoardEditor.generate(seed=21, images=images, with_pictures=True)
-    with SiteServer(board) as site:
-        config = make_config({
-            "site": {"base_url": site.url, "filter_id": board.everything_filter_id},
-            "polite": FAST,
-            "store": {"database": str(folder / "mirror.db"), "files": str(folder / "files")},
-            "download": {"requests_per_second": 500, "representations": ["full", "thumb"],
-                         "partial_dir": str(folder / "p")},
-        })
-        db = open_database(config.database)
-        asyncio.run(runs.sync(config, db, ["images"]))
-        asyncio.run(runs.download(config, db))  # the thumbnails' fingerprints are read as they are kept
-    return db, folder / "files"
+    """A mirror of a generated site with pictures, its full files and thumbnails kept (their
+    fingerprints read as they are kept)."""
+    conn, files = mirror_with(folder, images, ("full", "thumb"))
+    return Database(conn), files
 
 
 def sample(conn: sqlite3.Connection, wanted: int = 100) -> list[tuple[int, str]]:

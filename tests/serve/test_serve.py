@@ -6,8 +6,6 @@ import hashlib
 import io
 import json
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from mirror.errors import EXIT_STORE
 from mirror.localsite.http.server import LoopbackServer
 from mirror.store import open_database
 
+from ..support.browsing import serving
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 TABLES = ("images", "tags", "comments", "galleries", "forums", "topics", "posts", "filters", "users")
@@ -140,15 +139,7 @@ def test_serve_says_clearly_when_there_is_no_mirror(tmp_path):
 def test_serve_from_the_command_line_logs_each_request(archive, tmp_path):
     config = archive[0]
     path = write_config(config, tmp_path / "mirror.toml")
-    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(path), "serve", "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        found = None
-        while found is None:
-            line = process.stdout.readline()
-            assert line, "mirror serve ended without saying where it listens"
-            found = re.search(r"http://\S+/api/v1/json", line)
-        url = found.group(0)
+    with serving(path) as (url, process):
         secret = "k3y-" + "s3cret"
         assert httpx.get(url + "/search/tags", params={"q": "*", "key": secret}).json()["total"] > 0
         deadline = time.monotonic() + 10
@@ -157,9 +148,6 @@ def test_serve_from_the_command_line_logs_each_request(archive, tmp_path):
             logged += process.stdout.readline()
         assert "200" in logged
         assert "key=***" in logged and secret not in logged  # the key is ignored, and never logged
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_reverse_search_on_serve_fetches_no_url_a_client_gives(archive):

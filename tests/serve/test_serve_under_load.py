@@ -6,8 +6,6 @@ from __future__ import annotations
 import io
 import re
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 
@@ -19,6 +17,7 @@ from mirror.search import images
 from mirror.serve.app import create_serve_app
 from mirror.serve.board import Board
 
+from ..support.browsing import serving
 from ..support.configs import write_config
 
 
@@ -78,14 +77,7 @@ def test_the_database_deleted_or_replaced_under_the_server_is_noticed(archive, t
 
 def test_a_burst_of_huge_reverse_searches_gives_the_memory_back(archive, tmp_path):
     path = write_config(archive.config, tmp_path / "mirror.toml")
-    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(path), "serve", "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        found = None
-        while found is None:
-            line = process.stdout.readline()
-            assert line, "mirror serve ended without saying where it listens"
-            found = re.search(r"http://\S+/api/v1/json", line)
+    with serving(path) as (url, process):
         out = io.BytesIO()
         Image.new("RGBA", (8000, 6000), (200, 100, 50, 128)).save(out, "PNG", compress_level=1)
         huge = out.getvalue()
@@ -93,7 +85,7 @@ def test_a_burst_of_huge_reverse_searches_gives_the_memory_back(archive, tmp_pat
 
         def search() -> None:
             files = {"image[image]": ("huge.png", huge, "image/png")}
-            answers.append(httpx.post(found.group(0) + "/search/reverse", files=files, timeout=120).status_code)
+            answers.append(httpx.post(url + "/search/reverse", files=files, timeout=120).status_code)
 
         threads = [threading.Thread(target=search) for _ in range(4)]
         for thread in threads:
@@ -104,6 +96,3 @@ def test_a_burst_of_huge_reverse_searches_gives_the_memory_back(archive, tmp_pat
         with open(f"/proc/{process.pid}/status") as status:
             rss = int(re.search(r"VmRSS:\s+(\d+) kB", status.read()).group(1)) // 1024
         assert rss < 200, f"mirror serve holds {rss} MB after the burst"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)

@@ -1,4 +1,4 @@
-"""`mirror browse` run as a user runs it: the command, on a free loopback port."""
+"""`mirror browse` and `mirror serve` run as a user runs them: the command, on a free loopback port."""
 
 from __future__ import annotations
 
@@ -20,6 +20,24 @@ def browsing(config_path: Path) -> Iterator[str]:
         found = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
         assert found, line
         yield found.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@contextmanager
+def serving(config_path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The API address `mirror serve -c CONFIG --port 0` answers at, and its process (its output
+    readable line by line), while it runs."""
+    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "serve", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        found = None
+        while found is None:
+            line = process.stdout.readline()
+            assert line, "mirror serve ended without saying where it listens"
+            found = re.search(r"http://\S+/api/v1/json", line)
+        yield found.group(0), process
     finally:
         process.terminate()
         process.wait(timeout=10)
