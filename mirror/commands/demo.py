@@ -54,6 +54,8 @@ def run_demo(*, image_count: int = 500, data_dir: str = "data", echo: Callable[[
     echo(f"Done in {time.monotonic() - started:.1f} s. The mirror is {database}.")
     echo(f"Browse it, pictures and all: mirror -c {settings} browse --open")
     echo(f"Serve its JSON API to other tools: mirror -c {settings} serve")
+    echo(f"What the next syncs change is kept: mirror -c {settings} changes; "
+         f"near-duplicates: mirror -c {settings} duplicates")
 
 
 def _write_settings(data_dir: Path, config: Config) -> Path:
