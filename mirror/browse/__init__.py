@@ -20,6 +20,8 @@ from markupsafe import Markup
 from .duplicates_page import PATH as DUPLICATES_PATH
 from .duplicates_page import booru_duplicates
 from .figure import ImageCard, artists_of_tags, artists_of_text
+from .image_page import PATH as IMAGE_PATH
+from .image_page import booru_image
 from .metadata import KEPT_THUMBNAIL
 from .search_page import PATH, booru_search
 from .settings import css, database_name, site_address
@@ -53,7 +55,7 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
             image_id, artists, source = card
             kept = await _kept(datasette, database, image_id)
             return ImageCard(image_id, artists, source, kept).html(
-                site_address(datasette), PATH, datasette.urls.row(database, "images", str(image_id)))
+                site_address(datasette), PATH, f"{IMAGE_PATH}/{image_id}")
         return figure()
     if table == "images" and column == "tags" and isinstance(value, str) and value.startswith("["):
         names = [name for name in json.loads(value) if isinstance(name, str)]
@@ -75,7 +77,8 @@ async def _stylesheet(request: Any) -> Response:
 
 @hookimpl
 def register_routes() -> list[tuple[str, Any]]:
-    return [(r"^/-/booru$", booru_search), (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet)]
+    return [(r"^/-/booru$", booru_search), (r"^/-/image/(?P<id>[0-9]{1,10})$", booru_image),
+            (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet)]
 
 
 @hookimpl

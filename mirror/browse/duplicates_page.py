@@ -43,7 +43,7 @@ async def booru_duplicates(datasette: Any, request: Any) -> Response:
     found = await datasette.get_database(database).execute_fn(_groups)
     site = site_address(datasette)
     cards = [[ImageCard(image_id, artists_of_tags(tags), source or None, kept).html(
-                  site, SEARCH_PATH, datasette.urls.row(database, "images", str(image_id)))
+                  site, SEARCH_PATH, f"/-/image/{image_id}")
               for image_id, tags, source, kept in group] for group in found]
     context = {"css": css(), "groups": cards,
                "error": None if cards or found else "No near-duplicates found (or no fingerprints yet: they are "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["metadata", "PLUGIN", "KEPT_THUMBNAIL"]
+__all__ = ["metadata", "PLUGIN", "KEPT_THUMBNAIL", "KEPT_PICTURE"]
 
 PLUGIN = "booru-mirror"
 
@@ -20,6 +20,13 @@ SELECT {root} || '/' || path AS filepath FROM downloads
 WHERE image_id = CAST(:key AS INTEGER) AND status = 'done' AND representation IN ('thumb', 'thumb_small', 'full')
 ORDER BY CASE representation WHEN 'thumb' THEN 0 WHEN 'thumb_small' THEN 1 ELSE 2 END LIMIT 1
 """
+
+# The kept file shown, the largest first; a GIF's video transcodes after its original.
+PICTURE_ORDER = ("full", "svg", "webm", "mp4", "tall", "large", "medium", "small", "thumb", "thumb_small", "thumb_tiny")
+KEPT_PICTURE = ("SELECT {root} || '/' || path AS filepath FROM downloads WHERE image_id = CAST(:key AS INTEGER) "
+                "AND status = 'done' AND representation IN ('full', 'tall', 'large', 'medium', 'small', 'thumb', "
+                "'thumb_small', 'thumb_tiny') ORDER BY CASE representation "
+                + " ".join(f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(PICTURE_ORDER)) + " END LIMIT 1")
 
 QUERIES: dict[str, dict[str, Any]] = {
     "top_artists": {
@@ -140,7 +147,8 @@ def metadata(database: str, base_url: str, files: str | Path) -> dict[str, Any]:
                        "search them with the site's own syntax at /-/booru.",
         "databases": {database: {"tables": tables, "queries": QUERIES}},
         "plugins": {
-            "datasette-media": {"thumbnail": {"sql": KEPT_THUMBNAIL.format(root=f"'{root}'"), "database": database}},
+            "datasette-media": {"thumbnail": {"sql": KEPT_THUMBNAIL.format(root=f"'{root}'"), "database": database},
+                                "picture": {"sql": KEPT_PICTURE.format(root=f"'{root}'"), "database": database}},
             PLUGIN: {"site": base_url.rstrip("/"), "database": database},
         },
     }

@@ -70,10 +70,10 @@ async def booru_search(datasette: Any, request: Any) -> Response:
             context["error"] = str(e)
         else:
             if not isinstance(node, MatchNone):
-                site, database = site_address(datasette), database_name(datasette)
+                site = site_address(datasette)
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
                     ImageCard(image_id, artists_of_tags(tags), source or None, kept.get(image_id)).html(
-                        site, PATH, datasette.urls.row(database, "images", str(image_id)))
+                        site, PATH, f"/-/image/{image_id}")
                     for image_id, tags, source in rows])
 
     def page_url(number: int) -> str:

@@ -58,7 +58,7 @@ def test_no_page_turns_a_record_into_a_script_link_or_runs_one(hostile, browser)
     url, ids = hostile
     pages = [f"{url}-/booru?q=*", f"{url}-/booru?q={quote('artist:*')}", f"{url}mirror/images",
              f"{url}mirror/image_details", f"{url}mirror/last_sync", f"{url}mirror/tags"]
-    pages += [f"{url}mirror/images/{image_id}" for image_id in ids]
+    pages += [f"{url}mirror/images/{image_id}" for image_id in ids] + [f"{url}-/image/{image_id}" for image_id in ids]
     page = browser.new_page()
     for address in pages:
         found = links_and_state(page, address)

@@ -1,0 +1,86 @@
+"""``/-/image/N``: an image as the board shows it, offline.
+
+The picture itself (the largest file the mirror keeps; a video as a video; a placeholder with the
+site's link when none is kept), its attribution (artists, every source, its page on the site),
+its tags grouped by category in the site's order, each a link to its search with its count, the
+description and comments as text, its figures, the galleries it is in with the images before and
+after it in each, its hidden, deleted or merged state, and links to the file, the record as JSON
+and its history. The arrow keys go to the previous and next image. Everything a record holds is
+shown as text: a URL becomes a link only when it is http(s) (:func:`mirror.urls.is_web_url`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+from urllib.parse import quote
+
+from datasette.utils.asgi import NotFound, Response
+
+from ..philomena import DISPLAY_CATEGORIES, display_key
+from ..urls import is_web_url
+from .metadata import KEPT_PICTURE
+from .search_page import PATH as SEARCH_PATH
+from .settings import css, database_name, site_address
+
+PATH = "/-/image"
+VIDEO = ("webm", "mp4")
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | None:
+    """Everything the page shows, from the mirror's tables; None when the mirror has no such image."""
+    row = conn.execute("SELECT raw, stub, hidden_from_users, deletion_reason, duplicate_of FROM images WHERE id = ?",
+                       [image_id]).fetchone()
+    if row is None:
+        return None
+    record = json.loads(row[0] or row[1] or "{}")
+    kept = conn.execute(KEPT_PICTURE.format(root="''"), {"key": image_id}).fetchone()
+    ids = [i for i in record.get("tag_ids") or [] if type(i) is int]
+    tags = conn.execute("SELECT id, name, category, images FROM tags WHERE id IN (SELECT value FROM json_each(?))",
+                        [json.dumps(ids)]).fetchall()
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for tag_id, name, category, count in sorted(tags, key=lambda t: display_key(t[2], t[1])):
+        groups.setdefault(category if category in DISPLAY_CATEGORIES else "other", []).append(
+            {"name": name, "count": count, "href": f"{SEARCH_PATH}?q={quote(_quoted(name))}"})
+    comments = [{"author": author, "created_at": created, "body": body or "(hidden on the site)"}
+                for author, created, body in conn.execute(
+                    "SELECT author, created_at, body FROM comments WHERE image_id = ? ORDER BY created_at, id",
+                    [image_id])]
+    galleries = [{"id": gid, "title": title, "previous": prev, "next": nxt} for gid, title, prev, nxt in conn.execute(
+        "SELECT g.id, g.title, (SELECT image_id FROM gallery_images p WHERE p.gallery_id = gi.gallery_id "
+        "AND p.position < gi.position ORDER BY p.position DESC LIMIT 1), (SELECT image_id FROM gallery_images n "
+        "WHERE n.gallery_id = gi.gallery_id AND n.position > gi.position ORDER BY n.position LIMIT 1) "
+        "FROM gallery_images gi JOIN galleries g ON g.id = gi.gallery_id WHERE gi.image_id = ? ORDER BY g.id",
+        [image_id])]
+    neighbours = conn.execute("SELECT (SELECT max(id) FROM images WHERE id < ?), (SELECT min(id) FROM images "
+                              "WHERE id > ?)", [image_id, image_id]).fetchone()
+    sources = [s for s in (record.get("source_urls") or [record.get("source_url")]) if isinstance(s, str) and s]
+    return {
+        "id": image_id, "record": record, "hidden": bool(row[2]), "deletion_reason": row[3], "duplicate_of": row[4],
+        "picture": kept[0].rpartition(".")[2] if kept else None, "video": bool(kept) and kept[0].endswith(VIDEO),
+        "artists": [t["name"][len("artist:"):] for g in groups.values() for t in g if t["name"].startswith("artist:")],
+        "sources": [{"text": s, "link": is_web_url(s)} for s in sources],
+        "tag_groups": list(groups.items()), "comments": comments, "galleries": galleries,
+        "previous": neighbours[0], "next": neighbours[1],
+        "figures": [(label, record.get(key)) for label, key in (
+            ("score", "score"), ("faves", "faves"), ("upvotes", "upvotes"), ("downvotes", "downvotes"),
+            ("format", "format"), ("uploader", "uploader"), ("uploaded", "created_at"),
+            ("first seen", "first_seen_at"))] + [("size", f"{record.get('width')}x{record.get('height')}")],
+    }
+
+
+async def booru_image(datasette: Any, request: Any) -> Response:
+    image_id = int(request.url_vars["id"])
+    database = database_name(datasette)
+    found = await datasette.get_database(database).execute_fn(lambda conn: image_context(conn, image_id))
+    if found is None:
+        raise NotFound(f"the mirror has no image {image_id}")
+    found.update(css=css(), path=PATH, site=site_address(datasette), search_path=SEARCH_PATH,
+                 json_url=datasette.urls.row(database, "images", str(image_id)) + ".json",
+                 history_url=datasette.urls.database(database) + f"/image_history?image={image_id}")
+    return Response.html(await datasette.render_template("booru_image.html", found, request=request))

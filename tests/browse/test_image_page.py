@@ -1,0 +1,101 @@
+"""`/-/image/N` in `mirror browse`: the image as the board shows it, offline, on a mirror of the
+local site with real pictures: the picture, its attribution, tags by category with their counts,
+description and comments as text, galleries with their neighbours, its state, and arrow keys."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from mirror.browse.app import make_datasette
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+
+from ..support.browsing import browsing
+from ..support.configs import RESOURCES, mirror_config, sync, write_config
+
+
+@pytest.fixture(scope="module")
+def mirrored(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("image-page")
+    editor = BoardEditor.generate(seed=8, images=30, with_pictures=True)
+    shown = next(i for i, im in sorted(editor.images.items()) if not im["hidden_from_users"] and im["format"] == "png")
+    editor.add_comments(shown, 2, body='<script>window.pwned=1</script> a comment')
+    editor.edit_image(shown, description="line one\n<b>not bold</b>")
+    gone = next(i for i, im in sorted(editor.images.items()) if i > shown and not im["hidden_from_users"])
+    editor.merge_image(gone, shown)
+    with SiteServer(editor) as site:
+        config = mirror_config(site, tmp, editor.everything_filter_id)
+        _, db = sync(config, RESOURCES)
+    return config, db, shown, gone, tmp
+
+
+def page(config, path: str) -> tuple[int, str, bytes]:
+    async def get():
+        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
+        await datasette.invoke_startup()
+        response = await datasette.client.get(path)
+        return response.status_code, response.text, response.content
+
+    return asyncio.run(get())
+
+
+def test_the_image_page_shows_the_picture_its_attribution_tags_text_and_comments(mirrored):
+    config, db, shown, gone, tmp = mirrored
+    status, html, _ = page(config, f"/-/image/{shown}")
+    assert status == 200
+    record = json.loads(db.execute("SELECT raw FROM images WHERE id = ?", [shown]).fetchone()[0])
+    assert f'src="/-/media/picture/{shown}"' in html
+    status, _, picture = page(config, f"/-/media/picture/{shown}")
+    kept = db.execute("SELECT path FROM downloads WHERE image_id = ? AND representation = 'full'", [shown]).fetchone()[0]
+    assert status == 200 and picture == (config.database.parent / "files" / kept).read_bytes()
+    for name in record["tags"]:
+        assert f">{name}</a>" in html.replace("&#39;", "'").replace("&amp;", "&"), name
+    ratings = html.index('class="booru-tags booru-tags-rating"')
+    assert ratings < html.index("booru-tags-", ratings + 10) or "booru-tags-" not in html[ratings + 10:]
+    assert "&lt;b&gt;not bold&lt;/b&gt;" in html and "<b>not bold</b>" not in html  # text, never markup
+    assert html.count('class="booru-comment"') == db.execute("SELECT count(*) FROM comments WHERE image_id = ?",
+                                                             [shown]).fetchone()[0]
+    assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in html and "<script>window.pwned" not in html
+    assert f'href="{config.base_url}/images/{shown}"' in html  # its page on the site
+    assert f"/mirror/images/{shown}.json" in html and f"image_history?image={shown}" in html
+
+
+def test_an_image_gone_from_the_site_says_why_and_links_where_it_went(mirrored):
+    config, db, shown, gone, tmp = mirrored
+    status, html, _ = page(config, f"/-/image/{gone}")
+    assert status == 200 and "merged into" in html and f'href="/-/image/{shown}"' in html
+
+
+def test_an_image_without_files_shows_a_placeholder_with_the_sites_link(mirrored):
+    config, db, shown, gone, tmp = mirrored
+    db.execute("UPDATE downloads SET status = 'failed' WHERE image_id = ?", [shown])
+    db.conn.commit()
+    try:
+        status, html, _ = page(config, f"/-/image/{shown}")
+        assert "not downloaded" in html and f'href="{config.base_url}/images/{shown}"' in html
+    finally:
+        db.execute("UPDATE downloads SET status = 'done' WHERE image_id = ?", [shown])
+        db.conn.commit()
+    assert page(config, "/-/image/999999")[0] == 404
+
+
+def test_in_a_real_browser_the_picture_loads_and_the_arrow_keys_move(mirrored, browser):
+    config, db, shown, gone, tmp = mirrored
+    with browsing(write_config(config, tmp / "mirror.toml")) as url:
+        tab = browser.new_page()
+        tab.goto(f"{url}-/image/{shown}")
+        tab.wait_for_load_state("networkidle")
+        assert tab.evaluate("() => document.querySelector('img.booru-full').naturalWidth") > 0
+        caption = tab.inner_text(".booru-attribution")
+        assert "on the site" in caption and ("by " in caption or "artist unknown" in caption)
+        following = db.execute("SELECT min(id) FROM images WHERE id > ?", [shown]).fetchone()[0]
+        tab.keyboard.press("ArrowRight")
+        tab.wait_for_url(re.compile(rf"/-/image/{following}$"))
+        tab.keyboard.press("ArrowLeft")
+        tab.wait_for_url(re.compile(rf"/-/image/{shown}$"))
+        assert tab.evaluate("() => window.pwned || null") is None
+        tab.close()
