@@ -17,6 +17,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
+from .board_pages import ROUTES as BOARD_ROUTES
 from .duplicates_page import PATH as DUPLICATES_PATH
 from .duplicates_page import booru_duplicates
 from .figure import ImageCard, artists_of_tags, artists_of_text
@@ -78,7 +79,7 @@ async def _stylesheet(request: Any) -> Response:
 @hookimpl
 def register_routes() -> list[tuple[str, Any]]:
     return [(r"^/-/booru$", booru_search), (r"^/-/image/(?P<id>[0-9]{1,10})$", booru_image),
-            (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet)]
+            (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet), *BOARD_ROUTES]
 
 
 @hookimpl
@@ -89,7 +90,7 @@ def extra_css_urls() -> list[str]:
 @hookimpl
 def menu_links(datasette: Any) -> list[dict[str, str]]:
     return [{"href": PATH, "label": "Search images (site syntax)"},
-            {"href": DUPLICATES_PATH, "label": "Near-duplicate images"}]
+            {"href": DUPLICATES_PATH, "label": "Near-duplicate images"}, {"href": "/-/forums", "label": "Forums"}]
 
 
 __all__ = ["render_cell", "register_routes", "extra_css_urls", "menu_links", "database_name"]

@@ -46,7 +46,7 @@ def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
     groups: dict[str, list[dict[str, Any]]] = {}
     for tag_id, name, category, count in sorted(tags, key=lambda t: display_key(t[2], t[1])):
         groups.setdefault(category if category in DISPLAY_CATEGORIES else "other", []).append(
-            {"name": name, "count": count, "href": f"{SEARCH_PATH}?q={quote(_quoted(name))}"})
+            {"id": tag_id, "name": name, "count": count, "href": f"{SEARCH_PATH}?q={quote(_quoted(name))}"})
     comments = [{"author": author, "created_at": created, "body": body or "(hidden on the site)"}
                 for author, created, body in conn.execute(
                     "SELECT author, created_at, body FROM comments WHERE image_id = ? ORDER BY created_at, id",

@@ -5,6 +5,7 @@ description and comments as text, galleries with their neighbours, its state, an
 from __future__ import annotations
 
 import asyncio
+import html as html_text
 import json
 import re
 
@@ -99,3 +100,35 @@ def test_in_a_real_browser_the_picture_loads_and_the_arrow_keys_move(mirrored, b
         tab.wait_for_url(re.compile(rf"/-/image/{shown}$"))
         assert tab.evaluate("() => window.pwned || null") is None
         tab.close()
+
+
+def test_the_tag_user_gallery_and_forum_pages(mirrored):
+    config, db, shown, gone, tmp = mirrored
+    tag_id, name = db.execute("SELECT t.id, t.name FROM image_tags it JOIN tags t ON t.id = it.tag_id "
+                              "GROUP BY t.id ORDER BY count(*) DESC LIMIT 1").fetchone()
+    status, html, _ = page(config, f"/-/tag/{tag_id}")
+    images = [int(i) for i in re.findall(r'data-image-id="(\d+)"', html)]
+    tagged = [r[0] for r in db.execute("SELECT image_id FROM image_tags WHERE tag_id = ? ORDER BY image_id DESC LIMIT 50",
+                                       [tag_id])]
+    assert status == 200 and f"<h1>{name}</h1>" in html and images == tagged
+    user_id, user = db.execute("SELECT id, name FROM users WHERE raw IS NOT NULL AND id IN "
+                               "(SELECT uploader_id FROM images) LIMIT 1").fetchone()
+    status, html, _ = page(config, f"/-/user/{user_id}")
+    uploads = [r[0] for r in db.execute("SELECT id FROM images WHERE uploader_id = ? ORDER BY id DESC LIMIT 50", [user_id])]
+    assert status == 200 and user in html and [int(i) for i in re.findall(r'data-image-id="(\d+)"', html)] == uploads
+    gallery_id, = db.execute("SELECT gallery_id FROM gallery_images GROUP BY 1 ORDER BY count(*) DESC").fetchone()
+    status, html, _ = page(config, f"/-/gallery/{gallery_id}")
+    order = [r[0] for r in db.execute("SELECT image_id FROM gallery_images WHERE gallery_id = ? ORDER BY position LIMIT 50",
+                                      [gallery_id])]
+    assert status == 200 and [int(i) for i in re.findall(r'data-image-id="(\d+)"', html)] == order
+    forum, topic = db.execute("SELECT forum_short_name, topic_slug FROM posts GROUP BY 1, 2 ORDER BY count(*) DESC").fetchone()
+    assert f'href="/-/forum/{forum}"' in page(config, "/-/forums")[1]
+    assert f'href="/-/topic/{forum}/{topic}"' in page(config, f"/-/forum/{forum}")[1] or "page 1 of" in page(
+        config, f"/-/forum/{forum}")[1]
+    status, html, _ = page(config, f"/-/topic/{forum}/{topic}")
+    bodies = [r[0] or "(hidden on the site)" for r in db.execute(
+        "SELECT body FROM posts WHERE forum_short_name = ? AND topic_slug = ? ORDER BY created_at, id LIMIT 25",
+        [forum, topic])]
+    shown_bodies = [html_text.unescape(b) for b in re.findall(r'<div class="booru-text">(.*?)</div>', html, re.S)]
+    assert status == 200 and shown_bodies == bodies  # in order, as text
+    assert page(config, "/-/tag/99999999")[0] == 404 and page(config, "/-/topic/nope/nope")[0] == 404

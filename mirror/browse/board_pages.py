@@ -1,0 +1,208 @@
+"""The board's other pages in `mirror browse`: a tag, a user, a gallery, the forums, a forum's topics
+and a thread, read from the mirror's tables, each in the look of the search page.
+
+Text from records is shown as text; a URL from a record becomes a link only when it is http(s).
+Grids of images are cards with their attribution, each opening the image's page.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from datasette.utils.asgi import NotFound, Response
+
+from .figure import ImageCard, artists_of_tags
+from .metadata import KEPT_THUMBNAIL
+from .search_page import PATH as SEARCH_PATH
+from .settings import css, database_name, site_address
+
+__all__ = ["ROUTES"]
+
+PER_PAGE = 50
+POSTS_PER_PAGE = 25
+Row = tuple[Any, ...]
+
+
+def _link(text: str, href: str | None = None) -> dict[str, Any]:
+    return {"text": text, "href": href}
+
+
+def _search(name: str) -> str:
+    return f"{SEARCH_PATH}?q={quote(chr(34) + name.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34)) + chr(34))}"
+
+
+def _cards(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[Row]:
+    """(id, tags, source_url, kept thumbnail's extension) of the images ``sql`` selects, in order."""
+    rows = []
+    for image_id, tags, source in conn.execute(sql, params):
+        kept = conn.execute(KEPT_THUMBNAIL.format(root="''"), {"key": image_id}).fetchone()
+        rows.append((image_id, tags, source, kept[0].rpartition(".")[2] if kept else None))
+    return rows
+
+
+def _page_number(request: Any) -> int:
+    try:
+        return max(1, int(request.args.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+def tag_page(conn: sqlite3.Connection, tag_id: int, page: int) -> dict[str, Any] | None:
+    row = conn.execute("SELECT raw, name, images FROM tags WHERE id = ?", [tag_id]).fetchone()
+    if row is None:
+        return None
+    tag = json.loads(row[0]) if row[0] else {"name": row[1]}
+    name = tag.get("name") or row[1]
+    mirrored = conn.execute("SELECT count(*) FROM image_tags WHERE tag_id = ?", [tag_id]).fetchone()[0]
+    return {
+        "title": name, "subtitle": tag.get("category") and f"{tag['category']} tag",
+        "facts": [("images on the site", tag.get("images", row[2])), ("images mirrored", mirrored)],
+        "texts": [t for t in (tag.get("short_description"), tag.get("description")) if t],
+        "link_lists": [
+            ("an alias of", [_link(tag["aliased_tag"], _search(tag["aliased_tag"]))] if tag.get("aliased_tag") else []),
+            ("aliases", [_link(a) for a in tag.get("aliases") or [] if isinstance(a, str)]),
+            ("implies", [_link(t, _search(t)) for t in tag.get("implied_tags") or [] if isinstance(t, str)]),
+            ("implied by", [_link(t, _search(t)) for t in tag.get("implied_by_tags") or [] if isinstance(t, str)]),
+            ("do-not-post entries", [_link(_dnp(e)) for e in tag.get("dnp_entries") or []]),
+            ("", [_link("all its images, with the site's search", _search(name))]),
+        ],
+        "cards_title": "Its newest images",
+        "rows": _cards(conn, "SELECT i.id, i.tags, i.source_url FROM image_tags it JOIN images i ON i.id = it.image_id "
+                             "WHERE it.tag_id = ? ORDER BY i.id DESC LIMIT ? OFFSET ?",
+                       [tag_id, PER_PAGE, (page - 1) * PER_PAGE]),
+        "pages": math.ceil(mirrored / PER_PAGE),
+    }
+
+
+def _dnp(entry: Any) -> str:
+    if not isinstance(entry, dict):
+        return str(entry)
+    return ": ".join(str(entry[k]) for k in ("dnp_type", "conditions", "reason") if entry.get(k))
+
+
+def user_page(conn: sqlite3.Connection, user_id: int, page: int) -> dict[str, Any] | None:
+    row = conn.execute("SELECT raw, name FROM users WHERE id = ?", [user_id]).fetchone()
+    if row is None:
+        return None
+    user = json.loads(row[0]) if row[0] else {"name": row[1]}
+    uploads = conn.execute("SELECT count(*) FROM images WHERE uploader_id = ?", [user_id]).fetchone()[0]
+    links = []
+    for link in user.get("links") or []:
+        tag = conn.execute("SELECT name FROM tags WHERE id = ?", [link.get("tag_id")]).fetchone() if isinstance(link, dict) else None
+        if tag:
+            links.append(_link(f"{tag[0]} ({link.get('state', '')})", _search(tag[0])))
+    messages = [{"author": user.get("name"), "created_at": created, "body": body or "(hidden on the site)",
+                 "where": where, "href": href} for created, body, where, href in conn.execute(
+        "SELECT created_at, body, 'on image #' || image_id, '/-/image/' || image_id FROM comments WHERE user_id = ? "
+        "UNION ALL SELECT created_at, body, 'in ' || forum_short_name || '/' || topic_slug, "
+        "'/-/topic/' || forum_short_name || '/' || topic_slug FROM posts WHERE user_id = ? "
+        "ORDER BY 1 DESC LIMIT 50", [user_id, user_id])]
+    return {
+        "title": user.get("name") or f"user {user_id}", "subtitle": user.get("role"),
+        "facts": [("joined", user.get("created_at")), ("uploads", user.get("uploads_count")),
+                  ("comments", user.get("comments_count")), ("posts", user.get("posts_count"))],
+        "texts": [user["description"]] if user.get("description") else [],
+        "link_lists": [("artist links", links),
+                       ("awards", [_link(f"{a.get('title')} ({a.get('label') or ''})") for a in user.get("awards") or []
+                                   if isinstance(a, dict)])],
+        "cards_title": f"Uploads ({uploads:,} mirrored)",
+        "rows": _cards(conn, "SELECT id, tags, source_url FROM images WHERE uploader_id = ? ORDER BY id DESC "
+                             "LIMIT ? OFFSET ?", [user_id, PER_PAGE, (page - 1) * PER_PAGE]),
+        "pages": math.ceil(uploads / PER_PAGE), "messages_title": "Latest comments and posts", "messages": messages,
+    }
+
+
+def gallery_page(conn: sqlite3.Connection, gallery_id: int, page: int) -> dict[str, Any] | None:
+    row = conn.execute("SELECT raw, title FROM galleries WHERE id = ?", [gallery_id]).fetchone()
+    if row is None:
+        return None
+    gallery = json.loads(row[0]) if row[0] else {"title": row[1]}
+    count = conn.execute("SELECT count(*) FROM gallery_images WHERE gallery_id = ?", [gallery_id]).fetchone()[0]
+    creator = gallery.get("user") or gallery.get("creator")
+    return {
+        "title": gallery.get("title") or f"gallery {gallery_id}",
+        "subtitle": f"by {creator}" if creator else None,
+        "facts": [("images", count)] + ([("spoiler warning", gallery["spoiler_warning"])]
+                                         if gallery.get("spoiler_warning") else []),
+        "texts": [gallery["description"]] if gallery.get("description") else [],
+        "link_lists": [("", [_link("its images as a search", f"{SEARCH_PATH}?q=gallery_id:{gallery_id}"
+                                                              f"&sf=gallery_id:{gallery_id}&sd=desc")])],
+        "cards_title": "Its images, in gallery order",
+        "rows": _cards(conn, "SELECT i.id, i.tags, i.source_url FROM gallery_images gi JOIN images i ON i.id = gi.image_id "
+                             "WHERE gi.gallery_id = ? ORDER BY gi.position LIMIT ? OFFSET ?",
+                       [gallery_id, PER_PAGE, (page - 1) * PER_PAGE]),
+        "pages": math.ceil(count / PER_PAGE),
+    }
+
+
+def forums_page(conn: sqlite3.Connection, page: int) -> dict[str, Any]:
+    forums = conn.execute("SELECT short_name, name, topic_count, post_count FROM forums ORDER BY name").fetchall()
+    return {"title": "Forums", "link_lists": [("", [_link(f"{name} ({topics or 0} topics, {posts or 0} posts)",
+                                                          f"/-/forum/{quote(short)}") for short, name, topics, posts in forums])]}
+
+
+def forum_page(conn: sqlite3.Connection, short_name: str, page: int) -> dict[str, Any] | None:
+    forum = conn.execute("SELECT name, description FROM forums WHERE short_name = ?", [short_name]).fetchone()
+    if forum is None:
+        return None
+    count = conn.execute("SELECT count(*) FROM topics WHERE forum_short_name = ?", [short_name]).fetchone()[0]
+    topics = conn.execute("SELECT slug, title, post_count, author, last_replied_to_at FROM topics "
+                          "WHERE forum_short_name = ? ORDER BY sticky DESC, last_replied_to_at DESC, slug LIMIT ? OFFSET ?",
+                          [short_name, PER_PAGE, (page - 1) * PER_PAGE]).fetchall()
+    return {"title": forum[0], "texts": [forum[1]] if forum[1] else [],
+            "link_lists": [("topics", [_link(f"{title} ({posts or 0} posts, by {author or 'unknown'})",
+                                             f"/-/topic/{quote(short_name)}/{quote(slug)}")
+                                       for slug, title, posts, author, _ in topics])],
+            "pages": math.ceil(count / PER_PAGE)}
+
+
+def topic_page(conn: sqlite3.Connection, short_name: str, slug: str, page: int) -> dict[str, Any] | None:
+    topic = conn.execute("SELECT title, author, post_count FROM topics WHERE forum_short_name = ? AND slug = ?",
+                         [short_name, slug]).fetchone()
+    if topic is None:
+        return None
+    count = conn.execute("SELECT count(*) FROM posts WHERE forum_short_name = ? AND topic_slug = ?",
+                         [short_name, slug]).fetchone()[0]
+    posts = [{"author": author, "created_at": created, "body": body or "(hidden on the site)"}
+             for author, created, body in conn.execute(
+                 "SELECT author, created_at, body FROM posts WHERE forum_short_name = ? AND topic_slug = ? "
+                 "ORDER BY created_at, id LIMIT ? OFFSET ?", [short_name, slug, POSTS_PER_PAGE, (page - 1) * POSTS_PER_PAGE])]
+    return {"title": topic[0], "subtitle": f"in {short_name}, started by {topic[1] or 'unknown'}",
+            "facts": [("posts on the site", topic[2]), ("posts mirrored", count)],
+            "link_lists": [("", [_link("the forum", f"/-/forum/{quote(short_name)}")])],
+            "messages_title": "Posts, in order", "messages": posts, "pages": math.ceil(count / POSTS_PER_PAGE)}
+
+
+def _view(build: Callable[..., dict[str, Any] | None], *keys: str, integer: bool = True) -> Callable[..., Any]:
+    async def view(datasette: Any, request: Any) -> Response:
+        args = [int(request.url_vars[k]) if integer else request.url_vars[k] for k in keys]
+        page = _page_number(request)
+        database = database_name(datasette)
+        found = await datasette.get_database(database).execute_fn(lambda conn: build(conn, *args, page))
+        if found is None:
+            raise NotFound("the mirror has no such record")
+        site = site_address(datasette)
+        rows = found.pop("rows", None)
+        cards = None if rows is None else [
+            ImageCard(image_id, artists_of_tags(tags), source or None, kept).html(site, SEARCH_PATH, f"/-/image/{image_id}")
+            for image_id, tags, source, kept in rows]
+        context = {"css": css(), "subtitle": None, "facts": [], "texts": [], "link_lists": [], "cards": cards,
+                   "cards_title": "", "messages": None, "messages_title": "", "page": page, "pages": 0, **found}
+        return Response.html(await datasette.render_template("booru_page.html", context, request=request))
+
+    return view
+
+
+ROUTES = [
+    (r"^/-/tag/(?P<id>[0-9]{1,10})$", _view(tag_page, "id")),
+    (r"^/-/user/(?P<id>[0-9]{1,10})$", _view(user_page, "id")),
+    (r"^/-/gallery/(?P<id>[0-9]{1,10})$", _view(gallery_page, "id")),
+    (r"^/-/forums$", _view(forums_page)),
+    (r"^/-/forum/(?P<short>[^/]+)$", _view(forum_page, "short", integer=False)),
+    (r"^/-/topic/(?P<short>[^/]+)/(?P<slug>[^/]+)$", _view(topic_page, "short", "slug", integer=False)),
+]
