@@ -35,13 +35,15 @@ def test_a_quick_search_is_answered_at_once_while_eight_slow_ones_run(archive, m
 
     monkeypatch.setattr(images, "search", search)
     url = archive.served.api_url + "/search/images"
+    quick = {"q": "id:5", "filter_id": archive.everything}
+    httpx.get(url, params=quick)  # its posting lists read once, as a running server has them
     slow = [threading.Thread(target=httpx.get, args=(url,), kwargs={"params": {"q": "slow"}, "timeout": 30})
             for _ in range(8)]
     for thread in slow:
         thread.start()
     started.wait(timeout=10)  # all eight are holding a connection now
     began = time.perf_counter()
-    answer = httpx.get(url, params={"q": "id:5", "filter_id": archive.everything})
+    answer = httpx.get(url, params=quick)
     took = time.perf_counter() - began
     for thread in slow:
         thread.join()
