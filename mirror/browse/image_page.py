@@ -19,9 +19,14 @@ from urllib.parse import quote
 from datasette.utils.asgi import NotFound, Response
 
 from ..philomena import DISPLAY_CATEGORIES, display_key
+from ..search import engine, images
+from ..search.bitmap_search import ImageScope
+from ..search.query import QueryError
 from ..urls import is_web_url
 from .metadata import KEPT_PICTURE
+from .places import SearchPlace, image_url, place_of
 from .search_page import PATH as SEARCH_PATH
+from .search_page import SECONDS as SEARCH_SECONDS
 from .settings import css, database_name, site_address
 
 PATH = "/-/image"
@@ -74,10 +79,49 @@ def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
     }
 
 
+def in_search(conn: sqlite3.Connection, image_id: int, place: SearchPlace) -> tuple[str | None, str | None]:
+    """The addresses of the images before and after ``image_id`` in the search it was opened from;
+    (None, None) when the search no longer has it there (the mirror changed, or a random sort)."""
+    if not place.steady:
+        return None, None
+    try:
+        node = images.image_query(place.q, {"my": _no_account, "filter_id": _no_account})
+        start = max(place.position - 1, 0)
+        found = images.search(conn, images.postings_of(conn.execute("PRAGMA database_list").fetchone()[2]), node,
+                              ImageScope(deleted=place.include_gone), sf=place.sf, sd=place.sd, limit=3,
+                              offset=start, columns="{t}.id", seconds=SEARCH_SECONDS)
+    except (QueryError, engine.SearchTooSlow):
+        return None, None
+    ids = [row[0] for row in found.rows]
+    here = place.position - start
+    if here >= len(ids) or ids[here] != image_id:
+        return None, None
+    before = image_url(ids[here - 1], place.moved(-1)) if here > 0 else None
+    after = image_url(ids[here + 1], place.moved(1)) if here + 1 < len(ids) else None
+    return before, after
+
+
+def _no_account(value: str) -> Any:
+    raise QueryError("the mirror has no accounts")
+
+
 async def booru_image(datasette: Any, request: Any) -> Response:
     image_id = int(request.url_vars["id"])
     database = database_name(datasette)
-    found = await datasette.get_database(database).execute_fn(lambda conn: image_context(conn, image_id))
+    place = place_of(request.args)
+
+    def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
+        found = image_context(conn, image_id)
+        if found is not None:
+            engine.register(conn)
+            searched = in_search(conn, image_id, place) if place else (None, None)
+            by_id = (image_url(found["previous"]) if found["previous"] is not None else None,
+                     image_url(found["next"]) if found["next"] is not None else None)
+            found["previous_url"], found["next_url"] = searched if searched != (None, None) else by_id
+            found["in_search"] = searched != (None, None)
+        return found
+
+    found = await datasette.get_database(database).execute_fn(read)
     if found is None:
         raise NotFound(f"the mirror has no image {image_id}")
     found.update(css=css(), path=PATH, site=site_address(datasette), search_path=SEARCH_PATH,

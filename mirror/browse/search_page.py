@@ -18,6 +18,7 @@ from ..search.query import MatchNone, Node, QueryError
 from ..search.sort import IMAGE_SORT_FIELDS
 from .figure import ImageCard, artists_of_tags
 from .metadata import KEPT_THUMBNAIL
+from .places import SearchPlace, image_url
 from .settings import css, database_name, site_address
 
 PER_PAGE = 50
@@ -73,8 +74,8 @@ async def booru_search(datasette: Any, request: Any) -> Response:
                 site = site_address(datasette)
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
                     ImageCard(image_id, artists_of_tags(tags), source or None, kept.get(image_id)).html(
-                        site, PATH, f"/-/image/{image_id}")
-                    for image_id, tags, source in rows])
+                        site, PATH, image_url(image_id, SearchPlace(q, sf, sd, include_gone, (page - 1) * PER_PAGE + n)))
+                    for n, (image_id, tags, source) in enumerate(rows)])
 
     def page_url(number: int) -> str:
         return PATH + "?" + urlencode({"q": q, "sf": sf, "sd": sd, "page": number, **({"del": "1"} if include_gone else {})})

@@ -8,6 +8,7 @@ import asyncio
 import html as html_text
 import json
 import re
+from urllib.parse import quote
 
 import pytest
 
@@ -132,3 +133,21 @@ def test_the_tag_user_gallery_and_forum_pages(mirrored):
     shown_bodies = [html_text.unescape(b) for b in re.findall(r'<div class="booru-text">(.*?)</div>', html, re.S)]
     assert status == 200 and shown_bodies == bodies  # in order, as text
     assert page(config, "/-/tag/99999999")[0] == 404 and page(config, "/-/topic/nope/nope")[0] == 404
+
+
+def test_an_image_opened_from_a_search_moves_through_that_search(mirrored):
+    """Previous and next follow the search the image was opened from, in its order, not the ids."""
+    config, db, shown, gone, tmp = mirrored
+    tag = db.execute("SELECT t.name FROM image_tags it JOIN tags t ON t.id = it.tag_id "
+                     "GROUP BY t.id ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
+    query = f"/-/booru?q={quote(tag)}&sf=score&sd=desc"
+    cards = [html_text.unescape(h) for h in re.findall(r'<a href="(/-/image/\d+\?[^"]+)">', page(config, query)[1])]
+    assert len(cards) >= 3 and all("pos=" in card for card in cards)
+    second = page(config, cards[1])[1]
+    forward = html_text.unescape(re.search(r'class="booru-next" href="([^"]+)"', second).group(1))
+    back = html_text.unescape(re.search(r'class="booru-previous" href="([^"]+)"', second).group(1))
+    assert forward == cards[2] and back == cards[0]
+    assert "next in the search" in second
+    by_id = page(config, f"/-/image/{shown}")[1]
+    following = db.execute("SELECT min(id) FROM images WHERE id > ?", [shown]).fetchone()[0]
+    assert f'class="booru-next" href="/-/image/{following}"' in by_id  # opened on its own: by id
