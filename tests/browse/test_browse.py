@@ -19,7 +19,7 @@ from mirror.errors import EXIT_STORE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
-from ..support.browsing import browsing
+from ..support.browsing import assert_attributed_in_the_browser, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 IMG = re.compile(r'<img class="booru-thumb" src="/-/media/thumbnail/(\d+)"')
@@ -178,26 +178,6 @@ def browse_url(gallery, tmp_path_factory):
     """`mirror browse` running on a free loopback port, as a user would start it."""
     with browsing(write_config(gallery[0], tmp_path_factory.mktemp("browse-cli") / "mirror.toml")) as url:
         yield url
-
-
-def shown_images(page) -> list[dict]:
-    """Every image card on the page: its id, its thumbnail's natural width, and its caption."""
-    page.wait_for_load_state("networkidle")
-    return page.evaluate("""() => [...document.querySelectorAll('figure.booru-image')].map(f => {
-        const img = f.querySelector('img.booru-thumb');
-        return {id: Number(f.dataset.imageId), width: img ? img.naturalWidth : null,
-                caption: f.querySelector('figcaption').innerText,
-                links: [...f.querySelectorAll('figcaption a')].map(a => a.href)};
-    })""")
-
-
-def assert_attributed_in_the_browser(cards: list[dict], db, base: str) -> None:
-    for card in cards:
-        image = db["images"].get(card["id"])
-        artists = [t[len("artist:"):] for t in json.loads(image["tags"] or "[]") if t.startswith("artist:")]
-        assert all(artist in card["caption"] for artist in artists) and (artists or "artist unknown" in card["caption"])
-        assert (image["source_url"] in card["links"]) if image["source_url"] else "no source given" in card["caption"]
-        assert f"{base}/images/{card['id']}" in card["links"]
 
 
 def test_thumbnails_load_from_local_files_in_a_real_browser(gallery, browse_url, browser, tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import html as html_text
 import json
+import os
 import re
 from urllib.parse import quote
 
@@ -16,7 +17,7 @@ from mirror.browse.app import make_datasette
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
-from ..support.browsing import browsing
+from ..support.browsing import assert_attributed_in_the_browser, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 
@@ -88,12 +89,13 @@ def test_an_image_without_files_shows_a_placeholder_with_the_sites_link(mirrored
 def test_in_a_real_browser_the_picture_loads_and_the_arrow_keys_move(mirrored, browser):
     config, db, shown, gone, tmp = mirrored
     with browsing(write_config(config, tmp / "mirror.toml")) as url:
-        tab = browser.new_page()
+        tab = browser.new_page(viewport={"width": 1200, "height": 900})
         tab.goto(f"{url}-/image/{shown}")
         tab.wait_for_load_state("networkidle")
         assert tab.evaluate("() => document.querySelector('img.booru-full').naturalWidth") > 0
         caption = tab.inner_text(".booru-attribution")
         assert "on the site" in caption and ("by " in caption or "artist unknown" in caption)
+        screenshot(tab, "browse-image.png")
         following = db.execute("SELECT min(id) FROM images WHERE id > ?", [shown]).fetchone()[0]
         tab.keyboard.press("ArrowRight")
         tab.wait_for_url(re.compile(rf"/-/image/{following}$"))
@@ -101,6 +103,64 @@ def test_in_a_real_browser_the_picture_loads_and_the_arrow_keys_move(mirrored, b
         tab.wait_for_url(re.compile(rf"/-/image/{shown}$"))
         assert tab.evaluate("() => window.pwned || null") is None
         tab.close()
+
+
+def test_in_a_real_browser_every_grid_shows_its_pictures_with_their_attribution(mirrored, browser):
+    """The tag, user and gallery pages: each card's thumbnail loads from the kept files and names
+    its artists, its source and its page on the site; a thread's posts read in order."""
+    config, db, shown, gone, tmp = mirrored
+    tag_id, = db.execute("SELECT it.tag_id FROM image_tags it JOIN downloads d ON d.image_id = it.image_id "
+                         "AND d.representation = 'thumb' AND d.status = 'done' AND d.path NOT LIKE '%.webm' "
+                         "JOIN tags t ON t.id = it.tag_id AND t.category IS NULL "
+                         "GROUP BY it.tag_id ORDER BY count(*) DESC LIMIT 1").fetchone()
+    user_id, = db.execute("SELECT uploader_id FROM images WHERE uploader_id IS NOT NULL "
+                          "GROUP BY 1 ORDER BY count(*) DESC LIMIT 1").fetchone()
+    gallery_id, = db.execute("SELECT gallery_id FROM gallery_images GROUP BY 1 ORDER BY count(*) DESC").fetchone()
+    forum, topic = db.execute("SELECT forum_short_name, topic_slug FROM posts GROUP BY 1, 2 "
+                              "ORDER BY count(*) DESC").fetchone()
+    with browsing(write_config(config, tmp / "mirror.toml")) as url:
+        tab = browser.new_page(viewport={"width": 1200, "height": 900})
+        for path in (f"-/tag/{tag_id}", f"-/user/{user_id}", f"-/gallery/{gallery_id}"):
+            tab.goto(url + path)
+            cards = shown_images(tab)
+            pictures = [card for card in cards if card["width"] is not None]
+            assert pictures and all(card["width"] > 0 for card in pictures), path
+            assert_attributed_in_the_browser(cards, db, config.base_url)
+            if path.startswith("-/tag/"):
+                screenshot(tab, "browse-tag.png")
+        tab.goto(f"{url}-/topic/{forum}/{topic}")
+        posts = tab.evaluate("() => [...document.querySelectorAll('.booru-text')].map(p => p.innerText)")
+        kept = [r[0] for r in db.execute("SELECT body FROM posts WHERE forum_short_name = ? AND topic_slug = ? "
+                                         "AND body IS NOT NULL ORDER BY created_at, id LIMIT 25", [forum, topic])]
+        assert [post for post in posts if post != "(hidden on the site)"] == [body.replace("\r\n", "\n").strip() for body in kept]
+        screenshot(tab, "browse-thread.png")
+        tab.close()
+
+
+def test_in_a_real_browser_an_image_without_files_shows_the_placeholder(mirrored, browser):
+    config, db, shown, gone, tmp = mirrored
+    db.execute("UPDATE downloads SET status = 'failed' WHERE image_id = ?", [shown])
+    db.conn.commit()
+    try:
+        with browsing(write_config(config, tmp / "mirror.toml")) as url:
+            tab = browser.new_page()
+            tab.goto(f"{url}-/image/{shown}")
+            tab.wait_for_load_state("networkidle")
+            assert tab.evaluate("() => document.querySelector('img.booru-full')") is None
+            placeholder = tab.locator(".booru-full-missing")
+            assert "not downloaded" in placeholder.inner_text()
+            links = tab.evaluate("() => [...document.querySelectorAll('.booru-full-missing a')].map(a => a.href)")
+            assert f"{config.base_url}/images/{shown}" in links
+            tab.close()
+    finally:
+        db.execute("UPDATE downloads SET status = 'done' WHERE image_id = ?", [shown])
+        db.conn.commit()
+
+
+def screenshot(tab, name: str) -> None:
+    """The README's screenshots are made here: MIRROR_SCREENSHOTS=docs pytest tests/browse."""
+    if os.environ.get("MIRROR_SCREENSHOTS"):
+        tab.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], name))
 
 
 def test_the_tag_user_gallery_and_forum_pages(mirrored):

@@ -1,7 +1,9 @@
-"""`mirror browse` and `mirror serve` run as a user runs them: the command, on a free loopback port."""
+"""`mirror browse` and `mirror serve` run as a user runs them (the command, on a free loopback port),
+and what a browser shows of the image cards on a page."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -41,3 +43,23 @@ def serving(config_path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def shown_images(page) -> list[dict]:
+    """Every image card on the page: its id, its thumbnail's natural width, and its caption."""
+    page.wait_for_load_state("networkidle")
+    return page.evaluate("""() => [...document.querySelectorAll('figure.booru-image')].map(f => {
+        const img = f.querySelector('img.booru-thumb');
+        return {id: Number(f.dataset.imageId), width: img ? img.naturalWidth : null,
+                caption: f.querySelector('figcaption').innerText,
+                links: [...f.querySelectorAll('figcaption a')].map(a => a.href)};
+    })""")
+
+
+def assert_attributed_in_the_browser(cards: list[dict], db, base: str) -> None:
+    for card in cards:
+        image = db["images"].get(card["id"])
+        artists = [t[len("artist:"):] for t in json.loads(image["tags"] or "[]") if t.startswith("artist:")]
+        assert all(artist in card["caption"] for artist in artists) and (artists or "artist unknown" in card["caption"])
+        assert (image["source_url"] in card["links"]) if image["source_url"] else "no source given" in card["caption"]
+        assert f"{base}/images/{card['id']}" in card["links"]
