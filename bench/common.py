@@ -132,20 +132,19 @@ class SiteProcess:
         httpx.get(f"{self.url}/api/v1/json/search/images", params={"q": "*", "per_page": 1}, timeout=3600)
 
 
-class ServeProcess:
-    """``mirror serve`` in a subprocess on a free loopback port, its output drained."""
+class ServerProcess:
+    """A `mirror` server command (``serve``, ``browse``) in a subprocess on a free loopback port,
+    its output drained once it says it listens."""
 
-    def __init__(self, db: Path, work: Path) -> None:
-        self.db = db
+    def __init__(self, args: Sequence[str], work: Path, *, ready: str, path: str = "") -> None:
         port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "serve", "--db", str(db), "--port",
-                                         str(port)], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True)
-        while "Serving the mirror" not in (line := self.process.stdout.readline()):
+        self.process = subprocess.Popen([sys.executable, "-m", "mirror.cli", *args, "--port", str(port)], cwd=work,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        while ready not in (line := self.process.stdout.readline()):
             if not line:
-                raise SystemExit("mirror serve ended before it listened")
+                raise SystemExit(f"mirror {' '.join(args)} ended before it listened")
         threading.Thread(target=self.process.stdout.read, daemon=True).start()  # the access log
-        self.url = f"http://127.0.0.1:{port}/api/v1/json"
+        self.url = f"http://127.0.0.1:{port}{path}"
 
     def memory(self) -> dict[str, int]:
         """VmHWM (peak resident), VmRSS, RssAnon and RssFile of the server, in KiB."""
@@ -162,6 +161,58 @@ class ServeProcess:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+
+
+def serve_process(db: Path, work: Path) -> ServerProcess:
+    """``mirror serve --db DB``; its ``url`` is the API's root."""
+    return ServerProcess(["serve", "--db", str(db)], work, ready="Serving the mirror", path="/api/v1/json")
+
+
+def browse_process(config: Path, work: Path) -> ServerProcess:
+    """``mirror -c CONFIG browse``; its ``url`` is Datasette's root, without the final slash."""
+    return ServerProcess(["-c", str(config), "browse"], work, ready="Browsing the mirror")
+
+
+# Bump when the generated board changes, so a cached board of an older shape is not reused.
+BOARD_VERSION = 2
+
+
+def board_path(work: Path, images: int, seed: int) -> Path:
+    return work / f"board-{images}-seed{seed}-v{BOARD_VERSION}.db"
+
+
+def cached_board(work: Path, images: int, seed: int) -> tuple[Path, float | None]:
+    """A generated board of ``images`` images in ``work``, made once (a million images take some
+    25 minutes here): (its database, seconds spent generating it now, or None when it was cached)."""
+    from mirror.localsite.board.generate import BoardSizes, generate_board
+
+    path = board_path(work, images, seed)
+    if path.exists():
+        open_database(path).close()  # brings a cached board up to this version's schema
+        return path, None
+    work.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    for leftover in work.glob(partial.name + "*"):
+        leftover.unlink()
+
+    def progress(report) -> None:  # noqa: ANN001
+        done = report.counts["images"]
+        if done % 100_000 == 0 or done == images:
+            print(f"  generated {done:,} images ({time.perf_counter() - started:.0f} s)", flush=True)
+
+    started = time.perf_counter()
+    report = generate_board(partial, images, seed=seed, progress=progress, sizes=BoardSizes(
+        images, comments_per_image=0.5, images_per_topic=200, images_per_gallery=100))
+    print(f"generation: {report.describe()}")
+    partial.rename(path)
+    for suffix in ("-wal", "-shm"):
+        Path(str(partial) + suffix).unlink(missing_ok=True)
+    return path, report.seconds
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def free_port() -> int:

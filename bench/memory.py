@@ -20,11 +20,11 @@ import tempfile
 from pathlib import Path
 
 from common import (
-    ServeProcess,
     SiteProcess,
     mirror_config,
     print_table,
     run_cli_measured,
+    serve_process,
     write_toml,
 )
 
@@ -49,7 +49,7 @@ def measure_served(board: Path, resources: list[str], work: Path) -> tuple[int, 
     with sqlite3.connect(f"{board.absolute().as_uri()}?mode=ro", uri=True) as conn:
         images = conn.execute("SELECT count(*) FROM images").fetchone()[0]
         everything = conn.execute("SELECT id FROM filters WHERE name = 'Everything' AND system").fetchone()
-    server = ServeProcess(board, work)
+    server = serve_process(board, work)
     try:
         config = mirror_config(server.url.removesuffix("/api/v1/json"), everything and everything[0], work,
                                resources=resources)

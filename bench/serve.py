@@ -64,9 +64,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from common import ServeProcess
+from common import ServerProcess, cached_board, percentile, serve_process
 
-from mirror.localsite.board.generate import BoardSizes, generate_board
 from mirror.search import engine
 from mirror.search.compile import Sql
 from mirror.search.filters import ImageFilter
@@ -74,10 +73,6 @@ from mirror.search.indexes import IMAGE_SEARCH_SPEC, IMAGES
 from mirror.search.query import parse_query
 from mirror.search.sort import image_order
 from mirror.serve.board import Board
-from mirror.store import open_database
-
-# Bump when the generated board changes, so a cached board of an older shape is not reused.
-BOARD_VERSION = 2
 
 # The fixed mix: (label, q, sf, sd). Tags of different popularity, as people search.
 QUERIES = [
@@ -95,36 +90,6 @@ QUERIES = [
 ]
 
 
-def board_path(work: Path, images: int, seed: int) -> Path:
-    return work / f"board-{images}-seed{seed}-v{BOARD_VERSION}.db"
-
-
-def cached_board(work: Path, images: int, seed: int) -> tuple[Path, float | None]:
-    """(the board, seconds spent generating it now, or None when it was cached)."""
-    path = board_path(work, images, seed)
-    if path.exists():
-        open_database(path).close()  # brings a cached board up to this version's schema
-        return path, None
-    work.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    for leftover in work.glob(partial.name + "*"):
-        leftover.unlink()
-
-    def progress(report) -> None:  # noqa: ANN001
-        done = report.counts["images"]
-        if done % 100_000 == 0 or done == images:
-            print(f"  generated {done:,} images ({time.perf_counter() - started:.0f} s)", flush=True)
-
-    started = time.perf_counter()
-    report = generate_board(partial, images, seed=seed, progress=progress, sizes=BoardSizes(
-        images, comments_per_image=0.5, images_per_topic=200, images_per_gallery=100))
-    print(f"generation: {report.describe()}")
-    partial.rename(path)
-    for suffix in ("-wal", "-shm"):
-        Path(str(partial) + suffix).unlink(missing_ok=True)
-    return path, report.seconds
-
-
 @dataclass
 class Timings:
     """Latencies of one query, in seconds: through HTTP (posting lists), and the SQL engine's
@@ -136,12 +101,7 @@ class Timings:
     found: int = 0
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def time_searches(server: ServeProcess, board: Board, rounds: int, sql_rounds: int) -> dict[str, Timings]:
+def time_searches(server: ServerProcess, board: Board, rounds: int, sql_rounds: int) -> dict[str, Timings]:
     """Each query of the mix through HTTP, then (in the first ``sql_rounds``) by the SQL engine
     alone in this process, in turns, so both see the same moments of a noisy machine. The first
     round finds the server's posting lists cold: it is reported apart and not counted."""
@@ -187,7 +147,7 @@ def time_sql(conn, q: str, sf: str | None, sd: str | None, where: Sql) -> tuple[
     return page.total, time.perf_counter() - started
 
 
-def show_rate(server: ServeProcess, ids: list[int], connections: int) -> float:
+def show_rate(server: ServerProcess, ids: list[int], connections: int) -> float:
     """Image-show requests per second, ``connections`` requests in flight at a time."""
 
     async def run() -> float:
@@ -255,7 +215,7 @@ def main() -> None:
     if args.generate_only:
         return
     board = Board(path)
-    server = ServeProcess(path, args.work)
+    server = serve_process(path, args.work)
     try:
         report_searches(time_searches(server, board, args.rounds, args.sql_rounds))
         ids = visible_ids(board, args.shows, args.seed)

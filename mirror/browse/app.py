@@ -19,6 +19,12 @@ __all__ = ["make_datasette", "browse_metadata", "run_browse"]
 # Datasette's own limit on a query's time, in milliseconds (the booru search keeps its own).
 SQL_TIME_LIMIT_MS = 5000
 
+# What Datasette is told, and why. Suggested facets are off: Datasette tries a GROUP BY on every
+# column of a table page to suggest some, which cost seconds a page on the large tables (and on
+# views, whose computed columns it tries too); facets stay a click away in each column's menu,
+# each given a second at most.
+SETTINGS = {"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "facet_time_limit_ms": 1000, "suggest_facets": False}
+
 
 def browse_metadata(database: str | Path, *, base_url: str, files: str) -> dict[str, Any]:
     """The metadata for the mirror at ``database`` of the site at ``base_url``, its files kept in ``files``."""
@@ -31,7 +37,7 @@ def make_datasette(database: str | Path, *, base_url: str, files: str) -> Datase
     if not path.is_file():
         raise StoreError(f"there is no mirror database at {path}; run `mirror sync` (or `mirror demo`) first")
     return Datasette([str(path)], metadata=browse_metadata(path, base_url=base_url, files=files),
-                     settings={"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "facet_time_limit_ms": 1000})
+                     settings=SETTINGS)
 
 
 def run_browse(datasette: Datasette, *, host: str, port: int, open_browser: bool,

@@ -73,7 +73,7 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int) -> dict[str, Any]
         ],
         "cards_title": "Its newest images",
         "rows": _cards(conn, "SELECT i.id, i.tags, i.source_url FROM image_tags it JOIN images i ON i.id = it.image_id "
-                             "WHERE it.tag_id = ? ORDER BY i.id DESC LIMIT ? OFFSET ?",
+                             "WHERE it.tag_id = ? ORDER BY it.image_id DESC LIMIT ? OFFSET ?",
                        [tag_id, PER_PAGE, (page - 1) * PER_PAGE]),
         "pages": math.ceil(mirrored / PER_PAGE),
     }

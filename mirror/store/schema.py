@@ -482,3 +482,18 @@ def _image_hashes(db: Database) -> None:
             computed_at TEXT NOT NULL,
             PRIMARY KEY (image_id, kind)
         ) STRICT""")
+
+
+@migrations(name="0023_browsing_at_scale")
+def _browsing_at_scale(db: Database) -> None:
+    """``tag_usage`` counts each tag's images with a subquery instead of a GROUP BY over every
+    image's tags: the same rows, but a page of the view counts only the tags it shows, and its row
+    count is the number of tags (SQLite can flatten it); at a million images the GROUP BY took
+    seconds. A thread's posts are read in order from an index, as `mirror browse` pages them."""
+    db.execute("DROP VIEW tag_usage")
+    db.execute("""CREATE VIEW tag_usage AS
+    SELECT tags.id, tags.name, tags.category, tags.namespace,
+      (SELECT count(*) FROM image_tags WHERE image_tags.tag_id = tags.id) AS mirrored_images,
+      tags.images AS site_images
+    FROM tags""")
+    db.execute("CREATE INDEX posts_by_topic ON posts (forum_short_name, topic_slug, created_at, id)")

@@ -1,0 +1,193 @@
+"""`mirror browse` on a large generated board: how long each kind of page takes, warm.
+
+    .venv/bin/python bench/browse.py [--images 1000000] [--work DIR] [--rounds 5]
+
+The board is the one bench/serve.py generates and caches (a million images take some 25 minutes
+to make here, 7.25 GiB). The browser is the real ``mirror browse`` in a subprocess on 127.0.0.1,
+asked by one client, one page at a time, as a person browses. Every page kind of the board (image,
+image opened from a search, tag, user, gallery, forums, forum, thread, the search) and every page
+Datasette shows for the large tables and the views is asked for at several addresses (popular and
+rare tags, busy and quiet users, first and last pages of threads...). The first answer to each
+address is reported apart ("first"); the rounds after it are the warm figures, p50 and p95 over
+every address of the kind. Each Datasette table page is also asked for as JSON once, to say what
+Datasette gave up on within its time limits (the row count, facets).
+
+The target (issue 20): every page within 300 ms warm at 1,000,000 images.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import re
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+import httpx
+from common import browse_process, cached_board, percentile
+
+TARGET_MS = 300.0
+SEARCHES = ["twilight sparkle", "safe", "fluttershy, cute", "score.gte:100", "description:friendship"]
+
+
+@dataclass
+class Kind:
+    """A kind of page and the addresses it is measured at."""
+
+    name: str
+    paths: list[str]
+    first: list[float] = field(default_factory=list)
+    warm: list[float] = field(default_factory=list)
+    notes: set[str] = field(default_factory=set)
+
+
+def sample(db: sqlite3.Connection, sql: str, count: int, seed: int) -> list:
+    """``count`` rows of ``sql`` at random (the same ones for the same seed)."""
+    rows = db.execute(sql).fetchall()
+    random.Random(seed).shuffle(rows)
+    return rows[:count]
+
+
+def board_pages(db: sqlite3.Connection, seed: int) -> dict[str, list[str]]:
+    """The board's own pages, a handful of addresses each: busy ones and quiet ones."""
+    top = db.execute("SELECT max(id) FROM images").fetchone()[0]
+    rng = random.Random(seed)
+    images = [rng.randint(1, top) for _ in range(8)]
+    tags = [row[0] for row in db.execute("SELECT id FROM tags ORDER BY images DESC LIMIT 3")]
+    tags += [row[0] for row in sample(db, "SELECT id FROM tags WHERE images > 0", 3, seed)]
+    users = [row[0] for row in db.execute(
+        "SELECT uploader_id FROM images WHERE uploader_id IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 2")]
+    users += [row[0] for row in sample(db, "SELECT id FROM users", 3, seed)]
+    galleries = [row[0] for row in sample(db, "SELECT id FROM galleries", 4, seed)]
+    forums = [row[0] for row in db.execute("SELECT short_name FROM forums")]
+    topics = sample(db, "SELECT forum_short_name, slug, post_count FROM topics", 3, seed)
+    return {
+        "image": [f"/-/image/{image_id}" for image_id in images],
+        "tag": [f"/-/tag/{tag}" for tag in tags],
+        "user": [f"/-/user/{user}" for user in users],
+        "gallery": [f"/-/gallery/{gallery}" for gallery in galleries],
+        "forums": ["/-/forums"],
+        "forum": [f"/-/forum/{quote(name)}" for name in forums[:3]],
+        "thread": [f"/-/topic/{quote(forum)}/{quote(slug)}" + (f"?page={page}" if page > 1 else "")
+                   for forum, slug, posts in topics for page in (1, max(1, -(-(posts or 1) // 25)))],
+        "search": [f"/-/booru?q={quote(q)}" for q in SEARCHES],
+    }
+
+
+def datasette_pages(db: sqlite3.Connection, name: str, seed: int) -> dict[str, list[str]]:
+    """The pages Datasette shows for the large tables and the views of database ``name``, as a
+    click reaches them."""
+    image = sample(db, "SELECT id FROM images", 1, seed)[0][0]
+    tag = db.execute("SELECT name FROM tags ORDER BY images DESC LIMIT 1").fetchone()[0]
+    pages = {
+        "index and database": ["/", f"/{name}"],
+        "images": [f"/{name}/images", f"/{name}/images?_sort_desc=score", f"/{name}/images?_search=pony",
+                   f"/{name}/images/{image}"],
+        # Not a page a click reaches any more (tags link to the search): a filter and a facet typed by hand.
+        "images by hand": [f"/{name}/images?_facet_array=tags&tags__arraycontains={quote(tag)}"],
+        "image_details": [f"/{name}/image_details", f"/{name}/image_details?_sort_desc=score"],
+    }
+    for table in ("comments", "posts", "tags", "image_tags", "tag_usage", "posts_by_user", "tag_implications",
+                  "tag_aliases", "dnp_entries", "user_links", "user_awards"):
+        pages[table] = [f"/{name}/{table}"]
+    pages["comments"].append(f"/{name}/comments?image_id={image}")
+    return pages
+
+
+def searched_images(client: httpx.Client) -> list[str]:
+    """Image pages as a search's grid links them (with the place in the search they come from)."""
+    paths = []
+    for q in SEARCHES[:3]:
+        page = client.get(f"/-/booru?q={quote(q)}&sf=score&sd=desc").text
+        found = re.findall(r'<a href="(/-/image/\d+\?[^"]+)">', page)
+        paths += [unquote(path.replace("&amp;", "&")).replace(" ", "+") for path in found[1:3]]
+    return paths
+
+
+def timed(client: httpx.Client, path: str) -> float:
+    started = time.perf_counter()
+    response = client.get(path)
+    elapsed = time.perf_counter() - started
+    if response.status_code != 200:
+        raise SystemExit(f"{path}: {response.status_code} {response.text[:300]}")
+    return elapsed
+
+
+def what_datasette_gave_up(client: httpx.Client, path: str) -> set[str]:
+    """Whether the row count or any facet of a table page timed out (from its JSON)."""
+    base, _, query = path.partition("?")
+    if base.count("/") != 2:  # a row page, the index
+        return set()
+    data = client.get(f"{base}.json?{query}").json()
+    notes = {f"facet {name} timed out" for name in data.get("facets_timed_out") or []}
+    if "filtered_table_rows_count" in data and data["filtered_table_rows_count"] is None:
+        notes.add("no row count")
+    return notes
+
+
+def measure(client: httpx.Client, kinds: list[Kind], rounds: int, progress: Callable[[str], None]) -> None:
+    for kind in kinds:
+        for path in kind.paths:
+            kind.first.append(timed(client, path))
+            if kind.name not in BOARD_KINDS:
+                kind.notes |= what_datasette_gave_up(client, path)
+        progress(f"  {kind.name}: first answers {max(kind.first) * 1e3:,.0f} ms at most")
+    for _ in range(rounds):
+        for kind in kinds:
+            kind.warm += [timed(client, path) for path in kind.paths]
+
+
+BOARD_KINDS = {"image", "image from a search", "tag", "user", "gallery", "forums", "forum", "thread", "search"}
+
+
+def report(kinds: list[Kind]) -> None:
+    print(f"\n{'page':<22}{'addresses':>10}{'first max':>10}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}  "
+          f"within {TARGET_MS:.0f} ms (p95)")
+    for kind in kinds:
+        p95 = percentile(kind.warm, 0.95) * 1e3
+        verdict = "yes" if p95 <= TARGET_MS else f"no, {p95 / TARGET_MS:.1f}x"
+        notes = "; ".join(sorted(kind.notes))
+        print(f"{kind.name:<22}{len(kind.paths):>10}{max(kind.first) * 1e3:>10.0f}{percentile(kind.warm, 0.5) * 1e3:>9.1f}"
+              f"{p95:>9.1f}{max(kind.warm) * 1e3:>9.1f}  {verdict}" + (f" ({notes})" if notes else ""))
+    slowest = max(((path, t) for kind in kinds for path, t in zip(itertools.cycle(kind.paths), kind.warm)), key=lambda x: x[1])
+    print(f"\nslowest warm answer: {slowest[0]} {slowest[1] * 1e3:.0f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "booru-mirror-serve-bench")
+    parser.add_argument("--rounds", type=int, default=5, help="warm passes over every address")
+    args = parser.parse_args()
+    work = args.work.resolve()
+    path, seconds = cached_board(work, args.images, args.seed)
+    print(f"board: {path} ({path.stat().st_size / 2**30:.2f} GiB); "
+          + (f"generated in {seconds:.0f} s" if seconds is not None else "cached"))
+    config = work / f"browse-{args.images}.toml"
+    config.write_text(f'[site]\nbase_url = "https://board.example"\n\n'
+                      f'[store]\ndatabase = "{path}"\nfiles = "{work / "files"}"\n')
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    pages = {**board_pages(db, args.seed), **datasette_pages(db, path.stem, args.seed)}
+    db.close()
+    server = browse_process(config, work)
+    try:
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            pages["image from a search"] = searched_images(client)
+            kinds = [Kind(name, paths) for name, paths in pages.items()]
+            measure(client, kinds, args.rounds, print)
+        memory = server.memory()
+    finally:
+        server.stop()
+    report(kinds)
+    print(f"browse memory: peak {memory['VmHWM'] / 1024:.0f} MiB (VmHWM)")
+
+
+if __name__ == "__main__":
+    main()
