@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import quote
 
 from datasette import hookimpl
 from datasette.utils.asgi import Response
@@ -24,7 +23,7 @@ from .figure import ImageCard, artists_of_tags, artists_of_text
 from .image_page import PATH as IMAGE_PATH
 from .image_page import booru_image
 from .metadata import KEPT_THUMBNAIL
-from .search_page import PATH, booru_search
+from .search_page import PATH, booru_search, search_url
 from .settings import css, database_name, site_address
 
 _TEXT_COLUMNS = {"body", "description", "short_description"}
@@ -60,16 +59,11 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
         return figure()
     if table == "images" and column == "tags" and isinstance(value, str) and value.startswith("["):
         names = [name for name in json.loads(value) if isinstance(name, str)]
-        return Markup(", ").join(Markup('<a href="{}?q={}">{}</a>').format(PATH, quote(_quoted(name)), name)
+        return Markup(", ").join(Markup('<a href="{}">{}</a>').format(search_url(name), name)
                                  for name in names)
     if column in _TEXT_COLUMNS and isinstance(value, str) and value:
         return Markup('<div class="booru-text">{}</div>').format(value)
     return None
-
-
-def _quoted(name: str) -> str:
-    """A tag name as a quoted search term (commas, parentheses and operators in it stay literal)."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 async def _stylesheet(request: Any) -> Response:

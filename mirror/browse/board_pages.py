@@ -19,6 +19,7 @@ from datasette.utils.asgi import NotFound, Response
 from .figure import ImageCard, artists_of_tags
 from .metadata import KEPT_THUMBNAIL
 from .search_page import PATH as SEARCH_PATH
+from .search_page import quoted_term, search_url
 from .settings import css, database_name, site_address
 
 __all__ = ["ROUTES"]
@@ -30,10 +31,6 @@ Row = tuple[Any, ...]
 
 def _link(text: str, href: str | None = None) -> dict[str, Any]:
     return {"text": text, "href": href}
-
-
-def _search(name: str) -> str:
-    return f"{SEARCH_PATH}?q={quote(chr(34) + name.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34)) + chr(34))}"
 
 
 def _cards(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[Row]:
@@ -64,14 +61,14 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int) -> dict[str, Any]
         "facts": [("images on the site", tag.get("images", row[2])), ("images mirrored", mirrored)],
         "texts": [t for t in (tag.get("short_description"), tag.get("description")) if t],
         "link_lists": [
-            ("an alias of", [_link(tag["aliased_tag"], _search(tag["aliased_tag"]))] if tag.get("aliased_tag") else []),
+            ("an alias of", [_link(tag["aliased_tag"], search_url(tag["aliased_tag"]))] if tag.get("aliased_tag") else []),
             ("aliases", [_link(a) for a in tag.get("aliases") or [] if isinstance(a, str)]),
-            ("implies", [_link(t, _search(t)) for t in tag.get("implied_tags") or [] if isinstance(t, str)]),
-            ("implied by", [_link(t, _search(t)) for t in tag.get("implied_by_tags") or [] if isinstance(t, str)]),
+            ("implies", [_link(t, search_url(t)) for t in tag.get("implied_tags") or [] if isinstance(t, str)]),
+            ("implied by", [_link(t, search_url(t)) for t in tag.get("implied_by_tags") or [] if isinstance(t, str)]),
             ("do-not-post entries", [_link(_dnp(e)) for e in tag.get("dnp_entries") or []]),
-            ("", [_link("all its images, with the site's search", _search(name))]),
+            ("", [_link("all its images, with the site's search", search_url(name))]),
         ],
-        "cards_title": "Its newest images",
+        "cards_title": "Its newest images", "searchbox_q": quoted_term(name),
         "rows": _cards(conn, "SELECT i.id, i.tags, i.source_url FROM image_tags it JOIN images i ON i.id = it.image_id "
                              "WHERE it.tag_id = ? ORDER BY it.image_id DESC LIMIT ? OFFSET ?",
                        [tag_id, PER_PAGE, (page - 1) * PER_PAGE]),
@@ -95,7 +92,7 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int) -> dict[str, An
     for link in user.get("links") or []:
         tag = conn.execute("SELECT name FROM tags WHERE id = ?", [link.get("tag_id")]).fetchone() if isinstance(link, dict) else None
         if tag:
-            links.append(_link(f"{tag[0]} ({link.get('state', '')})", _search(tag[0])))
+            links.append(_link(f"{tag[0]} ({link.get('state', '')})", search_url(tag[0])))
     messages = [{"author": user.get("name"), "created_at": created, "body": body or "(hidden on the site)",
                  "where": where, "href": href} for created, body, where, href in conn.execute(
         "SELECT created_at, body, 'on image #' || image_id, '/-/image/' || image_id FROM comments WHERE user_id = ? "

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from typing import Any
-from urllib.parse import quote
 
 from datasette.utils.asgi import NotFound, Response
 
@@ -27,14 +26,11 @@ from .metadata import KEPT_PICTURE
 from .places import SearchPlace, image_url, place_of
 from .search_page import PATH as SEARCH_PATH
 from .search_page import SECONDS as SEARCH_SECONDS
+from .search_page import search_url
 from .settings import css, database_name, site_address
 
 PATH = "/-/image"
 VIDEO = ("webm", "mp4")
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | None:
@@ -51,7 +47,7 @@ def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
     groups: dict[str, list[dict[str, Any]]] = {}
     for tag_id, name, category, count in sorted(tags, key=lambda t: display_key(t[2], t[1])):
         groups.setdefault(category if category in DISPLAY_CATEGORIES else "other", []).append(
-            {"id": tag_id, "name": name, "count": count, "href": f"{SEARCH_PATH}?q={quote(_quoted(name))}"})
+            {"id": tag_id, "name": name, "count": count, "href": search_url(name)})
     comments = [{"author": author, "created_at": created, "body": body or "(hidden on the site)"}
                 for author, created, body in conn.execute(
                     "SELECT author, created_at, body FROM comments WHERE image_id = ? ORDER BY created_at, id",
@@ -125,6 +121,7 @@ async def booru_image(datasette: Any, request: Any) -> Response:
     if found is None:
         raise NotFound(f"the mirror has no image {image_id}")
     found.update(css=css(), path=PATH, site=site_address(datasette), search_path=SEARCH_PATH,
+                 searchbox_q=place.q if place else "",
                  json_url=datasette.urls.row(database, "images", str(image_id)) + ".json",
                  history_url=datasette.urls.database(database) + f"/image_history?image={image_id}")
     return Response.html(await datasette.render_template("booru_image.html", found, request=request))

@@ -108,9 +108,10 @@ QUERIES: dict[str, dict[str, Any]] = {
 # a click away there (its menu's "Facet by this"), within Datasette's facet time limit.
 TABLES: dict[str, dict[str, Any]] = {
     "images": {
-        "description": "Every mirrored image; its thumbnail, artists, source and page on the site show in the "
-                       "representations cell (image_details shows them first). Facet by any column from its menu; "
-                       "search with the site's syntax at /-/booru.",
+        "description_html": "Every mirrored image; its thumbnail, artists, source and page on the site show in the "
+                            "representations cell (image_details shows them first). The search box here finds words; "
+                            "<a href=\"/-/booru\">search with the site's syntax</a> for tags and fields. "
+                            "Facet by any column from its menu.",
         "sort_desc": "id",
         "label_column": "id",
         "size": 25,

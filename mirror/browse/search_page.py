@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from datasette.utils.asgi import Response
 
@@ -25,6 +25,16 @@ PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
 SECONDS = 5.0
 PATH = "/-/booru"
+
+
+def quoted_term(name: str) -> str:
+    """A tag name as a quoted search term (commas, parentheses and operators in it stay literal)."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def search_url(name: str) -> str:
+    """The search for the images tagged ``name``."""
+    return f"{PATH}?q={quote(quoted_term(name))}"
 
 
 def _refuse(field: str):  # noqa: ANN202 - a transform for the parser

@@ -211,3 +211,18 @@ def test_an_image_opened_from_a_search_moves_through_that_search(mirrored):
     by_id = page(config, f"/-/image/{shown}")[1]
     following = db.execute("SELECT min(id) FROM images WHERE id > ?", [shown]).fetchone()[0]
     assert f'class="booru-next" href="/-/image/{following}"' in by_id  # opened on its own: by id
+
+
+def test_every_board_page_has_a_search_box_with_the_sites_syntax(mirrored):
+    config, db, shown, gone, tmp = mirrored
+    tag_id, name = db.execute("SELECT id, name FROM tags WHERE id IN (SELECT tag_id FROM image_tags) LIMIT 1").fetchone()
+    forum, = db.execute("SELECT short_name FROM forums LIMIT 1").fetchone()
+    for path in (f"/-/image/{shown}", f"/-/tag/{tag_id}", "/-/forums", f"/-/forum/{forum}", "/-/duplicates"):
+        html = page(config, path)[1]
+        assert re.search(r'<form class="booru-form booru-searchbox" action="/-/booru"', html) and 'name="q"' in html, path
+    box = re.search(r'<input type="search" name="q" value="([^"]*)"', page(config, f"/-/tag/{tag_id}")[1]).group(1)
+    assert html_text.unescape(box) == f'"{name}"'  # the tag's own search, as the board fills it in
+    searched = page(config, f"/-/image/{shown}?q=safe%2C+-pegasus&sf=id&sd=desc&pos=0")[1]
+    assert 'value="safe, -pegasus"' in searched
+    images = page(config, "/mirror/images")[1]
+    assert '<a href="/-/booru">search with the site' in images
