@@ -86,11 +86,14 @@ def datasette_pages(db: sqlite3.Connection, name: str, seed: int) -> dict[str, l
     image = sample(db, "SELECT id FROM images", 1, seed)[0][0]
     tag = db.execute("SELECT name FROM tags ORDER BY images DESC LIMIT 1").fetchone()[0]
     pages = {
-        "index and database": ["/", f"/{name}"],
-        "images": [f"/{name}/images", f"/{name}/images?_sort_desc=score", f"/{name}/images?_search=pony",
-                   f"/{name}/images/{image}"],
+        "index": ["/"],
+        "database": [f"/{name}"],
+        "images": [f"/{name}/images"],
+        "images by score": [f"/{name}/images?_sort_desc=score"],
+        "images, words": [f"/{name}/images?_search=pony", f"/{name}/images?_search=friendship"],
+        "image row": [f"/{name}/images/{image}"],
         # Not a page a click reaches any more (tags link to the search): a filter and a facet typed by hand.
-        "images by hand": [f"/{name}/images?_facet_array=tags&tags__arraycontains={quote(tag)}"],
+        "images, facet by hand": [f"/{name}/images?_facet_array=tags&tags__arraycontains={quote(tag)}"],
         "image_details": [f"/{name}/image_details", f"/{name}/image_details?_sort_desc=score"],
     }
     for table in ("comments", "posts", "tags", "image_tags", "tag_usage", "posts_by_user", "tag_implications",

@@ -33,6 +33,7 @@ QUICK = {
     "serve": "--images 20000 --rounds 5 --sql-rounds 2 --shows 500",
     "similar": "--quick",
     "history": "--images 3400 --scale 0.1 --days 30",
+    "browse": "--images 20000 --rounds 2",
 }
 
 
