@@ -32,10 +32,20 @@ def hostile(tmp_path_factory):
         for image_id, url in zip(ids, SCRIPT_URLS):
             editor.edit_image(image_id, source_url=url, source_urls=[url, "https://example.com/fine"],
                               description=MARKUP[image_id % 2], tags=["safe", "pony", "artist:" + MARKUP[1]])
+        editor.edit_tag("pony", description=MARKUP[0], short_description=MARKUP[1],
+                        dnp_entries=[{"dnp_type": MARKUP[1], "conditions": SCRIPT_URLS[0], "reason": MARKUP[0]}])
+        user = editor.add_user("hostile", description=MARKUP[0], awards=[{"id": 1, "title": MARKUP[1], "label": MARKUP[0],
+                                                                          "image": "x.svg", "awarded_on": "2020-01-01T00:00:00Z"}])
+        gallery = editor.add_gallery(ids, title=MARKUP[1], description=MARKUP[0], user_id=user["id"])
+        forum = sorted(editor.forums)[0]
+        topic = editor.add_topic(forum, MARKUP[1], posts=1, user_id=user["id"])
+        editor.add_posts(topic["id"], 1, body=MARKUP[0] + " " + SCRIPT_URLS[0])
         config = mirror_config(site, tmp, editor.everything_filter_id)
         sync(config, RESOURCES)
+    pages = [f"-/tag/{editor.tag_by_name('pony')['id']}", f"-/user/{user['id']}", f"-/gallery/{gallery}",
+             "-/forums", f"-/forum/{quote(forum)}", f"-/topic/{quote(forum)}/{quote(topic['slug'])}"]
     with browsing(write_config(config, tmp / "mirror.toml")) as url:
-        yield url, ids
+        yield url, ids, pages
 
 
 def test_only_http_urls_may_become_links():
@@ -55,8 +65,8 @@ def links_and_state(page, address: str) -> dict:
 
 
 def test_no_page_turns_a_record_into_a_script_link_or_runs_one(hostile, browser):
-    url, ids = hostile
-    pages = [f"{url}-/booru?q=*", f"{url}-/booru?q={quote('artist:*')}", f"{url}mirror/images",
+    url, ids, board_pages = hostile
+    pages = [url + path for path in board_pages] + [f"{url}-/booru?q=*", f"{url}-/booru?q={quote('artist:*')}", f"{url}mirror/images",
              f"{url}mirror/image_details", f"{url}mirror/last_sync", f"{url}mirror/tags"]
     pages += [f"{url}mirror/images/{image_id}" for image_id in ids] + [f"{url}-/image/{image_id}" for image_id in ids]
     page = browser.new_page()
@@ -69,4 +79,6 @@ def test_no_page_turns_a_record_into_a_script_link_or_runs_one(hostile, browser)
         assert page.evaluate("() => window.pwned || null") is None, address
     shown = links_and_state(page, f"{url}mirror/images/{ids[0]}")["text"]
     assert SCRIPT_URLS[0] in shown  # shown as text, for the reader to judge
+    for path in board_pages[:3] + board_pages[-1:]:  # the tag, user, gallery and thread show the markup as text
+        assert MARKUP[0] in links_and_state(page, url + path)["text"], path
     page.close()
