@@ -56,9 +56,7 @@ def sample(db: sqlite3.Connection, sql: str, count: int, seed: int) -> list:
 
 def board_pages(db: sqlite3.Connection, seed: int) -> dict[str, list[str]]:
     """The board's own pages, a handful of addresses each: busy ones and quiet ones."""
-    top = db.execute("SELECT max(id) FROM images").fetchone()[0]
-    rng = random.Random(seed)
-    images = [rng.randint(1, top) for _ in range(8)]
+    images = [row[0] for row in sample(db, "SELECT id FROM images", 8, seed)]
     tags = [row[0] for row in db.execute("SELECT id FROM tags ORDER BY images DESC LIMIT 3")]
     tags += [row[0] for row in sample(db, "SELECT id FROM tags WHERE images > 0", 3, seed)]
     users = [row[0] for row in db.execute(

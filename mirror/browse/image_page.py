@@ -20,6 +20,7 @@ from datasette.utils.asgi import NotFound, Response
 from ..philomena import DISPLAY_CATEGORIES, display_key
 from ..search import engine, images
 from ..search.bitmap_search import ImageScope
+from ..search.postings import Postings
 from ..search.query import QueryError
 from ..urls import is_web_url
 from .metadata import KEPT_PICTURE
@@ -27,6 +28,7 @@ from .places import SearchPlace, image_url, place_of
 from .search_page import PATH as SEARCH_PATH
 from .search_page import SECONDS as SEARCH_SECONDS
 from .search_page import search_url
+from .searching import run_search
 from .settings import css, database_name, site_address
 
 PATH = "/-/image"
@@ -75,7 +77,8 @@ def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
     }
 
 
-def in_search(conn: sqlite3.Connection, image_id: int, place: SearchPlace) -> tuple[str | None, str | None]:
+def in_search(conn: sqlite3.Connection, postings: Postings, image_id: int,
+              place: SearchPlace) -> tuple[str | None, str | None]:
     """The addresses of the images before and after ``image_id`` in the search it was opened from;
     (None, None) when the search no longer has it there (the mirror changed, or a random sort)."""
     if not place.steady:
@@ -83,8 +86,7 @@ def in_search(conn: sqlite3.Connection, image_id: int, place: SearchPlace) -> tu
     try:
         node = images.image_query(place.q, {"my": _no_account, "filter_id": _no_account})
         start = max(place.position - 1, 0)
-        found = images.search(conn, images.postings_of(conn.execute("PRAGMA database_list").fetchone()[2]), node,
-                              ImageScope(deleted=place.include_gone), sf=place.sf, sd=place.sd, limit=3,
+        found = images.search(conn, postings, node, ImageScope(deleted=place.include_gone), sf=place.sf, sd=place.sd, limit=3,
                               offset=start, columns="{t}.id", seconds=SEARCH_SECONDS)
     except (QueryError, engine.SearchTooSlow):
         return None, None
@@ -106,20 +108,16 @@ async def booru_image(datasette: Any, request: Any) -> Response:
     database = database_name(datasette)
     place = place_of(request.args)
 
-    def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
-        found = image_context(conn, image_id)
-        if found is not None:
-            engine.register(conn)
-            searched = in_search(conn, image_id, place) if place else (None, None)
-            by_id = (image_url(found["previous"]) if found["previous"] is not None else None,
-                     image_url(found["next"]) if found["next"] is not None else None)
-            found["previous_url"], found["next_url"] = searched if searched != (None, None) else by_id
-            found["in_search"] = searched != (None, None)
-        return found
-
-    found = await datasette.get_database(database).execute_fn(read)
+    found = await datasette.get_database(database).execute_fn(lambda conn: image_context(conn, image_id))
     if found is None:
         raise NotFound(f"the mirror has no image {image_id}")
+    searched = (None, None)
+    if place is not None:
+        searched = await run_search(datasette, lambda conn, postings: in_search(conn, postings, image_id, place))
+    by_id = (image_url(found["previous"]) if found["previous"] is not None else None,
+             image_url(found["next"]) if found["next"] is not None else None)
+    found["previous_url"], found["next_url"] = searched if searched != (None, None) else by_id
+    found["in_search"] = searched != (None, None)
     found.update(css=css(), path=PATH, site=site_address(datasette), search_path=SEARCH_PATH,
                  searchbox_q=place.q if place else "",
                  json_url=datasette.urls.row(database, "images", str(image_id)) + ".json",

@@ -1,7 +1,7 @@
 """``/-/booru``: search the mirror with the site's own syntax, as a grid of attributed thumbnails.
 
 The query is parsed, compiled and answered by :mod:`mirror.search.images`, the same entry point
-``mirror serve`` uses, on Datasette's read connection.
+``mirror serve`` uses, on the browser's search connections (:mod:`.searching`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from datasette.utils.asgi import Response
 
 from ..search import engine, images
 from ..search.bitmap_search import ImageScope
+from ..search.postings import Postings
 from ..search.query import MatchNone, Node, QueryError
 from ..search.sort import IMAGE_SORT_FIELDS
 from .figure import ImageCard, artists_of_tags
 from .metadata import KEPT_THUMBNAIL
 from .places import SearchPlace, image_url
-from .settings import css, database_name, site_address
+from .searching import run_search
+from .settings import css, site_address
 
 PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
@@ -43,14 +45,9 @@ def _refuse(field: str):  # noqa: ANN202 - a transform for the parser
     return transform
 
 
-def _page(conn: sqlite3.Connection, node: Node, sf: str | None, sd: str | None, page: int,
+def _page(conn: sqlite3.Connection, postings: Postings, node: Node, sf: str | None, sd: str | None, page: int,
           include_gone: bool) -> tuple[list[tuple[Any, ...]], int, dict[int, str]]:
-    """(rows of id, tags, source_url; total; the kept thumbnail's extension by image id) for one page.
-
-    The search runs on Datasette's read connection, which stays open as long as Datasette runs,
-    with the posting lists of the database it reads (shared with `mirror serve` in one process)."""
-    engine.register(conn)
-    postings = images.postings_of(conn.execute("PRAGMA database_list").fetchone()[2])
+    """(rows of id, tags, source_url; total; the kept thumbnail's extension by image id) for one page."""
     found = images.search(conn, postings, node, ImageScope(deleted=include_gone), sf=sf, sd=sd, limit=PER_PAGE,
                           offset=(page - 1) * PER_PAGE, columns="{t}.id, {t}.tags, {t}.source_url", seconds=SECONDS)
     kept = {}
@@ -75,8 +72,8 @@ async def booru_search(datasette: Any, request: Any) -> Response:
     if q.strip():
         try:
             node = images.image_query(q, {"my": _refuse("my"), "filter_id": _refuse("filter_id")})
-            db = datasette.get_database(database_name(datasette))
-            rows, total, kept = await db.execute_fn(lambda conn: _page(conn, node, sf, sd, page, include_gone))
+            rows, total, kept = await run_search(
+                datasette, lambda conn, postings: _page(conn, postings, node, sf, sd, page, include_gone))
         except (QueryError, engine.SearchTooSlow) as e:
             context["error"] = str(e)
         else:

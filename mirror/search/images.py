@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import bitmap_search
+from . import bitmap_search, engine
 from .bitmap_search import ImageScope
 from .engine import Page
 from .indexes import IMAGE_SEARCH_SPEC, IMAGES
@@ -30,7 +30,8 @@ from .postings import Postings
 from .query import Node, QueryError, parse_query
 from .sort import image_sort
 
-__all__ = ["ImageScope", "ImageSearches", "image_query", "postings_of", "search", "MAX_QUERY", "SEARCHES_AT_ONCE"]
+__all__ = ["ImageScope", "ImageSearches", "image_query", "open_reader", "postings_of", "search", "MAX_QUERY",
+           "SEARCHES_AT_ONCE"]
 
 # A query longer than this is refused before it is parsed: one request cannot stall a server.
 MAX_QUERY = 4096
@@ -66,10 +67,18 @@ def search(conn: sqlite3.Connection, postings: Postings, node: Node, scope: Imag
                                        columns=columns, seconds=seconds)
 
 
+def open_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the database at ``path`` that can run image searches (any thread)."""
+    conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout=5000")
+    engine.prepare(conn)
+    return conn
+
+
 class ImageSearches:
     """The read connections image searches of one database file use, with its posting lists."""
 
-    def __init__(self, path: Path, connect: Callable[[Path], sqlite3.Connection],
+    def __init__(self, path: Path, connect: Callable[[Path], sqlite3.Connection] = open_reader,
                  size: int = SEARCHES_AT_ONCE) -> None:
         self.path = path
         self.postings = postings_of(path)

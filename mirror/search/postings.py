@@ -48,6 +48,11 @@ class Postings:
         self._plans: dict[str, bool] = {}
         self._seen: dict[int, int] = {}  # id(connection) -> the data_version it last reported
 
+    @property
+    def generation(self) -> int:
+        """How many times every kept list was dropped (a change seen, or a connection new to them)."""
+        return self._generation
+
     def reader(self, conn: sqlite3.Connection) -> sqlite3.Connection:
         """Let ``conn`` read the lists without dropping them first: what it sees now is what they
         hold (none are kept yet, or ``conn`` was opened after the last change). ``conn`` must stay

@@ -22,11 +22,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import EXIT_STORE, MirrorError
-from ..search import engine
 from ..search.compile import FALSE, Sql
 from ..search.indexes import GALLERIES, Index
 from ..search.filters import ImageFilter
-from ..search.images import ImageSearches
+from ..search.images import ImageSearches, open_reader
 from ..search.sort import FIXED_ORDERS
 
 __all__ = ["Board", "BoardGone", "BoardMissing", "raw_records", "rebase"]
@@ -111,10 +110,7 @@ class Board:
         return stat.st_dev, stat.st_ino
 
     def _connect(self, path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout=5000")
-        engine.prepare(conn)
-        return conn
+        return open_reader(path)
 
     def image_searches(self) -> ImageSearches:
         """The connections image searches of this board use, with its posting lists

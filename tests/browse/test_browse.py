@@ -3,6 +3,7 @@ through Datasette's own test client, on a mirror of the local site with pictures
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from mirror.browse.app import make_datasette
 from mirror.cli import cli
 from mirror.errors import EXIT_STORE
+from mirror.search import images
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
@@ -220,3 +222,19 @@ async def test_browsing_goes_on_while_a_sync_holds_a_write_transaction(client, g
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+async def test_searches_keep_their_posting_lists_while_datasette_opens_connections(client, gallery):
+    """Datasette opens a read connection per thread as requests arrive; were searches run on them, each
+    new one would drop every kept list (it cannot tell what changed before it came)."""
+    config, db, base = gallery
+    tags = [r[0] for r in db.execute("SELECT t.name FROM image_tags it JOIN tags t ON t.id = it.tag_id "
+                                     "GROUP BY t.id ORDER BY count(*) DESC LIMIT 6")]
+    assert (await client.get("/-/booru", params={"q": tags[0]})).status_code == 200
+    postings = images.postings_of(config.database)
+    before = postings.generation
+    at_once = [client.get("/-/booru", params={"q": tag}) for tag in tags]
+    at_once += [client.get(path) for path in ("/mirror/images", "/mirror/comments", "/mirror/tags", "/mirror")] * 2
+    answers = await asyncio.gather(*at_once)
+    assert all(answer.status_code == 200 for answer in answers)
+    assert postings.generation == before
