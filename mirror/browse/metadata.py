@@ -129,6 +129,8 @@ TABLES: dict[str, dict[str, Any]] = {
     "users": {"sort": "name", "facets": ["role"], "label_column": "name"},
     "forums": {"label_column": "name"},
     "filters": {"facets": ["system", "public"], "label_column": "name"},
+    # Each row counts its tag's images (a million index entries for the commonest at a million images).
+    "tag_usage": {"size": 25},
     "history": {"sort_desc": "id",
                 "description": "Every change a sync saw: the fields that changed, with old and new values."},
     "image_tag_changes": {"sort_desc": "id",

@@ -238,3 +238,25 @@ async def test_searches_keep_their_posting_lists_while_datasette_opens_connectio
     answers = await asyncio.gather(*at_once)
     assert all(answer.status_code == 200 for answer in answers)
     assert postings.generation == before
+
+
+async def test_the_database_page_counts_tables_in_steps_and_again_once_the_mirror_changed(gallery, tmp_path):
+    config, db, base = gallery
+    path = tmp_path / "mirror.db"
+    with sqlite3.connect(config.database) as source, sqlite3.connect(path) as copy:
+        source.backup(copy)
+    datasette = make_datasette(path, base_url=config.site.base_url, files=config.store.files)
+    database = datasette.get_database("mirror")
+    counts = await database.table_counts(50)
+    assert counts["comments"] == db.execute("SELECT count(*) FROM comments").fetchone()[0] > 0
+    with sqlite3.connect(path) as writer:
+        writer.execute("CREATE TABLE big AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                       "WHERE i < 300000) SELECT i FROM n")
+    assert (await database.table_counts(1))["big"] is None  # row by row, stopped at its time limit
+    assert (await database.table_counts(50))["big"] is None  # the same file: the same counts
+    with sqlite3.connect(path) as writer:
+        writer.execute("DELETE FROM comments WHERE id = (SELECT min(id) FROM comments)")
+    again = await database.table_counts(50)
+    assert again["comments"] == counts["comments"] - 1 and again["big"] == 300000  # changed: counted again
+    page = (await datasette.client.get("/mirror.json")).json()
+    assert {t["name"]: t["count"] for t in page["tables"]}["comments"] == again["comments"]
