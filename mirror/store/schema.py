@@ -497,3 +497,26 @@ def _browsing_at_scale(db: Database) -> None:
       tags.images AS site_images
     FROM tags""")
     db.execute("CREATE INDEX posts_by_topic ON posts (forum_short_name, topic_slug, created_at, id)")
+
+
+@migrations(name="0024_posts_by_user_counted_from_indexes")
+def _posts_by_user_counted_from_indexes(db: Database) -> None:
+    """``posts_by_user`` reads each comment's and post's body only for the rows it shows: the UNION
+    carries what indexes hold, the body comes by id. SQLite 3.40 reads every column of a UNION view
+    even to count its rows, so counting it read every comment and post whole (300 ms at a million
+    images, on every page of the view in `mirror browse`); from the two covering indexes it takes a
+    fifth of that. They lead with ``user_id``, so ``WHERE user_id = ?`` still reads one user's rows
+    only, and replace the single-column indexes on it."""
+    db.execute("DROP VIEW posts_by_user")
+    db.execute("""CREATE VIEW posts_by_user AS
+    SELECT u.kind, u.id, u.user_id, u.author, u.created_at, u.image_id, u.forum_short_name, u.topic_slug,
+      CASE u.kind WHEN 'comment' THEN (SELECT body FROM comments WHERE comments.id = u.id)
+                  ELSE (SELECT body FROM posts WHERE posts.id = u.id) END AS body
+    FROM (SELECT 'comment' AS kind, id, user_id, author, created_at, image_id, NULL AS forum_short_name,
+            NULL AS topic_slug FROM comments
+          UNION ALL
+          SELECT 'post', id, user_id, author, created_at, NULL, forum_short_name, topic_slug FROM posts) AS u""")
+    db.execute("CREATE INDEX comments_by_user ON comments (user_id, created_at, author, image_id)")
+    db.execute("CREATE INDEX posts_by_user_and_time ON posts (user_id, created_at, author, forum_short_name, topic_slug)")
+    db.execute("DROP INDEX IF EXISTS idx_comments_user_id")
+    db.execute("DROP INDEX IF EXISTS idx_posts_user_id")

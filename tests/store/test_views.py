@@ -32,3 +32,28 @@ def test_a_threads_posts_are_read_in_order_from_an_index(tmp_path):
         "EXPLAIN QUERY PLAN SELECT body FROM posts WHERE forum_short_name = 'art' AND topic_slug = 'x' "
         "ORDER BY created_at, id LIMIT 25 OFFSET 50"))
     assert "posts_by_topic" in plan and "TEMP B-TREE" not in plan
+
+
+POSTS_BY_USER_BEFORE = """
+    SELECT 'comment' AS kind, comments.id, comments.user_id, comments.author, comments.created_at,
+      comments.image_id, NULL AS forum_short_name, NULL AS topic_slug, comments.body
+    FROM comments
+    UNION ALL
+    SELECT 'post', posts.id, posts.user_id, posts.author, posts.created_at, NULL, posts.forum_short_name,
+      posts.topic_slug, posts.body
+    FROM posts"""
+
+
+def test_posts_by_user_has_every_comment_and_post_and_counts_them_from_indexes(tmp_path):
+    path = tmp_path / "board.db"
+    generate_board(path, 300, seed=4)
+    db = open_database(path)
+    rows = db.execute("SELECT * FROM posts_by_user ORDER BY kind, id").fetchall()
+    assert rows == db.execute(f"SELECT * FROM ({POSTS_BY_USER_BEFORE}) ORDER BY kind, id").fetchall()
+    assert {row[0] for row in rows} == {"comment", "post"} and all(row[8] is not None for row in rows[:5])
+    plan = " ".join(row[3] for row in db.execute("EXPLAIN QUERY PLAN SELECT count(*) FROM posts_by_user"))
+    assert "SCAN comments USING COVERING INDEX" in plan and "SCAN posts USING COVERING INDEX" in plan
+    user, = db.execute("SELECT user_id FROM comments WHERE user_id IS NOT NULL LIMIT 1").fetchone()
+    plan = " ".join(row[3] for row in db.execute(
+        "EXPLAIN QUERY PLAN SELECT kind, created_at, body FROM posts_by_user WHERE user_id = ?", [user]))
+    assert "SEARCH comments USING COVERING INDEX comments_by_user (user_id=?)" in plan and "SCAN comments" not in plan
