@@ -15,40 +15,51 @@ Datasette gave up on within its time limits (the row count, facets).
 The target (issue 20): every page within 300 ms warm at 1,000,000 images.
 
 Measured on the generated boards of bench/serve.py, seed 1 (2 shared cores, Python 3.11, SQLite
-3.40.1, Datasette 0.65), 5 warm rounds, p50 / p95 in ms. "Before" is the code before the issue's
-tuning (da13931's browse), on the same 300,000-image board in the same sitting:
+3.40.1, Datasette 0.65), 5 warm rounds (2 before), p50 / p95 in ms. "Before" is the code before
+the issue's tuning (da13931's browse and schema), on the same 300,000-image board, same sitting:
 
-    page                    300k before         300k after        1M after
-    image                     5.5 / 9.2          5.1 / 6.3        5.8 / 9.2
-    tag                     430 / 615            8.9 / 20         13 / 44
-    user, gallery             6 / 7                7 / 8          10 / 13
-    forums, forum, thread     4 / 29               5 / 7           7 / 9
-    search (/-/booru)        10 / 186             11 / 17         12 / 16
-    index                    79 / 90              93 / 112       105 / 125
-    database                283 / 660            110 / 117       103 / 134
-    images                7,920 / 7,933           42 / 47         54 / 69
-    images by score       7,915 / 7,967           40 / 47         57 / 90
-    images, words         9,135 / 9,248           95 / 235       229 / 603   missed
-    image row                13 / 13              12 / 17         16 / 23
-    image_details         4,892 / 4,915           25 / 36         33 / 40
-    comments              1,223 / 1,233           13 / 55         15 / 78
-    posts                   329 / 341             36 / 68         48 / 55
-    tags, image_tags        285 / 300             49 / 71         79 / 101
-    tag_usage             1,482 / 1,500           59 / 76        171 / 212
-    posts_by_user           937 / 943            124 / 153       356 / 376   missed
-    other views (p50)        85-551              23-39           25-50
+    page                    300k before       300k after        1M after
+    image                     5.5 / 9.2         6.3 / 9.0         4.9 / 9.0
+    tag                       430 / 615          12 / 24           13 / 58
+    user                      5.8 / 7.3         8.0 / 11          8.2 / 15
+    gallery                   5.1 / 6.1         7.2 / 10          5.9 / 10
+    forums                    3.5 / 4.1         6.6 / 7.1         4.4 / 7.7
+    forum                     5.6 / 5.9         6.7 / 8.4         6.6 / 11
+    thread                     27 / 29          5.7 / 7.7         4.6 / 7.3
+    search (/-/booru)         9.9 / 186          13 / 57           10 / 15
+    image from a search       5.4 / 6.0         7.0 / 8.8         6.5 / 10
+    index                      79 / 90          118 / 133          93 / 132
+    database                  283 / 660         104 / 120          92 / 110
+    images                  7,920 / 7,933        47 / 61           46 / 68
+    images by score         7,915 / 7,967        41 / 61           72 / 80
+    images, words           9,135 / 9,248       112 / 242         210 / 608   missed
+    image row                  13 / 13           15 / 18           15 / 19
+    image_details           4,892 / 4,915        30 / 48           32 / 38
+    comments                1,223 / 1,233        15 / 52           14 / 85
+    posts                     329 / 341          40 / 72           36 / 38
+    tags                      255 / 285          55 / 119          45 / 48
+    image_tags                285 / 300          37 / 43           80 / 94
+    tag_usage               1,482 / 1,500        64 / 94          171 / 176
+    posts_by_user             937 / 943          59 / 64           87 / 105
+    tag_implications           92 / 93           29 / 37           23 / 26
+    tag_aliases                85 / 90           25 / 33           21 / 27
+    dnp_entries               192 / 193          35 / 39           27 / 33
+    user_links                172 / 173          41 / 42           33 / 44
+    user_awards               551 / 553          52 / 91           41 / 42
+    images, facet by hand  13,424 / 13,431    2,391 / 2,497     5,684 / 6,068  (typed by hand)
 
 What made the difference: no default facets on the large tables and Datasette's suggested facets
 off (a GROUP BY per column, seconds a page); ``tag_usage`` counting with a subquery, 25 rows a
-page; a tag page reading its newest images in index order; the database and index pages counting
+page; ``posts_by_user`` counted from covering indexes, its bodies read only for the rows shown;
+a tag page reading its newest images in index order; the database and index pages counting
 tables row by row (SQLite's one-step count ignores the time limit) and only once the file
 changed; searches on connections of their own, so Datasette opening one no longer drops the
-posting lists. Two pages miss at a million images, for reasons of SQLite 3.40 and Datasette 0.65:
-a word found in half the images (``images?_search=pony``, 530,000 matches) costs its count, a seek
-per match (the same search with the site's syntax at /-/booru takes 12 ms); ``posts_by_user``'s row
-count reads every comment and post through the UNION (this SQLite does not count a UNION view
-branch by branch). A facet typed by hand on a tag (``_facet_array=tags&tags__arraycontains=``)
-reads every image's tags: 6 s; no link leads there (tags link to the search).
+posting lists. One page kind misses at a million images: a word found in half the images
+(``images?_search=pony``, 530,000 matches): Datasette 0.65 counts every match with
+``rowid in (subquery)``, a seek per match (343 ms; FTS5 counts the same matches in 30 ms, but
+Datasette writes the SQL), on top of 122 ms to list them in order; the same search with the
+site's syntax at /-/booru takes 12 ms. A facet typed by hand on the tags array reads every
+image's tags; no link leads there any more (tags link to the search).
 """
 
 from __future__ import annotations
