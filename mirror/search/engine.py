@@ -38,10 +38,12 @@ def register(conn: sqlite3.Connection) -> None:
     """Give ``conn`` the SQL functions compiled searches call (a connection someone else owns, too)."""
     register_functions(conn)
 
+
 def prepare(conn: sqlite3.Connection) -> None:
     """Make a connection of our own able to run compiled searches, its rows readable by name."""
     register(conn)
     conn.row_factory = sqlite3.Row
+
 
 @contextmanager
 def time_limit(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:

@@ -16,7 +16,7 @@ from sqlite_utils import Database
 
 from ..api import PhilomenaClient
 from ..progress import Reportable, Reporter
-from ..store.schema import refresh_statistics_if_grown
+from ..store.statistics import refresh_statistics_if_grown
 from . import comments, filters, forums, galleries, images, posts, profiles, session, tags
 from .featured import record_featured
 from .report import Progress, SyncReport

@@ -35,9 +35,9 @@ from ...dates import parse_utc, utc_text
 from ...philomena import RATINGS
 from ...search.slugs import slug
 from ...store import ImageWriter, open_database
-from ...store.schema import refresh_statistics
 from ...store.specs import COMMENTS, FILTERS, TAGS, USERS
 from ...store.specs import FORUMS as FORUM_RECORDS
+from ...store.statistics import refresh_statistics
 from ..files.img import FileSource, file_key, finish_image_file
 from .records import background_pony, slug_of_title
 from .render import render_filter, render_forum, render_tag, render_user

@@ -50,6 +50,7 @@ import math
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -92,13 +93,13 @@ class FaultProfile:
     repeat: bool = False
     badids: tuple[str, int] | None = None
     vanish: int | None = None
+    redirect: str | None = None
+    trickle: int | None = None
 
     @property
     def rewrites(self) -> bool:
         """Whether list answers are rewritten (their bodies must be read whole first)."""
         return bool(self.repeat or self.badids or self.vanish)
-    redirect: str | None = None
-    trickle: int | None = None
 
     @classmethod
     def parse(cls, spec: str) -> FaultProfile:
@@ -107,39 +108,20 @@ class FaultProfile:
         for item in filter(None, (part.strip() for part in (spec or "").split(","))):
             name, _, arg = item.partition(":")
             try:
-                profile = replace(profile, **{name: _PARSERS[name](arg)})
+                profile = replace(profile, **{name: _KINDS[name].parse(arg)})
             except KeyError:
-                raise ValueError(f"unknown fault {name!r}; expected one of {', '.join(_PARSERS)}") from None
+                raise ValueError(f"unknown fault {name!r}; expected one of {', '.join(_KINDS)}") from None
             except (TypeError, ValueError):
                 raise ValueError(f"bad parameters for fault {name!r}: {arg!r}") from None
         return profile
 
     def __str__(self) -> str:
         parts = []
-        if self.ratelimit:
-            parts.append(f"ratelimit:{self.ratelimit[0]}/{self.ratelimit[1]:g}")
-        if self.flaky:
-            parts.append(f"flaky:{self.flaky[0]}/{self.flaky[1]}")
-        if self.drops:
-            parts.append(f"drops:{self.drops}")
-        if self.corrupt:
-            parts.append(f"corrupt:{self.corrupt}")
-        if self.badfiles:
-            parts.append(f"badfiles:{self.badfiles}")
-        if self.slow is not None:
-            parts.append(f"slow:{self.slow:g}")
-        if self.down:
-            parts.append(f"down:{self.down}")
-        if self.repeat:
-            parts.append("repeat")
-        if self.badids:
-            parts.append(f"badids:{self.badids[0]}/{self.badids[1]}")
-        if self.vanish:
-            parts.append(f"vanish:{self.vanish}")
-        if self.redirect:
-            parts.append(f"redirect:{self.redirect}")
-        if self.trickle:
-            parts.append(f"trickle:{self.trickle}")
+        for name, kind in _KINDS.items():
+            value = getattr(self, name)
+            if value is not None and (value or kind.zero_is_on):
+                text = kind.format(value)
+                parts.append(f"{name}:{text}" if text else name)
         return ",".join(parts)
 
 
@@ -166,25 +148,46 @@ def _bad_ids(arg: str) -> tuple[str, int]:
     if every < 1:
         raise ValueError(every)
     return value, every
+
+
 def _absolute_url(arg: str) -> str:
     if not arg.startswith(("http://", "https://")):
         raise ValueError(f"expected an http:// or https:// URL, got {arg!r}")
     return arg.rstrip("/")
 
 
-_PARSERS = {
-    "ratelimit": lambda arg: _pair(arg, (30, 5.0), int, float),
-    "flaky": lambda arg: _pair(arg, (7, 2), int, int),
-    "drops": lambda arg: int(arg) if arg else 5,
-    "corrupt": lambda arg: int(arg) if arg else 5,
-    "badfiles": lambda arg: int(arg) if arg else 5,
-    "slow": lambda arg: float(arg) if arg else 0.2,
-    "down": lambda arg: int(arg) if arg else 503,
-    "repeat": _no_parameters,
-    "badids": _bad_ids,
-    "vanish": lambda arg: int(arg) if arg else 10,
-    "redirect": _absolute_url,
-    "trickle": lambda arg: int(arg) if arg else 5,
+def _count(default: int) -> Callable[[str], int]:
+    return lambda arg: int(arg) if arg else default
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    """How one fault is written in a profile: its parameters read from text and written back
+    (``""`` for a fault without parameters); ``zero_is_on`` when a zero still means the fault is on."""
+
+    parse: Callable[[str], Any]
+    format: Callable[[Any], str] = str
+    zero_is_on: bool = False
+
+
+def _slash(value: tuple[Any, Any]) -> str:
+    return f"{value[0]}/{value[1]:g}" if isinstance(value[1], float) else f"{value[0]}/{value[1]}"
+
+
+# Every fault a profile can name, in the order a profile is written.
+_KINDS: dict[str, FaultKind] = {
+    "ratelimit": FaultKind(lambda arg: _pair(arg, (30, 5.0), int, float), _slash),
+    "flaky": FaultKind(lambda arg: _pair(arg, (7, 2), int, int), _slash),
+    "drops": FaultKind(_count(5)),
+    "corrupt": FaultKind(_count(5)),
+    "badfiles": FaultKind(_count(5)),
+    "slow": FaultKind(lambda arg: float(arg) if arg else 0.2, lambda value: f"{value:g}", zero_is_on=True),
+    "down": FaultKind(_count(503)),
+    "repeat": FaultKind(_no_parameters, lambda value: ""),
+    "badids": FaultKind(_bad_ids, _slash),
+    "vanish": FaultKind(_count(10)),
+    "redirect": FaultKind(_absolute_url),
+    "trickle": FaultKind(_count(5)),
 }
 
 
@@ -392,6 +395,7 @@ class FaultMiddleware:
         headers.append((b"content-length", str(len(body)).encode()))
         await send({**start, "headers": headers})
         await send({"type": "http.response.body", "body": bytes(body)})
+
     async def _trickled(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve the real response a few bytes at a time (a client that leaves stops nothing:
         uvicorn drops what is sent after a disconnect)."""
@@ -419,6 +423,8 @@ def _json_or_none(body: bytes | bytearray) -> Any:
         return json.loads(body)
     except ValueError:
         return None
+
+
 async def _redirect(send: Send, location: str) -> None:
     headers = [(b"location", location.encode()), (b"content-length", b"0")]
     await send({"type": "http.response.start", "status": 302, "headers": headers})
