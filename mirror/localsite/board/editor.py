@@ -36,9 +36,7 @@ from ...store import ImageWriter, open_database
 from ...store.database import MirrorDatabase
 from ...store.specs import COMMENTS, FILTERS, FORUMS, POSTS, TAGS, USERS, TableSpec
 from ..files.img import FileSource, file_key, finish_image_file
-from .generate import (
-    BoardSizes,
-    generate_board,
+from .builders import (
     make_comment,
     make_filter,
     make_post,
@@ -47,6 +45,7 @@ from .generate import (
     set_image_tags,
     tag_groups,
 )
+from .generate import BoardSizes, generate_board
 from .records import background_pony, slug_of_title
 from .render import render_filter, render_tag, render_user
 from .rows import (
