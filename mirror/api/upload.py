@@ -17,7 +17,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from .client import API_PREFIX, PhilomenaClient, Record, Upload, _json_object, _parse_json, _error_for
+from .client import API_PREFIX, PhilomenaClient, Record, Upload, _error_for, _json_object, _parse_json
 from .errors import ApiError, KeyRequired, SiteUnavailable, UnexpectedResponse, UploadRejected, UploadUncertain
 from .polite import RetryableFailure
 

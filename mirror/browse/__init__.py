@@ -20,20 +20,13 @@ from .board_pages import ROUTES as BOARD_ROUTES
 from .duplicates_page import PATH as DUPLICATES_PATH
 from .duplicates_page import booru_duplicates
 from .figure import ImageCard, artists_of_tags, artists_of_text
-from .image_page import PATH as IMAGE_PATH
 from .image_page import booru_image
-from .metadata import KEPT_THUMBNAIL
+from .metadata import kept_extension
+from .places import image_url
 from .search_page import PATH, booru_search, search_url
 from .settings import css, database_name, site_address
 
 _TEXT_COLUMNS = {"body", "description", "short_description"}
-
-
-async def _kept(datasette: Any, database: str, image_id: int) -> str | None:
-    """The extension of the thumbnail kept for an image (the one the media route serves), or None."""
-    result = await datasette.get_database(database).execute(KEPT_THUMBNAIL.format(root="''"), {"key": image_id})
-    row = result.first()
-    return row[0].rpartition(".")[2] if row else None
 
 
 def _card_of(row: Any, column: str, table: str | None) -> tuple[int, list[str], str | None] | None:
@@ -53,9 +46,9 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
     if card is not None and isinstance(card[0], int):
         async def figure() -> Markup:
             image_id, artists, source = card
-            kept = await _kept(datasette, database, image_id)
+            kept = await datasette.get_database(database).execute_fn(lambda conn: kept_extension(conn, image_id))
             return ImageCard(image_id, artists, source, kept).html(
-                site_address(datasette), PATH, f"{IMAGE_PATH}/{image_id}")
+                site_address(datasette), PATH, image_url(image_id))
         return figure()
     if table == "images" and column == "tags" and isinstance(value, str) and value.startswith("["):
         names = [name for name in json.loads(value) if isinstance(name, str)]

@@ -17,9 +17,10 @@ from urllib.parse import quote
 from datasette.utils.asgi import NotFound, Response
 
 from .figure import ImageCard, artists_of_tags
-from .metadata import KEPT_THUMBNAIL
+from .metadata import kept_extension
+from .places import image_url
 from .search_page import PATH as SEARCH_PATH
-from .search_page import quoted_term, search_url
+from .search_page import page_number, quoted_term, search_url
 from .settings import css, database_name, site_address
 
 __all__ = ["ROUTES"]
@@ -35,30 +36,32 @@ def _link(text: str, href: str | None = None) -> dict[str, Any]:
 
 def _cards(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[Row]:
     """(id, tags, source_url, kept thumbnail's extension) of the images ``sql`` selects, in order."""
-    rows = []
-    for image_id, tags, source in conn.execute(sql, params):
-        kept = conn.execute(KEPT_THUMBNAIL.format(root="''"), {"key": image_id}).fetchone()
-        rows.append((image_id, tags, source, kept[0].rpartition(".")[2] if kept else None))
-    return rows
+    return [(image_id, tags, source, kept_extension(conn, image_id))
+            for image_id, tags, source in conn.execute(sql, params).fetchall()]
 
 
-def _page_number(request: Any) -> int:
-    try:
-        return max(1, int(request.args.get("page", "1")))
-    except ValueError:
-        return 1
+def _record(conn: sqlite3.Connection, table: str, record_id: int, *columns: str) -> dict[str, Any] | None:
+    """The record the site sent, its ``columns`` taken from the row where it lacks them (a stub keeps
+    only those); None for no such row."""
+    row = conn.execute(f"SELECT raw, {', '.join(columns)} FROM {table} WHERE id = ?", [record_id]).fetchone()
+    if row is None:
+        return None
+    record = json.loads(row[0] or "{}")
+    for column, value in zip(columns, row[1:]):
+        if record.get(column) is None:
+            record[column] = value
+    return record
 
 
 def tag_page(conn: sqlite3.Connection, tag_id: int, page: int) -> dict[str, Any] | None:
-    row = conn.execute("SELECT raw, name, images FROM tags WHERE id = ?", [tag_id]).fetchone()
-    if row is None:
+    tag = _record(conn, "tags", tag_id, "name", "images")
+    if tag is None:
         return None
-    tag = json.loads(row[0]) if row[0] else {"name": row[1]}
-    name = tag.get("name") or row[1]
+    name = tag.get("name")
     mirrored = conn.execute("SELECT count(*) FROM image_tags WHERE tag_id = ?", [tag_id]).fetchone()[0]
     return {
         "title": name, "subtitle": tag.get("category") and f"{tag['category']} tag",
-        "facts": [("images on the site", tag.get("images", row[2])), ("images mirrored", mirrored)],
+        "facts": [("images on the site", tag.get("images")), ("images mirrored", mirrored)],
         "texts": [t for t in (tag.get("short_description"), tag.get("description")) if t],
         "link_lists": [
             ("an alias of", [_link(tag["aliased_tag"], search_url(tag["aliased_tag"]))] if tag.get("aliased_tag") else []),
@@ -83,10 +86,9 @@ def _dnp(entry: Any) -> str:
 
 
 def user_page(conn: sqlite3.Connection, user_id: int, page: int) -> dict[str, Any] | None:
-    row = conn.execute("SELECT raw, name FROM users WHERE id = ?", [user_id]).fetchone()
-    if row is None:
+    user = _record(conn, "users", user_id, "name")
+    if user is None:
         return None
-    user = json.loads(row[0]) if row[0] else {"name": row[1]}
     uploads = conn.execute("SELECT count(*) FROM images WHERE uploader_id = ?", [user_id]).fetchone()[0]
     links = []
     for link in user.get("links") or []:
@@ -115,10 +117,9 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int) -> dict[str, An
 
 
 def gallery_page(conn: sqlite3.Connection, gallery_id: int, page: int) -> dict[str, Any] | None:
-    row = conn.execute("SELECT raw, title FROM galleries WHERE id = ?", [gallery_id]).fetchone()
-    if row is None:
+    gallery = _record(conn, "galleries", gallery_id, "title")
+    if gallery is None:
         return None
-    gallery = json.loads(row[0]) if row[0] else {"title": row[1]}
     count = conn.execute("SELECT count(*) FROM gallery_images WHERE gallery_id = ?", [gallery_id]).fetchone()[0]
     creator = gallery.get("user") or gallery.get("creator")
     return {
@@ -178,7 +179,7 @@ def topic_page(conn: sqlite3.Connection, short_name: str, slug: str, page: int) 
 def _view(build: Callable[..., dict[str, Any] | None], *keys: str, integer: bool = True) -> Callable[..., Any]:
     async def view(datasette: Any, request: Any) -> Response:
         args = [int(request.url_vars[k]) if integer else request.url_vars[k] for k in keys]
-        page = _page_number(request)
+        page = page_number(request.args)
         database = database_name(datasette)
         found = await datasette.get_database(database).execute_fn(lambda conn: build(conn, *args, page))
         if found is None:
@@ -186,7 +187,7 @@ def _view(build: Callable[..., dict[str, Any] | None], *keys: str, integer: bool
         site = site_address(datasette)
         rows = found.pop("rows", None)
         cards = None if rows is None else [
-            ImageCard(image_id, artists_of_tags(tags), source or None, kept).html(site, SEARCH_PATH, f"/-/image/{image_id}")
+            ImageCard(image_id, artists_of_tags(tags), source or None, kept).html(site, SEARCH_PATH, image_url(image_id))
             for image_id, tags, source, kept in rows]
         context = {"css": css(), "subtitle": None, "facts": [], "texts": [], "link_lists": [], "cards": cards,
                    "cards_title": "", "messages": None, "messages_title": "", "page": page, "pages": 0, **found}

@@ -11,7 +11,8 @@ from sqlite_utils import Database
 
 from ..search.similar import HashIndex, groups
 from .figure import ImageCard, artists_of_tags
-from .metadata import KEPT_THUMBNAIL
+from .metadata import kept_extension
+from .places import image_url
 from .search_page import PATH as SEARCH_PATH
 from .settings import css, database_name, site_address
 
@@ -31,9 +32,7 @@ def _groups(conn: sqlite3.Connection) -> list[list[tuple[int, str | None, str | 
         rows = []
         for image_id in group:
             row = conn.execute("SELECT tags, source_url FROM images WHERE id = ?", [image_id]).fetchone()
-            kept = conn.execute(KEPT_THUMBNAIL.format(root="''"), {"key": image_id}).fetchone()
-            rows.append((image_id, row[0] if row else None, row[1] if row else None,
-                         kept[0].rpartition(".")[2] if kept else None))
+            rows.append((image_id, row[0] if row else None, row[1] if row else None, kept_extension(conn, image_id)))
         shown.append(rows)
     return shown
 
@@ -43,7 +42,7 @@ async def booru_duplicates(datasette: Any, request: Any) -> Response:
     found = await datasette.get_database(database).execute_fn(_groups)
     site = site_address(datasette)
     cards = [[ImageCard(image_id, artists_of_tags(tags), source or None, kept).html(
-                  site, SEARCH_PATH, f"/-/image/{image_id}")
+                  site, SEARCH_PATH, image_url(image_id))
               for image_id, tags, source, kept in group] for group in found]
     context = {"css": css(), "groups": cards,
                "error": None if cards or found else "No near-duplicates found (or no fingerprints yet: they are "

@@ -15,7 +15,10 @@ from markupsafe import Markup
 
 from ..urls import is_web_url
 
-__all__ = ["ImageCard", "artists_of_tags", "artists_of_text"]
+__all__ = ["ImageCard", "VIDEO", "artists_of_tags", "artists_of_text"]
+
+# Kept files a browser plays as video rather than shows as a picture.
+VIDEO = ("webm", "mp4")
 
 
 def artists_of_tags(tags: str | list | None) -> list[str]:
@@ -40,7 +43,7 @@ class ImageCard:
 
     def html(self, site: str, search_path: str = "/-/booru", row_path: str | None = None) -> Markup:
         """The thumbnail (or a placeholder when the file is not kept) and its attribution."""
-        if self.kept in ("webm", "mp4"):
+        if self.kept in VIDEO:
             picture = Markup('<video class="booru-thumb" src="/-/media/thumbnail/{}" muted loop autoplay '
                              'playsinline></video>').format(self.image_id)
         elif self.kept:

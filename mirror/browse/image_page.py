@@ -23,16 +23,16 @@ from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
 from ..search.query import QueryError
 from ..urls import is_web_url
-from .metadata import KEPT_PICTURE
+from .figure import VIDEO
+from .metadata import KEPT_PICTURE, kept_extension
 from .places import SearchPlace, image_url, place_of
 from .search_page import PATH as SEARCH_PATH
 from .search_page import SECONDS as SEARCH_SECONDS
-from .search_page import search_url
+from .search_page import mirror_query, search_url
 from .searching import run_search
 from .settings import css, database_name, site_address
 
 PATH = "/-/image"
-VIDEO = ("webm", "mp4")
 
 
 def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | None:
@@ -42,7 +42,7 @@ def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
     if row is None:
         return None
     record = json.loads(row[0] or row[1] or "{}")
-    kept = conn.execute(KEPT_PICTURE.format(root="''"), {"key": image_id}).fetchone()
+    picture = kept_extension(conn, image_id, KEPT_PICTURE)
     ids = [i for i in record.get("tag_ids") or [] if type(i) is int]
     tags = conn.execute("SELECT id, name, category, images FROM tags WHERE id IN (SELECT value FROM json_each(?))",
                         [json.dumps(ids)]).fetchall()
@@ -65,7 +65,7 @@ def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
     sources = [s for s in (record.get("source_urls") or [record.get("source_url")]) if isinstance(s, str) and s]
     return {
         "id": image_id, "record": record, "hidden": bool(row[2]), "deletion_reason": row[3], "duplicate_of": row[4],
-        "picture": kept[0].rpartition(".")[2] if kept else None, "video": bool(kept) and kept[0].endswith(VIDEO),
+        "picture": picture, "video": picture in VIDEO,
         "artists": [t["name"][len("artist:"):] for g in groups.values() for t in g if t["name"].startswith("artist:")],
         "sources": [{"text": s, "link": is_web_url(s)} for s in sources],
         "tag_groups": list(groups.items()), "comments": comments, "galleries": galleries,
@@ -84,7 +84,7 @@ def in_search(conn: sqlite3.Connection, postings: Postings, image_id: int,
     if not place.steady:
         return None, None
     try:
-        node = images.image_query(place.q, {"my": _no_account, "filter_id": _no_account})
+        node = mirror_query(place.q)
         start = max(place.position - 1, 0)
         found = images.search(conn, postings, node, ImageScope(deleted=place.include_gone), sf=place.sf, sd=place.sd, limit=3,
                               offset=start, columns="{t}.id", seconds=SEARCH_SECONDS)
@@ -99,10 +99,6 @@ def in_search(conn: sqlite3.Connection, postings: Postings, image_id: int,
     return before, after
 
 
-def _no_account(value: str) -> Any:
-    raise QueryError("the mirror has no accounts")
-
-
 async def booru_image(datasette: Any, request: Any) -> Response:
     image_id = int(request.url_vars["id"])
     database = database_name(datasette)
@@ -114,10 +110,9 @@ async def booru_image(datasette: Any, request: Any) -> Response:
     searched = (None, None)
     if place is not None:
         searched = await run_search(datasette, lambda conn, postings: in_search(conn, postings, image_id, place))
-    by_id = (image_url(found["previous"]) if found["previous"] is not None else None,
-             image_url(found["next"]) if found["next"] is not None else None)
-    found["previous_url"], found["next_url"] = searched if searched != (None, None) else by_id
+    by_id = tuple(None if found[side] is None else image_url(found[side]) for side in ("previous", "next"))
     found["in_search"] = searched != (None, None)
+    found["previous_url"], found["next_url"] = searched if found["in_search"] else by_id
     found.update(css=css(), path=PATH, site=site_address(datasette), search_path=SEARCH_PATH,
                  searchbox_q=place.q if place else "",
                  json_url=datasette.urls.row(database, "images", str(image_id)) + ".json",

@@ -7,10 +7,11 @@ by datasette-media, never from the site).
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
-__all__ = ["metadata", "PLUGIN", "KEPT_THUMBNAIL", "KEPT_PICTURE"]
+__all__ = ["metadata", "PLUGIN", "KEPT_THUMBNAIL", "KEPT_PICTURE", "kept_extension"]
 
 PLUGIN = "booru-mirror"
 
@@ -27,6 +28,13 @@ KEPT_PICTURE = ("SELECT {root} || '/' || path AS filepath FROM downloads WHERE i
                 "AND status = 'done' AND representation IN ('full', 'tall', 'large', 'medium', 'small', 'thumb', "
                 "'thumb_small', 'thumb_tiny') ORDER BY CASE representation "
                 + " ".join(f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(PICTURE_ORDER)) + " END LIMIT 1")
+
+def kept_extension(conn: sqlite3.Connection, image_id: int, sql: str = KEPT_THUMBNAIL) -> str | None:
+    """The extension of the file ``sql`` (:data:`KEPT_THUMBNAIL` or :data:`KEPT_PICTURE`) shows for
+    an image, the one the media route serves; None when no such file is kept."""
+    kept = conn.execute(sql.format(root="''"), {"key": image_id}).fetchone()
+    return kept[0].rpartition(".")[2] if kept else None
+
 
 QUERIES: dict[str, dict[str, Any]] = {
     "top_artists": {

@@ -18,7 +18,7 @@ from ..search.postings import Postings
 from ..search.query import MatchNone, Node, QueryError
 from ..search.sort import IMAGE_SORT_FIELDS
 from .figure import ImageCard, artists_of_tags
-from .metadata import KEPT_THUMBNAIL
+from .metadata import kept_extension
 from .places import SearchPlace, image_url
 from .searching import run_search
 from .settings import css, site_address
@@ -45,16 +45,26 @@ def _refuse(field: str):  # noqa: ANN202 - a transform for the parser
     return transform
 
 
+def mirror_query(q: str) -> Node:
+    """The site's query ``q`` parsed for the mirror, which has no accounts (``my:`` and
+    ``filter_id:`` are refused)."""
+    return images.image_query(q, {"my": _refuse("my"), "filter_id": _refuse("filter_id")})
+
+
+def page_number(args: Any) -> int:
+    """The page a request's ``page`` argument asks for, from 1."""
+    try:
+        return max(1, int(args.get("page", "1")))
+    except ValueError:
+        return 1
+
+
 def _page(conn: sqlite3.Connection, postings: Postings, node: Node, sf: str | None, sd: str | None, page: int,
           include_gone: bool) -> tuple[list[tuple[Any, ...]], int, dict[int, str]]:
     """(rows of id, tags, source_url; total; the kept thumbnail's extension by image id) for one page."""
     found = images.search(conn, postings, node, ImageScope(deleted=include_gone), sf=sf, sd=sd, limit=PER_PAGE,
                           offset=(page - 1) * PER_PAGE, columns="{t}.id, {t}.tags, {t}.source_url", seconds=SECONDS)
-    kept = {}
-    for row in found.rows:
-        thumbnail = conn.execute(KEPT_THUMBNAIL.format(root="''"), {"key": row[0]}).fetchone()
-        if thumbnail:
-            kept[row[0]] = thumbnail[0].rpartition(".")[2]
+    kept = {row[0]: kept_extension(conn, row[0]) for row in found.rows}
     return [tuple(row) for row in found.rows], found.total, kept
 
 
@@ -62,16 +72,13 @@ async def booru_search(datasette: Any, request: Any) -> Response:
     args = request.args
     q, sf, sd = args.get("q", ""), args.get("sf") or "first_seen_at", args.get("sd") or "desc"
     include_gone = args.get("del") == "1"
-    try:
-        page = max(1, int(args.get("page", "1")))
-    except ValueError:
-        page = 1
+    page = page_number(args)
     context: dict[str, Any] = {"q": q, "sf": sf, "sd": sd, "page": page, "include_gone": include_gone,
                                "sort_fields": list(IMAGE_SORT_FIELDS) + ["random"], "path": PATH,
                                "css": css(), "error": None, "cards": [], "total": 0, "pages": 0}
     if q.strip():
         try:
-            node = images.image_query(q, {"my": _refuse("my"), "filter_id": _refuse("filter_id")})
+            node = mirror_query(q)
             rows, total, kept = await run_search(
                 datasette, lambda conn, postings: _page(conn, postings, node, sf, sd, page, include_gone))
         except (QueryError, engine.SearchTooSlow) as e:

@@ -1,22 +1,20 @@
 """The connections `mirror browse` runs image searches on.
 
-A pool of its own per database file (:class:`~mirror.search.images.ImageSearches`), opened with
-the posting lists, rather than Datasette's read connections: a connection new to the lists drops
-them, since it cannot tell what changed before it came, and Datasette opens its connections one
-thread at a time as requests arrive, so each new one cost the next search every list (0.5-0.7 s
-at a million images, at random moments of a session).
+A pool of its own per database file (:func:`~mirror.search.images.searches_of`), opened with the
+posting lists, rather than Datasette's read connections: a connection new to the lists drops them,
+since it cannot tell what changed before it came, and Datasette opens its connections one thread
+at a time as requests arrive, so each new one cost the next search every list (0.5-0.7 s at a
+million images, at random moments of a session).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
-from ..search.images import ImageSearches
+from ..search.images import searches_of
 from ..search.postings import Postings
 from .settings import database_name
 
@@ -26,26 +24,11 @@ __all__ = ["run_search"]
 SEARCHES_AT_ONCE = 4
 
 T = TypeVar("T")
-_POOLS: dict[Path, tuple[tuple[int, int], ImageSearches]] = {}
-_LOCK = threading.Lock()
-
-
-def _searches(path: Path) -> ImageSearches:
-    """The pool of the database file at ``path``: opened again when the file was replaced."""
-    stat = path.stat()
-    identity = (stat.st_dev, stat.st_ino)
-    with _LOCK:
-        known = _POOLS.get(path)
-        if known is None or known[0] != identity:
-            if known is not None:
-                known[1].close()
-            _POOLS[path] = known = identity, ImageSearches(path, size=SEARCHES_AT_ONCE)
-        return known[1]
 
 
 async def run_search(datasette: Any, work: Callable[[sqlite3.Connection, Postings], T]) -> T:
     """``work(connection, posting lists)`` on a search connection of the browsed mirror, in a thread."""
-    searches = _searches(Path(datasette.get_database(database_name(datasette)).path).resolve())
+    searches = searches_of(datasette.get_database(database_name(datasette)).path, SEARCHES_AT_ONCE)
 
     def run() -> T:
         with searches.connection() as conn:

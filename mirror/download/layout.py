@@ -15,7 +15,6 @@ from typing import Any
 from ..philomena import GIF_VIDEOS, REPRESENTATIONS
 from ..store.originals import SVG_ORIGINAL, original_representation
 
-
 # format -> extension of its representations (non-download URLs of an SVG serve its PNG rendering).
 FORMAT_EXTENSIONS = {"png": "png", "jpg": "jpg", "jpeg": "jpg", "gif": "gif", "svg": "png", "webm": "webm"}
 # Files per directory: ids 0-999 go to directory 0, 1000-1999 to 1, and so on.

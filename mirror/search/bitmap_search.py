@@ -29,8 +29,8 @@ from .engine import Page, read_rows, time_limit
 from .filters import FilteredBy, ImageFilter
 from .indexes import IMAGES
 from .postings import Postings, Snapshot, json_ids
-from .sort import Order
 from .query import And, MatchAll, MatchNone, Node, Not, Or, Term
+from .sort import Order
 
 __all__ = ["ImageScope", "search_images", "matching"]
 

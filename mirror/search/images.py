@@ -8,7 +8,8 @@ one process share them.
 
 :class:`ImageSearches` is a pool of read connections for one database, opened with its posting
 lists (a connection new to the lists would have to drop them, since it cannot tell what changed
-before it came), for a server answering searches from many threads.
+before it came), for answering searches from many threads; :func:`searches_of` keeps one per
+database file, for the server and the browser alike.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from .postings import Postings
 from .query import Node, QueryError, parse_query
 from .sort import image_sort
 
-__all__ = ["ImageScope", "ImageSearches", "image_query", "open_reader", "postings_of", "search", "MAX_QUERY",
-           "SEARCHES_AT_ONCE"]
+__all__ = ["ImageScope", "ImageSearches", "image_query", "open_reader", "postings_of", "search", "searches_of",
+           "MAX_QUERY", "SEARCHES_AT_ONCE"]
 
 # A query longer than this is refused before it is parsed: one request cannot stall a server.
 MAX_QUERY = 4096
@@ -78,13 +79,12 @@ def open_reader(path: Path) -> sqlite3.Connection:
 class ImageSearches:
     """The read connections image searches of one database file use, with its posting lists."""
 
-    def __init__(self, path: Path, connect: Callable[[Path], sqlite3.Connection] = open_reader,
-                 size: int = SEARCHES_AT_ONCE) -> None:
+    def __init__(self, path: Path, size: int = SEARCHES_AT_ONCE) -> None:
         self.path = path
         self.postings = postings_of(path)
         self.idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
         for _ in range(size):
-            self.idle.put(self.postings.reader(connect(path)))
+            self.idle.put(self.postings.reader(open_reader(path)))
 
     @contextmanager
     def connection(self) -> Iterator[sqlite3.Connection]:
@@ -98,3 +98,23 @@ class ImageSearches:
     def close(self) -> None:
         while not self.idle.empty():
             self.idle.get_nowait().close()
+
+
+_SEARCHES: dict[Path, tuple[tuple[int, int], ImageSearches]] = {}
+_SEARCHES_LOCK = threading.Lock()
+
+
+def searches_of(path: str | os.PathLike[str], size: int = SEARCHES_AT_ONCE) -> ImageSearches:
+    """The search connections of the database file at ``path`` (``size`` of them, when first
+    opened), shared by every search of it in this process: opened again once the file was
+    replaced (a backup restored, a copy moved into place). A file gone raises FileNotFoundError."""
+    key = Path(os.path.realpath(path))
+    stat = key.stat()
+    identity = (stat.st_dev, stat.st_ino)
+    with _SEARCHES_LOCK:
+        known = _SEARCHES.get(key)
+        if known is None or known[0] != identity:
+            if known is not None:
+                known[1].close()
+            _SEARCHES[key] = known = identity, ImageSearches(key, size=size)
+        return known[1]

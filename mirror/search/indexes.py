@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from .compile import Field, Linked, Related, Scalar, TrigramIndexed, Unknown
-from .query import (COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS,
-                    FieldSpec)
+from .query import COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS, FieldSpec
 
 __all__ = ["Index", "IMAGES", "COMMENTS", "POSTS", "GALLERIES", "TAGS", "FILTERS", "INDEXES",
            "TAG_COUNT_CATEGORIES"]

@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 
 from ..errors import EXIT_STORE, MirrorError
 from ..search.compile import FALSE, Sql
-from ..search.indexes import GALLERIES, Index
 from ..search.filters import ImageFilter
-from ..search.images import ImageSearches, open_reader
+from ..search.images import ImageSearches, open_reader, searches_of
+from ..search.indexes import GALLERIES, Index
 from ..search.sort import FIXED_ORDERS
 
 __all__ = ["Board", "BoardGone", "BoardMissing", "raw_records", "rebase"]
@@ -77,9 +77,6 @@ class Board:
         self.path = Path(path)
         self.search_seconds = search_seconds
         self._local = threading.local()
-        self._searching_lock = threading.Lock()
-        self._searches: ImageSearches | None = None
-        self._file: tuple[int, int] | None = None
         if not self.path.is_file():
             raise BoardMissing(f"there is no mirror database at {self.path}; run `mirror sync` first, "
                                "or point --db at one")
@@ -115,13 +112,8 @@ class Board:
     def image_searches(self) -> ImageSearches:
         """The connections image searches of this board use, with its posting lists
         (:class:`~mirror.search.images.ImageSearches`): opened again once the file was replaced."""
-        file = self.file_identity()
-        with self._searching_lock:
-            if self._searches is None or self._file != file:
-                if self._searches is not None:
-                    self._searches.close()
-                self._searches, self._file = ImageSearches(self.path, self._connect), file
-            return self._searches
+        self.file_identity()  # a file deleted is BoardGone
+        return searches_of(self.path)
 
     def one(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         return self.connection().execute(sql, tuple(params)).fetchone()
