@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 
 import httpx
-
 from common import PAGE, SiteProcess, mirror_config, print_table, sync
 
 TARGET_MS = 10.0

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from common import print_table
+
 from mirror.store import ImageWriter, open_database
 from mirror.store.database import WAL_CHECKPOINT_PAGES
 from mirror.store.records import column_converters, shape, to_json

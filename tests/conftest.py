@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from mirror.wiring import open_storage
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import LoopbackServer, SiteServer
 from mirror.serve.app import create_serve_app
 from mirror.serve.board import Board
+from mirror.wiring import open_storage
 
 from .support.configs import RESOURCES, Archive, mirror_config, sync
 

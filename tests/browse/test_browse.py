@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from mirror.browse.app import make_datasette
 from mirror.cli import cli
 from mirror.errors import EXIT_STORE
-from mirror.search import images
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
+from mirror.search import images
 
 from ..support.browsing import assert_attributed_in_the_browser, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config

@@ -22,8 +22,15 @@ import pytest
 from mirror.localsite.http.server import RequestRecord, SiteServer
 
 from ..support.configs import site_config
-from ..support.killing import (assert_history_agrees, assert_store_intact, history_state, kill_at, mirror_state,
-                               rerun, sync_command)
+from ..support.killing import (
+    assert_history_agrees,
+    assert_store_intact,
+    history_state,
+    kill_at,
+    mirror_state,
+    rerun,
+    sync_command,
+)
 
 KILLS = int(os.environ.get("MIRROR_SOAK_KILLS", "30"))
 SEED = int(os.environ.get("MIRROR_SOAK_SEED", str(random.SystemRandom().randrange(2**32))))
