@@ -7,12 +7,17 @@ and the site's sources named beside them.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from .dates import parse_utc
 
 __all__ = ["SIZE_BOXES", "SIZES", "REPRESENTATIONS", "GIF_VIDEOS", "MAX_FILE_SIZE", "MIME_TYPES", "DISPLAY_CATEGORIES", "display_key",
            "NAMESPACES", "QUERY_NAMESPACES", "NAMESPACE_CATEGORIES", "SAFE", "SEXUAL", "GRIM", "GROSS", "RATINGS",
-           "split_namespace", "ImgPath", "parse_img_path", "img_path"]
+           "split_namespace", "ImgPath", "parse_img_path", "img_path", "date_path", "thumb_ext", "representations",
+           "view_url", "wilson_score"]
 
 # The sized representations Philomena names (reference section 3), smallest first, then `full`,
 # with the box each is scaled into (a picture no larger than a box has no file of that size: the
@@ -126,3 +131,46 @@ def img_path(kind: str, day: str, image_id: int, ext: str, slug: str | None = No
     if kind in ("view", "download"):
         return f"{kind}/{day}/{image_id}{'' if slug is None else '__' + slug}.{ext}"
     return f"{day}/{image_id}/{kind}.{ext}"
+
+
+def date_path(created_at: str) -> str:
+    """``Y/M/D`` of an image's ``created_at`` in UTC, month and day not zero-padded."""
+    created = parse_utc(created_at)
+    return f"{created.year}/{created.month}/{created.day}"
+
+
+def thumb_ext(fmt: str) -> str:
+    """Non-download URLs of an SVG point at its PNG rendering."""
+    return "png" if fmt == "svg" else fmt
+
+
+def representations(image_id: int, created_at: str, width: int, height: int, fmt: str, mime_type: str | None,
+                    root: str) -> dict[str, str]:
+    """An image record's ``representations`` (image_view.ex ``thumb_urls``): a sized file only when
+    the image exceeds that size's box, ``full.EXT`` otherwise; GIFs add their webm and mp4."""
+    day, ext = date_path(created_at), thumb_ext(fmt)
+    urls = {name: f"{root}/{img_path(name if width > w or height > h else 'full', day, image_id, ext)}"
+            for name, (w, h) in SIZE_BOXES.items()}
+    urls["full"] = f"{root}/{img_path('view', day, image_id, ext)}"
+    if mime_type == "image/gif":
+        for video in GIF_VIDEOS:
+            urls[video] = f"{root}/{img_path('full', day, image_id, video)}"
+    return urls
+
+
+def view_url(image_id: int, created_at: str, fmt: str, slugs: Iterable[str], root: str) -> str:
+    """``{root}/view/Y/M/D/{id}__{slugs}.{ext}``: ``slugs`` are the tags' in display order
+    (:func:`display_key`); only ``a-z0-9_-+`` kept, cut to 151 characters."""
+    joined = re.sub(r"[^a-z0-9_\-+]", "", "_".join(slugs))[:151]
+    return f"{root}/{img_path('view', date_path(created_at), image_id, thumb_ext(fmt), joined)}"
+
+
+def wilson_score(upvotes: int, downvotes: int) -> float | int:
+    """The lower bound of the Wilson interval at z=2.57583 (search_index.ex), or the integer 0 with
+    no upvotes, as the site computes an image's ``wilson_score``."""
+    if upvotes <= 0:
+        return 0
+    n = float(upvotes + downvotes)
+    p_hat = upvotes / n
+    z, z2 = 2.57583, 6.634900189
+    return (p_hat + z2 / (2 * n) - z * math.sqrt((p_hat * (1 - p_hat) + z2 / (4 * n)) / n)) / (1 + z2 / n)

@@ -3,18 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import math
 import re
-
-
-def wilson_score(upvotes: int, downvotes: int) -> float | int:
-    """Lower bound of the Wilson interval at z=2.57583, or the integer 0 with no upvotes."""
-    if upvotes <= 0:
-        return 0
-    n = float(upvotes + downvotes)
-    p_hat = upvotes / n
-    z, z2 = 2.57583, 6.634900189
-    return (p_hat + z2 / (2 * n) - z * math.sqrt((p_hat * (1 - p_hat) + z2 / (4 * n)) / n)) / (1 + z2 / n)
 
 
 def background_pony(object_id: int, who: object) -> str:

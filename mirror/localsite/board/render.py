@@ -6,16 +6,14 @@ fixtures carry their recorded body in `raw` and are served exactly as recorded.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...dates import parse_utc
-from ...philomena import SIZE_BOXES as THUMB_SIZES
-from ...philomena import display_key, img_path
+from ... import philomena
+from ...philomena import display_key, wilson_score
 from ...search.slugs import slug
-from .records import anonymous_avatar, wilson_score
+from .records import anonymous_avatar
 
 Record = dict[str, Any]
 
@@ -43,27 +41,13 @@ class Urls:
 
 
 def date_path(image: Record) -> str:
-    created = parse_utc(image["created_at"])
-    return f"{created.year}/{created.month}/{created.day}"
-
-
-def thumb_ext(fmt: str) -> str:
-    """Non-download URLs of an SVG point at its PNG rendering."""
-    return "png" if fmt == "svg" else fmt
+    return philomena.date_path(image["created_at"])
 
 
 def representations(image: Record, root: str) -> dict[str, str]:
     """The `representations` map: a sized file only when the image exceeds that size's box."""
-    day, image_id, ext = date_path(image), image["id"], thumb_ext(image["format"])
-    urls = {
-        name: f"{root}/{img_path(name if image['width'] > w or image['height'] > h else 'full', day, image_id, ext)}"
-        for name, (w, h) in THUMB_SIZES.items()
-    }
-    urls["full"] = f"{root}/{img_path('view', day, image_id, ext)}"
-    if image["mime_type"] == "image/gif":
-        urls["webm"] = f"{root}/{img_path('full', day, image_id, 'webm')}"
-        urls["mp4"] = f"{root}/{img_path('full', day, image_id, 'mp4')}"
-    return urls
+    return philomena.representations(image["id"], image["created_at"], image["width"], image["height"],
+                                     image["format"], image["mime_type"], root)
 
 
 def display_ordered(image: Record, tags: Mapping[int, Record]) -> list[Record]:
@@ -73,8 +57,8 @@ def display_ordered(image: Record, tags: Mapping[int, Record]) -> list[Record]:
 
 def view_url(image: Record, root: str, tags: Mapping[int, Record]) -> str:
     """`{root}/view/Y/M/D/{id}__{slugs}.{ext}` with tag slugs in display order, cut to 151 chars."""
-    slugs = re.sub(r"[^a-z0-9_\-+]", "", "_".join(t["slug"] for t in display_ordered(image, tags)))[:151]
-    return f"{root}/{img_path('view', date_path(image), image['id'], thumb_ext(image['format']), slugs)}"
+    return philomena.view_url(image["id"], image["created_at"], image["format"],
+                              (t["slug"] for t in display_ordered(image, tags)), root)
 
 
 def image_stub(image: Record) -> Record:

@@ -33,9 +33,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ...dates import parse_utc
-from ...philomena import MIME_TYPES, parse_img_path
+from ...philomena import MIME_TYPES, parse_img_path, thumb_ext
 from ...philomena import SIZE_BOXES as THUMB_SIZES
-from ..board.render import date_path, thumb_ext
+from ..board.render import date_path
 from . import media, pictures
 
 __all__ = ["file_routes", "image_id_of", "resolve_file", "FileSource", "file_key", "finish_image_file"]
