@@ -28,6 +28,10 @@ from .writer import Saved
 MIRRORED = """NOT EXISTS (SELECT 1 FROM gallery_only_images AS g
                           WHERE g.image_id = images.id AND g.mirrored_at = images.mirrored_at)"""
 
+# The mirrored, visible images a resource (``?``) has not covered.
+_PENDING = f"""FROM images WHERE hidden_from_users = 0 AND {MIRRORED}
+              AND NOT EXISTS (SELECT 1 FROM image_progress AS p WHERE p.resource = ? AND p.image_id = images.id)"""
+
 
 def pending_images(db: Database, resource: str, limit: int) -> list[int]:
     """Up to ``limit`` mirrored, visible images ``resource`` has not covered, by id.
@@ -35,10 +39,14 @@ def pending_images(db: Database, resource: str, limit: int) -> list[int]:
     Hidden images are left out: the site shows nothing of theirs. One unhidden later is pending
     again, since it was never marked.
     """
-    sql = f"""SELECT id FROM images WHERE hidden_from_users = 0 AND {MIRRORED}
-              AND NOT EXISTS (SELECT 1 FROM image_progress AS p WHERE p.resource = ? AND p.image_id = images.id)
-              ORDER BY id LIMIT ?"""
-    return [row[0] for row in db.execute(sql, [resource, limit])]
+    return [row[0] for row in db.execute(f"SELECT id {_PENDING} ORDER BY id LIMIT ?", [resource, limit])]
+
+
+def cover_pending(db: Database, resource: str) -> None:
+    """Record that ``resource`` has covered every pending image, as a complete first run would:
+    for a mirror whose records came from elsewhere (a dump) rather than from its own walks."""
+    db.execute(f"INSERT INTO image_progress (resource, image_id, done_at) SELECT ?, id, ? {_PENDING}",
+               [resource, utc_text(), resource])
 
 
 def mirrored_images_after(db: Database, after: int, limit: int) -> list[int]:

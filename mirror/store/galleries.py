@@ -86,6 +86,17 @@ def replace_members(db: Database, gallery_id: int, image_ids: list[int]) -> None
                       images = excluded.images""", [gallery_id, utc_text(), len(image_ids)])
 
 
+def walked_as_of(db: Database, at: str) -> None:
+    """Record every gallery held (and not gone) as walked at ``at``, its images as ``gallery_images``
+    holds them: for a mirror whose galleries came from a dump made then, not from its own walks.
+    Without it they would never be due a rewalk, and a reorder would go unseen."""
+    db.execute("""INSERT INTO gallery_walks (gallery_id, due, walked_at, images)
+                  SELECT id, 0, ?, (SELECT count(*) FROM gallery_images WHERE gallery_id = galleries.id)
+                  FROM galleries WHERE id NOT IN (SELECT id FROM gone_galleries)
+                  ON CONFLICT (gallery_id) DO UPDATE SET due = 0, walked_at = excluded.walked_at,
+                  images = excluded.images""", [at])
+
+
 def _note_membership(db: Database, gallery_id: int, image_ids: list[int]) -> None:
     """Keep in the history which images a walk found added to or removed from a gallery it walked
     before, and whether the order of those it kept changed (the site does not say)."""

@@ -35,8 +35,8 @@ from ..store.history import note_event
 from ..store.records import record_ids, valid_id
 from ..store.specs import COMMENTS
 from ..store.writer import RecordWriter, Saved
+from . import follow
 from .follow import BATCH, FollowRun
-from .newest_first import EVERYTHING
 from .paging import PER_PAGE, search_pages
 from .report import Progress, SyncReport, recorded_run
 
@@ -70,13 +70,18 @@ async def sync(client: PhilomenaClient, db: Database, options: CommentsOptions,
             await run.walk(run.state, "changed", f"updated_at.gte:{run.since}",
                            writer.save if scope == "all" else on_mirrored)
         if scope == "all":
-            await run.walk(run.cursor, "everything", EVERYTHING, writer.save)
+            await run.walk_everything(writer.save)
         else:
             await run.image_batches("image_id", writer.save)
         for _ in range(min(options.audit_per_run, -(-mirrored_count(db) // BATCH))):  # never the same batch twice a run
             await audit_batch(run, writer)
         run.finish()
     return report
+
+
+def hand_over(db: Database, options: CommentsOptions, filter_id: int | None, as_of: str) -> None:
+    """Leave the crawler as a complete first run started at ``as_of`` would (:func:`.follow.hand_over`)."""
+    follow.hand_over(db, NAME, options.scope, filter_id, as_of)
 
 
 async def audit_batch(run: FollowRun, writer: RecordWriter) -> None:

@@ -16,16 +16,17 @@ from sqlite_utils import Database
 
 from ..api import Page, PhilomenaClient
 from ..dates import utc_text
-from ..store.follow_ups import forget_covered, mark_covered, pending_images
+from ..store.follow_ups import cover_pending, forget_covered, mark_covered, pending_images
 from ..store.state import load_cursor, save_cursor
 from ..store.writer import Saved
 from .clock import earliest, since
-from .newest_first import PER_PAGE, Search, newest_first
+from .newest_first import EVERYTHING, PER_PAGE, Search, newest_first
 from .report import Progress, SyncReport
 
 # Image ids per batch query (``image_id:1 || image_id:2 || ...``): about 1 kB of query.
 BATCH = 50
 DONE: dict[str, Any] = {"done": True}
+EVERYTHING_KEY = "everything"  # where the cursor keeps the walk of everything
 
 Store = Callable[[list[Any]], Saved]
 
@@ -36,8 +37,25 @@ def current_cursor(db: Database, name: str, scope: str, filter_id: int | None) -
     cursor = load_cursor(db, name)
     if cursor.get("scope") != scope or cursor.get("filter_id") != filter_id:
         forget_covered(db, name)
-        return {"scope": scope, "filter_id": filter_id, "last_start": None, "run": None}
+        return _fresh_cursor(scope, filter_id)
     return cursor
+
+
+def hand_over(db: Database, name: str, scope: str, filter_id: int | None, as_of: str) -> None:
+    """Leave ``name``'s crawler as a complete run started at ``as_of`` would, for a mirror whose
+    records came from a dump made then: its next run walks only what changed since ``as_of``
+    (less the overlap). With ``scope = "all"`` the walk of everything is done; with "mirrored"
+    every mirrored image is covered. The audit, if any, starts its round at the first batch."""
+    cursor = {**_fresh_cursor(scope, filter_id), "last_start": as_of}
+    if scope == "all":
+        cursor[EVERYTHING_KEY] = DONE
+    else:
+        cover_pending(db, name)
+    save_cursor(db, name, cursor)
+
+
+def _fresh_cursor(scope: str, filter_id: int | None) -> dict[str, Any]:
+    return {"scope": scope, "filter_id": filter_id, "last_start": None, "run": None}
 
 
 class FollowRun:
@@ -81,6 +99,10 @@ class FollowRun:
             self.report.count(len(records), saved)
             if self.progress:
                 self.progress(self.report)
+
+    async def walk_everything(self, store: Store) -> None:
+        """Walk every record of the site, once: the first run's walk (``scope = "all"``)."""
+        await self.walk(self.cursor, EVERYTHING_KEY, EVERYTHING, store)
 
     async def image_batches(self, field: str, store: Store) -> None:
         """Cover the mirrored images not yet covered: ``field:1 || field:2 || ...``, 50 at a time.

@@ -80,6 +80,26 @@ async def sync(client: PhilomenaClient, db: Database, options: ForumsOptions,
     return report
 
 
+def hand_over(db: Database, options: ForumsOptions) -> None:
+    """Leave the crawler as a complete first walk would, for a mirror whose forums, topics and posts
+    came from a dump: each topic's posts mirrored at the counters its record holds, and each
+    forum's mark at its newest reply, so the next run reads only topics replied to since. The
+    audit starts its round at the first topic."""
+    only = options.forums
+    topics = [row for row in db.execute("SELECT forum_short_name, slug, post_count, last_replied_to_at FROM topics")
+              if not only or row[0] in only]
+    marks: dict[str, str] = {}
+    for forum, slug, count, replied in topics:
+        save_topic_progress(db, forum, slug, TopicProgress(count, replied))
+        if isinstance(replied, str):
+            marks[forum] = max(replied, marks.get(forum, replied))
+    save_cursor(db, STATE_NAME, _cursor(marks, None, None))
+
+
+def _cursor(marks: dict[str, str], walk: dict[str, Any] | None, audited: list[Any] | None) -> dict[str, Any]:
+    return {"marks": marks, "walk": walk, "audited": audited}
+
+
 def start_page(progress: TopicProgress | None, topic: Record) -> int | None:
     """The first page of ``topic``'s posts to fetch, or None when they are mirrored already."""
     if progress is None:
@@ -235,7 +255,7 @@ class _ForumCrawl:
 
     def _save_cursor(self, *, walk: dict[str, Any] | None) -> None:
         self.walk = walk or _fresh_walk()
-        save_cursor(self.db, STATE_NAME, {"marks": self.marks, "walk": walk, "audited": self.audited})
+        save_cursor(self.db, STATE_NAME, _cursor(self.marks, walk, self.audited))
 
     def _page_done(self) -> None:
         self.report.pages += 1

@@ -34,14 +34,24 @@ from sqlite_utils import Database
 from ..api import PhilomenaClient
 from ..store.database import chunks
 from ..store.follow_ups import save_member_images
-from ..store.galleries import RECHECK, due_galleries, mark_due, mark_gone, mark_stale_due, replace_members, unwalked
+from ..store.galleries import (
+    RECHECK,
+    due_galleries,
+    mark_due,
+    mark_gone,
+    mark_stale_due,
+    replace_members,
+    unwalked,
+    walked_as_of,
+)
 from ..store.images import ImageWriter
 from ..store.records import record_ids
 from ..store.specs import GALLERIES
 from ..store.state import load_cursor
 from ..store.writer import RecordWriter, Saved
+from . import follow
 from .follow import FollowRun
-from .newest_first import EVERYTHING, PER_PAGE
+from .newest_first import PER_PAGE
 from .paging import search_pages
 from .report import Progress, SyncReport, recorded_run
 
@@ -96,7 +106,7 @@ async def sync(client: PhilomenaClient, db: Database, options: GalleriesOptions,
                 run.save()
             report.count(0, saved)
         if scope == "all":
-            await run.walk(run.cursor, "everything", EVERYTHING, save_all)
+            await run.walk_everything(save_all)
         else:
             await run.image_batches("image_ids", save_unwalked)
         if not run.state.get("rewalks_marked"):
@@ -110,6 +120,13 @@ async def sync(client: PhilomenaClient, db: Database, options: GalleriesOptions,
             await _walk_gallery(client, db, images, gallery_id, report, progress)
         run.finish()
     return report
+
+
+def hand_over(db: Database, options: GalleriesOptions, filter_id: int | None, as_of: str) -> None:
+    """Leave the crawler as a complete first run started at ``as_of`` would (:func:`.follow.hand_over`),
+    every gallery held walked then, so each is walked again ``rewalk_after_days`` after ``as_of``."""
+    follow.hand_over(db, NAME, options.scope, filter_id, as_of)
+    walked_as_of(db, as_of)
 
 
 async def _recheck(client: PhilomenaClient, db: Database, save: Callable[[list[Any]], Saved],

@@ -113,8 +113,22 @@ def _current_cursor(db: Database, query: str, filter_id: int | None) -> dict[str
     """The saved cursor, or a fresh one when the query or filter changed since it was made."""
     cursor = load_cursor(db, STATE_NAME)
     if cursor.get("query") != query or cursor.get("filter_id") != filter_id:
-        return {"query": query, "filter_id": filter_id, "high_water": None, "last_start": None}
+        return _fresh_cursor(query, filter_id)
     return cursor
+
+
+def hand_over(db: Database, options: ImagesOptions, filter_id: int | None, as_of: str) -> None:
+    """Save the cursor a complete first walk started at ``as_of`` would leave, for a mirror whose
+    images came from a dump made then: ids above the highest held are new, and images updated
+    since ``as_of`` (less the overlap) are walked again. This takes ``images`` to hold every image
+    of ``options.query`` up to that id, as the dump had them."""
+    (highest,) = db.execute("SELECT max(id) FROM images").fetchone()
+    walk = Walk(high_water=None, since=None, after=-1 if highest is None else highest, started=as_of)
+    save_cursor(db, STATE_NAME, _finish(_fresh_cursor(options.query, filter_id), walk))
+
+
+def _fresh_cursor(query: str, filter_id: int | None) -> dict[str, Any]:
+    return {"query": query, "filter_id": filter_id, "high_water": None, "last_start": None}
 
 
 def _count_unseen(walk: Walk, page: Page, last: bool) -> None:

@@ -21,11 +21,12 @@ from sqlite_utils import Database
 from ..api import PhilomenaClient
 from ..store.specs import POSTS
 from ..store.writer import RecordWriter
+from . import follow
 from .follow import FollowRun
-from .newest_first import EVERYTHING
 from .report import Progress, SyncReport, recorded_run
 
 NAME = "posts"
+SCOPE = "all"  # search says nothing of forum or topic: every post is kept
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,15 @@ async def sync(client: PhilomenaClient, db: Database, options: PostsOptions,
     """Mirror every post search returns: all of them the first time, then what changed."""
     writer = RecordWriter(db, POSTS, client.base_url)
     with recorded_run(db, client, NAME) as report:
-        run = FollowRun(client, db, NAME, scope="all", overlap=options.refresh_overlap, search=client.search_posts,
+        run = FollowRun(client, db, NAME, scope=SCOPE, overlap=options.refresh_overlap, search=client.search_posts,
                         report=report, progress=progress)
         if run.since:
             await run.walk(run.state, "changed", f"updated_at.gte:{run.since}", writer.save)
-        await run.walk(run.cursor, "everything", EVERYTHING, writer.save)
+        await run.walk_everything(writer.save)
         run.finish()
     return report
+
+
+def hand_over(db: Database, filter_id: int | None, as_of: str) -> None:
+    """Leave the crawler as a complete first run started at ``as_of`` would (:func:`.follow.hand_over`)."""
+    follow.hand_over(db, NAME, SCOPE, filter_id, as_of)

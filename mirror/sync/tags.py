@@ -244,6 +244,18 @@ def tags_on_changed_images(db: Database, since: Cursor, until: Cursor) -> list[i
     return sorted(tags)
 
 
+def hand_over(db: Database, options: TagsOptions) -> None:
+    """Save the cursor a complete first run would leave, for a mirror whose tags and images came
+    from a dump: the mark of the images held, so the next run fetches the tags on images changed
+    since, and (``scope = "all"``) the walk of every tag done up to the highest id held. The
+    rolling refresh needs no cursor: it goes by each tag's ``mirrored_at``."""
+    cursor: Cursor = {"images_mark": images_mark(db), "changed": None}
+    if options.scope == "all":
+        (highest,) = db.execute("SELECT max(id) FROM tags").fetchone()
+        cursor.update(walk=None, high_water=highest)
+    save_cursor(db, STATE_NAME, cursor)
+
+
 async def sync(client: PhilomenaClient, db: Database, options: TagsOptions,
                progress: Progress | None = None) -> SyncReport:
     """Mirror full tag records into ``db``: see the module docstring for what each run fetches."""
