@@ -56,6 +56,7 @@ from .rows import (
     save,
     save_features,
     save_galleries,
+    save_history,
     save_images,
     save_messages,
     save_topic,
@@ -376,7 +377,9 @@ class BoardEditor:
             first, now = self._next_id("images"), self.now()
             images = [new_image(self, random.Random(f"{self.seed}-image-{i}"), i, now, groups, users)
                       for i in range(first, first + n)]
-            return [image["id"] for image in self._save_images(images)]
+            with self.db.atomic():
+                save_history(self.db, [(image, None) for image in images])
+                return [image["id"] for image in self._save_images(images)]
 
     def _active_users(self) -> list[int]:
         return [row["id"] for row in self.rows("SELECT id FROM users ORDER BY id")]
@@ -388,12 +391,13 @@ class BoardEditor:
 
         `tags` are names (aliases followed, implications added, unknown tags created). `score`
         adjusts upvotes/downvotes so that score = upvotes - downvotes. Other keyword arguments
-        set fields directly (for example `processed=True`, `faves=3`, `source_urls=[]`).
+        set fields directly (for example `processed=True`, `faves=3`, `source_urls=[]`). Changed tags
+        and sources go to the board's history as the uploader's.
         """
-        with self.lock:
+        with self.lock, self.db.atomic():
             image = self._existing(image_id)
             _check_editable(other_fields, ("id", "raw"))  # before anything changes
-            before = image["tag_ids"]
+            before = {"tag_ids": image["tag_ids"], "source_urls": list(image.get("source_urls") or [])}
             if tags is not None:
                 set_image_tags(image, self.vocab.resolve(tags))
             if score is not None:
@@ -411,7 +415,8 @@ class BoardEditor:
                     image["processed"] = True
             image.update(other_fields)
             image["updated_at"] = self.now()
-            return self._save_images([image], before)[0]
+            save_history(self.db, [(image, before)], image["updated_at"])
+            return self._save_images([image], before["tag_ids"])[0]
 
     def add_upload(self, data: bytes, *, name: str, fmt: str, mime_type: str, width: int, height: int,
                    duration: float, animated: bool, tags: list[str], description: str, source_urls: list[str],
@@ -435,6 +440,7 @@ class BoardEditor:
             self.db["site_files"].upsert({"image_id": image_id, "file_key": file_key(self.seed, image_id),
                                           "padding": 0, "upload": data}, pk="image_id")
             finish_image_file(image, self.file_source(image_id))
+            save_history(self.db, [(image, None)])
             self._save_images([image])
         timer = threading.Timer(self.processing_delay, self._processed, (image_id,))
         timer.daemon = True

@@ -68,6 +68,7 @@ from .rows import (
     save,
     save_features,
     save_galleries,
+    save_history,
     save_images,
     save_messages,
     save_topic,
@@ -506,6 +507,7 @@ class _Generation:
             self._interactions(visible)
         with self.db.atomic():
             save_images(self.writer, images, self.vocab.tags)
+            save_history(self.db, [(image, None) for image in images])
             save_messages(self.db, COMMENTS, comments, self.users)
             save_galleries(self.db, galleries, self.users)
         self.report.counts.update(images=len(images), comments=len(comments), galleries=len(galleries))

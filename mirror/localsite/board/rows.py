@@ -14,8 +14,10 @@ What only the test site has goes to ``site_*`` tables that ``mirror serve`` data
 have: the board's seed (``site_board``), API keys (``site_keys``), the key owner's votes,
 favourites and hides (``site_interactions``), each post's topic and place in it
 (``site_post_positions``), topics by id, hidden ones included (``site_topics``), the dates
-galleries are searched by (``site_gallery_dates``) and files replaced or uploaded since
-generation (``site_files``).
+galleries are searched by (``site_gallery_dates``), files replaced or uploaded since
+generation (``site_files``), and the history the site's public dumps publish and its API does
+not: who added or removed which tags (``site_tag_changes``, one row per change with the tag ids
+as JSON lists) and sources (``site_source_changes``), when.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ...store.writer import RecordWriter
 from .render import Urls, render_comment, render_gallery, render_image, render_post, render_topic
 
 __all__ = ["FILE_ROOT", "URLS", "create_site_tables", "save", "save_images", "save_messages", "save_topic",
-           "save_galleries", "save_features", "reachable_forums"]
+           "save_galleries", "save_features", "save_history", "reachable_forums"]
 
 Record = dict[str, Any]
 
@@ -50,6 +52,9 @@ SITE_TABLES: dict[str, tuple[dict[str, type], str | None]] = {
     "site_topics": ({"id": int, "forum": str, "slug": str, "hidden": int}, "id"),
     "site_gallery_dates": ({"gallery_id": int, "created_at": str, "updated_at": str}, "gallery_id"),
     "site_files": ({"image_id": int, "file_key": str, "padding": int, "upload": bytes}, "image_id"),
+    "site_tag_changes": ({"id": int, "image_id": int, "user_id": int, "created_at": str, "added": str,
+                          "removed": str}, "id"),
+    "site_source_changes": ({"id": int, "image_id": int, "user_id": int, "created_at": str, "new_value": str}, "id"),
 }
 
 
@@ -135,3 +140,22 @@ def save_features(db: Database, features: Iterable[Record]) -> None:
         days[parse_utc(feature["created_at"]).date().isoformat()] = feature
     db["featured_images"].insert_all([{"day": day, "image_id": f["image_id"], "seen_at": f["created_at"]}
                                       for day, f in days.items()], pk="day", replace=True)
+
+
+def save_history(db: Database, images: Iterable[tuple[Record, Record | None]], at: str | None = None) -> None:
+    """The tag and source changes that made each image what it is: ``(image, before)`` pairs, where
+    ``before`` is its earlier record (None for a new image, which adds all its tags and sources).
+    Each change is its uploader's (None if anonymous), at ``at`` (the image's upload time if None)."""
+    tag_rows, source_rows = [], []
+    for image, before in images:
+        old_tags, old_sources = (before["tag_ids"], before.get("source_urls") or []) if before else ([], [])
+        who, when = image.get("uploader_id"), at or image["created_at"]
+        added = [t for t in image["tag_ids"] if t not in old_tags]
+        removed = [t for t in old_tags if t not in image["tag_ids"]]
+        if added or removed:
+            tag_rows.append({"image_id": image["id"], "user_id": who, "created_at": when, "added": added,
+                             "removed": removed})
+        source_rows += [{"image_id": image["id"], "user_id": who, "created_at": when, "new_value": source}
+                        for source in image.get("source_urls") or [] if source not in old_sources]
+    db["site_tag_changes"].insert_all(tag_rows)
+    db["site_source_changes"].insert_all(source_rows)

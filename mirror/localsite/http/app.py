@@ -7,6 +7,8 @@ place (WAL: an edit is served from the moment it commits).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import Receive, Scope, Send
@@ -16,6 +18,7 @@ from ...serve.http import API_PREFIX, ProxyMiddleware
 from ...serve.reverse import reverse_routes
 from ..board.accounts import GeneratedBoard
 from ..board.editor import BoardEditor
+from ..files.dumps import dump_routes
 from ..files.img import file_routes
 from .control import control_routes
 from .faults import RAW_SEND_KEY, FaultMiddleware, FaultProfile, FaultState
@@ -36,17 +39,20 @@ class SiteApp(Starlette):
 
 
 def create_app(editor: BoardEditor, faults: FaultProfile | str | None = None,
-               log: RequestLog | None = None) -> Starlette:
-    """The whole local site: API, image files and the test control API, behind the fault layer.
+               log: RequestLog | None = None, dumps_dir: str | Path | None = None) -> Starlette:
+    """The whole local site: API, image files, dump files and the test control API, behind the
+    fault layer.
 
-    `app.state.faults` (a `FaultState`) can switch the fault profile while the app runs, and
-    `app.state.request_log` records every request, faulted ones included.
+    `app.state.faults` (a `FaultState`) can switch the fault profile while the app runs,
+    `app.state.request_log` records every request, faulted ones included, and
+    `app.state.dumps_dir` is the folder `/dumps/{name}` serves (None: no dumps), which tests may set.
     """
     fault_state = FaultState(faults if isinstance(faults, FaultProfile) else FaultProfile.parse(faults or ""))
     log = log if log is not None else RequestLog()
     app = SiteApp(
         # The POST routes come before the GET API, whose catch-all would answer them 405.
-        routes=control_routes() + file_routes() + upload_routes() + reverse_routes() + api_routes(),
+        routes=(control_routes() + file_routes() + dump_routes() + upload_routes() + reverse_routes()
+                + api_routes()),
         middleware=[
             Middleware(RequestLogMiddleware, log=log),
             Middleware(FaultMiddleware, state=fault_state),
@@ -59,4 +65,5 @@ def create_app(editor: BoardEditor, faults: FaultProfile | str | None = None,
     app.state.faults = fault_state
     app.state.fetch_url = fetch_loopback
     app.state.request_log = log
+    app.state.dumps_dir = dumps_dir
     return app

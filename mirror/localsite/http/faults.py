@@ -16,6 +16,9 @@ A profile is written as a comma list, each item optionally with parameters:
                                 Content-Length to match (`/img` only)
     slow[:SECONDS]              every response is delayed (default 0.2 s), files included
     down[:STATUS]               every request answers STATUS (default 503) with an HTML page
+    busy[:SECONDS/COUNT]        the first COUNT requests (default 1) after the profile is set
+                                answer 503 with Retry-After: SECONDS (default 1), then all are
+                                served: a host under load that says when to come back
     redirect:URL                the first request for each file answers 302 Found to URL + its
                                 path (`/img` only; later requests for it are served): URL another
                                 server for a file host that sends clients elsewhere, or this site
@@ -39,7 +42,8 @@ list answers (a JSON object with `total`: searches, forums, topics, posts, filte
                                 the search index
 
 Faults are counter-based (the record faults and trickle go by id), so a given request sequence always meets
-the same faults. They apply to `/api` and `/img` paths only; the `/_control` API is never faulted.
+the same faults. They apply to `/api`, `/img` and `/dumps` paths only (the faults marked `/img`
+only, to image files alone); the `/_control` API is never faulted.
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ DOWNTIME_HTML = b"""<!DOCTYPE html>
 </html>
 """
 
-FAULTED_PREFIXES = ("/api/", "/img/")
+FAULTED_PREFIXES = ("/api/", "/img/", "/dumps/")
 FILE_FAULTS = ("corrupt", "html", "halved")  # faults that only file requests meet
 # A trickled file: this many bytes, then this long a pause, over and over.
 TRICKLE_BYTES = 4
@@ -90,6 +94,7 @@ class FaultProfile:
     badfiles: int | None = None
     slow: float | None = None
     down: int | None = None
+    busy: tuple[int, int] | None = None
     repeat: bool = False
     badids: tuple[str, int] | None = None
     vanish: int | None = None
@@ -183,6 +188,7 @@ _KINDS: dict[str, FaultKind] = {
     "badfiles": FaultKind(_count(5)),
     "slow": FaultKind(lambda arg: float(arg) if arg else 0.2, lambda value: f"{value:g}", zero_is_on=True),
     "down": FaultKind(_count(503)),
+    "busy": FaultKind(lambda arg: _pair(arg, (1, 1), int, int), _slash),
     "repeat": FaultKind(_no_parameters, lambda value: ""),
     "badids": FaultKind(_bad_ids, _slash),
     "vanish": FaultKind(_count(10)),
@@ -269,6 +275,8 @@ class FaultState:
             n = self._count
             if profile.down:
                 return Fault("respond", profile.down)
+            if profile.busy and n <= profile.busy[1]:
+                return Fault("respond", 503, profile.busy[0])
             if profile.flaky:
                 period, burst = profile.flaky
                 if n >= period and n % period < burst:
@@ -315,7 +323,7 @@ def _spoilt(record: dict[str, Any], value: str) -> dict[str, Any]:
 
 
 class FaultMiddleware:
-    """Applies the current `FaultState` to `/api` and `/img` requests."""
+    """Applies the current `FaultState` to `/api`, `/img` and `/dumps` requests."""
 
     def __init__(self, app: ASGIApp, state: FaultState) -> None:
         self.app, self.state = app, state

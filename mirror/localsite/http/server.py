@@ -76,13 +76,15 @@ class SiteServer(LoopbackServer):
         with SiteServer(BoardEditor.generate(seed=1), faults="ratelimit") as site:
             httpx.get(site.api_url + "/search/images", params={"q": "safe"})
             site.requests      # every request seen, faulted ones included
+
+    ``dumps_dir`` is the folder served under `/dumps/{name}` (see :mod:`mirror.localsite.files.dumps`).
     """
 
     def __init__(self, editor: BoardEditor, faults: str | FaultProfile = "", host: str = "127.0.0.1",
-                 port: int = 0) -> None:
+                 port: int = 0, dumps_dir: str | Path | None = None) -> None:
         self.editor = editor
         self._log = RequestLog()
-        super().__init__(create_app(editor, faults, log=self._log), host, port)
+        super().__init__(create_app(editor, faults, log=self._log, dumps_dir=dumps_dir), host, port)
 
     @property
     def requests(self) -> list[RequestRecord]:
@@ -98,14 +100,16 @@ class SiteServer(LoopbackServer):
 
 
 def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: int = 8808, faults: str = "",
-             fixtures: str | Path | None = None, processing_delay: float = 0.5) -> None:
-    """Serve a generated (or fixture) board in the foreground until interrupted (`mirror site`)."""
+             fixtures: str | Path | None = None, processing_delay: float = 0.5,
+             dumps_dir: str | Path | None = None) -> None:
+    """Serve a generated (or fixture) board in the foreground until interrupted (`mirror site`),
+    with the files in ``dumps_dir`` under `/dumps/{name}`."""
     if not fixtures:
         print(f"Generating a board of {images:,} images (seed {seed})...", flush=True)
     editor = (BoardEditor.from_fixtures(fixtures) if fixtures
               else BoardEditor.generate(seed=seed, images=images, apart=True))
     editor.processing_delay = processing_delay
-    app = create_app(editor, faults)
+    app = create_app(editor, faults, dumps_dir=dumps_dir)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", http="h11", lifespan="off")
     server = uvicorn.Server(config)
 
@@ -121,6 +125,8 @@ def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: in
             print(f"  key:   {key}   Everything filter: {editor.everything_filter_id}", flush=True)
         if faults:
             print(f"  faults: {FaultProfile.parse(faults)}", flush=True)
+        if dumps_dir:
+            print(f"  dumps: http://{host}:{bound}/dumps/NAME from {dumps_dir}", flush=True)
 
     async def main() -> None:
         await asyncio.gather(server.serve(), announce())
