@@ -264,6 +264,25 @@ def duplicates(ctx: click.Context, distance: int | None, as_json: bool) -> None:
         click.echo(describe_groups(db, found, as_json))
 
 
+@cli.command("import-dump")
+@click.argument("source", metavar="FILE_OR_URL")
+@click.option("--sha256", metavar="HEX", help="The SHA-256 the site lists for the dump: checked before importing.")
+@click.option("--file-root", metavar="URL",
+              help="Where the site's files are (default: as the mirror's records say; Derpibooru's CDN; BASE_URL/img).")
+@click.pass_context
+@handle_errors
+def import_dump(ctx: click.Context, source: str, sha256: str | None, file_root: str | None) -> None:
+    """Import the site's public database dump (a .pgdump file or its URL), then sync only what changed.
+
+    A whole board from its nightly dump instead of a million API requests; a killed import resumes
+    where it stopped. The dump lacks a few fields (first_seen_at, orig_size, duration, animated,
+    processed, thumbnails_generated): the next sync fills them for records that change.
+    """
+    from .commands.import_dump import run_import
+
+    _run(ctx, run_import, source, sha256=sha256, root=file_root)
+
+
 @contextmanager
 def _reading(config: Any) -> Iterator[Any]:
     """The mirror's database opened for reading only, its errors said as the store says them."""
@@ -339,20 +358,35 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8808, show_default=True, help="Port to listen on (0 picks a free one).")
 @click.option("--faults", default="", help="Fault profile: a comma list of ratelimit, flaky, drops, corrupt, badfiles, "
-              "slow, down, repeat, badids, vanish, redirect, trickle (parameters in mirror/localsite/http/faults.py).")
+              "slow, down, busy, repeat, badids, vanish, redirect, trickle (parameters in mirror/localsite/http/faults.py).")
 @click.option("--fixtures", type=click.Path(exists=True, file_okay=False), default=None,
               help="Serve the recorded responses in this folder instead of generated data.")
 @click.option("--processing-delay", default=0.5, show_default=True, type=click.FloatRange(0),
               help="Seconds before an upload is processed (thumbnails generated).")
+@click.option("--dump", "dump_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the board as the site's public database dump (pg_dump -Fc) to this file, and exit.")
+@click.option("--dump-layout", type=click.Choice(["2026", "2022"]), default="2026", show_default=True,
+              help="The dump's layout: the site's tables as of 2026, or of 2022.")
+@click.option("--dumps-dir", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Serve the files in this folder under /dumps/NAME (with Range), as the site's file host serves "
+              "its dumps.")
 def site(seed: int, image_count: int, host: str, port: int, faults: str, fixtures: str | None,
-         processing_delay: float) -> None:
+         processing_delay: float, dump_path: str | None, dump_layout: str, dumps_dir: str | None) -> None:
     """Run the local Philomena-compatible site (for tests, demos and benchmarks)."""
+    if dump_path:
+        from .localsite.dump import dump_site
+
+        try:
+            click.echo(dump_site(dump_path, seed=seed, images=image_count, fixtures=fixtures, layout=dump_layout))
+        except MirrorError as e:
+            _fail(str(e), e.exit_code)
+        return
     from .localsite.http.server import run_site
 
     _stop_cleanly_on_sigterm()  # so that the generated board is removed however the site is stopped
     try:
         run_site(seed=seed, images=image_count, host=host, port=port, faults=faults, fixtures=fixtures,
-                 processing_delay=processing_delay)
+                 processing_delay=processing_delay, dumps_dir=dumps_dir)
     except KeyboardInterrupt:
         click.echo("Local site stopped.")
 

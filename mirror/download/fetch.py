@@ -34,7 +34,7 @@ import hashlib
 import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,15 +177,7 @@ class Fetcher:
                 if mode == "wb":
                     offset, digest = 0, hashlib.sha512()
                 try:
-                    async with aiofiles.open(part, mode) as f:
-                        if mode == "wb":  # saved once the old bytes are gone: it never names a stale head
-                            await asyncio.to_thread(_save_validator, part, response.headers)
-                        # As the bytes arrive (no re-chunking): a body cut short keeps what came.
-                        async for block in response.aiter_raw():
-                            digest.update(block)
-                            await f.write(block)
-                        await f.flush()
-                        await asyncio.to_thread(os.fsync, f.fileno())
+                    await write_body(response, part, mode, digest.update)
                 except OSError as e:
                     _discard(part)
                     raise storage_failure(e, f"{part} (for {job})") from None
@@ -196,32 +188,18 @@ class Fetcher:
             raise RetryableFailure(f"the body was cut short ({size} of {total} bytes)")
         return Digest(size, digest.hexdigest())
 
-    @asynccontextmanager
-    async def _open(self, job: Job, headers: dict[str, str]) -> AsyncIterator[httpx.Response]:
-        """The streamed answer to GET ``job.url``, after the redirects :func:`check_redirect`
-        allows, each taking its turn in the pacing budget (the first took it in ``call``)."""
-        response = await self.http.send(self.http.build_request("GET", job.url, headers=headers), stream=True)
-        hops = 0
-        while response.next_request is not None:  # a 3xx with a Location
-            await response.aclose()
-            hops += 1
-            check_redirect(job, response.next_request.url, hops)
-            await self.politeness.take_turn()
-            response = await self.http.send(response.next_request, stream=True)
-        try:
-            yield response
-        finally:
-            await response.aclose()
+    def _open(self, job: Job, headers: dict[str, str]) -> AbstractAsyncContextManager[httpx.Response]:
+        """The streamed answer to GET ``job.url``, after the redirects :func:`check_redirect` allows."""
+        return open_stream(self.http, self.politeness, job.url, headers,
+                           lambda target, hops: check_redirect(job, target, hops))
 
     @staticmethod
     def _write_mode(response: httpx.Response, job: Job, part: Path, offset: int, start: int | None,
                     if_range: str | None = None) -> str:
         """``ab`` to append a resumed tail, ``wb`` to start over; raise for answers without a body."""
+        if mode := body_mode(response, offset, start, if_range):
+            return mode
         status = response.status_code
-        if status == 200:
-            return "wb"
-        if status == 206 and offset and start == offset and not _other_file(if_range, response):
-            return "ab"
         if status in (206, 416) and offset:
             _discard(part)  # the .part does not fit the file the site has now
             raise RetryableFailure(f"the site answered {status} to a resumed request; starting over")
@@ -230,15 +208,71 @@ class Fetcher:
 
 
 def check_redirect(job: Job, target: httpx.URL, hops: int) -> None:
-    """Raise :class:`FileFailed` unless the ``hops``-th redirect of ``job`` may be followed: to the
-    origin of ``job.url`` (so never from https to http), and not one too many (a loop)."""
-    start = httpx.URL(job.url)
+    """Raise :class:`FileFailed` unless the ``hops``-th redirect of ``job`` may be followed."""
+    if problem := redirect_problem(job.url, target, hops):
+        raise FileFailed(f"{job.label}: {problem}")
+
+
+def redirect_problem(url: str, target: httpx.URL, hops: int) -> str | None:
+    """Why the ``hops``-th redirect of a request for ``url`` may not be followed, or None when it
+    may: it must stay in the origin of ``url`` (so never go from https to http), and not be one
+    too many (a loop)."""
+    start = httpx.URL(url)
     # httpx.URL drops a scheme's default port, so (scheme, host, port) compares origins.
     if (target.scheme, target.host, target.port) != (start.scheme, start.host, start.port):
-        raise FileFailed(f"{job.label}: the file host redirected to another site ({redact(str(target))}); "
-                         "not followed")
+        return f"the file host redirected to another site ({redact(str(target))}); not followed"
     if hops > MAX_REDIRECTS:
-        raise FileFailed(f"{job.label}: the file host redirected more than {MAX_REDIRECTS} times; not followed")
+        return f"the file host redirected more than {MAX_REDIRECTS} times; not followed"
+    return None
+
+
+# Shared with the dump fetcher (mirror.dump.fetch), which streams one large file the same way.
+
+@asynccontextmanager
+async def open_stream(http: httpx.AsyncClient, politeness: Politeness, url: str, headers: dict[str, str],
+                      check: Callable[[httpx.URL, int], None]) -> AsyncIterator[httpx.Response]:
+    """The streamed answer to GET ``url``, after the redirects ``check(target, hops)`` lets through
+    (it raises for one it does not), each hop taking its turn in the pacing budget (the first
+    request took it in :meth:`Politeness.call`)."""
+    response = await http.send(http.build_request("GET", url, headers=headers), stream=True)
+    hops = 0
+    while response.next_request is not None:  # a 3xx with a Location
+        await response.aclose()
+        hops += 1
+        check(response.next_request.url, hops)
+        await politeness.take_turn()
+        response = await http.send(response.next_request, stream=True)
+    try:
+        yield response
+    finally:
+        await response.aclose()
+
+
+def body_mode(response: httpx.Response, offset: int, start: int | None, if_range: str | None) -> str | None:
+    """How the body of ``response`` goes into a ``.part`` holding ``offset`` bytes: ``wb`` for a
+    whole file (200), ``ab`` for the tail that follows those bytes, of the same file (206); None
+    for an answer that is neither (the caller says why)."""
+    status = response.status_code
+    if status == 200:
+        return "wb"
+    if status == 206 and offset and start == offset and not _other_file(if_range, response):
+        return "ab"
+    return None
+
+
+async def write_body(response: httpx.Response, part: Path, mode: str, take: Callable[[bytes], None]) -> None:
+    """Write (``wb``) or append (``ab``) the body to ``part`` as the bytes arrive (no re-chunking:
+    a body cut short keeps what came), handing each block to ``take`` once written, then fsync.
+    A new file gets the response's validator beside it, saved once the old bytes are gone so
+    that it never names a stale head. OSError is the caller's to report."""
+    async with aiofiles.open(part, mode) as f:
+        if mode == "wb":
+            await asyncio.to_thread(_save_validator, part, response.headers)
+        async for block in response.aiter_raw():
+            await f.write(block)
+            take(block)
+        await f.flush()
+        await asyncio.to_thread(os.fsync, f.fileno())
 
 
 def _other_file(if_range: str | None, response: httpx.Response) -> bool:
@@ -248,13 +282,14 @@ def _other_file(if_range: str | None, response: httpx.Response) -> bool:
     return bool(if_range and if_range.startswith('"') and etag.startswith('"') and etag != if_range)
 
 
-def _resume_point(part: Path) -> tuple[int, Any]:
-    """How much of the file a previous attempt kept, and the sha512 of those bytes."""
+def _resume_point(part: Path, new_digest: Callable[[], Any] = hashlib.sha512) -> tuple[int, Any]:
+    """How much of the file a previous attempt kept, and the hash (sha512 unless ``new_digest``
+    says otherwise) of those bytes, read in chunks."""
     try:
         with open(part, "rb") as f:
-            return hash_stream(f.read)
+            return hash_stream(f.read, new_digest())
     except FileNotFoundError:
-        return 0, hashlib.sha512()
+        return 0, new_digest()
 
 
 def _part_size(part: Path) -> int:

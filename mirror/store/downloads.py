@@ -19,8 +19,12 @@ from .originals import ORIGINAL_REPRESENTATION, SVG_ORIGINAL
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
-# An image whose files may be downloaded: processed by the site, and not hidden.
-_READY = "i.thumbnails_generated = 1 AND coalesce(i.hidden_from_users, 0) = 0"
+# An image whose files may be downloaded: processed by the site, and not hidden. A record from
+# the site's dump does not say whether it was processed (the key is absent, not false): the site
+# dumps what it shows, processed long before, so its files are planned as the record names them.
+_UNKNOWN = "json_type(i.raw, '$.thumbnails_generated') IS NULL"
+_READY = (f"(i.thumbnails_generated = 1 OR (i.thumbnails_generated IS NULL AND {_UNKNOWN})) "
+          "AND coalesce(i.hidden_from_users, 0) = 0")
 
 # Every (image, representation) pair that may be downloaded now; :names is a JSON list of names.
 _ELIGIBLE = f"""
@@ -74,8 +78,8 @@ def outstanding(db: Database, names: Sequence[str]) -> int:
 
 def waiting_for_thumbnails(db: Database) -> int:
     """Visible images the site has not finished processing: not downloadable yet."""
-    return db.execute("SELECT count(*) FROM images WHERE coalesce(thumbnails_generated, 0) = 0 "
-                      "AND coalesce(hidden_from_users, 0) = 0").fetchone()[0]
+    return db.execute(f"SELECT count(*) FROM images i WHERE coalesce(thumbnails_generated, 0) = 0 "
+                      f"AND NOT ({_UNKNOWN}) AND coalesce(hidden_from_users, 0) = 0").fetchone()[0]
 
 
 def pending(db: Database, *, batch: int = 500) -> Iterator[dict[str, Any]]:

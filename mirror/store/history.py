@@ -21,6 +21,10 @@ change of these alone is kept at the grain ``history.counters`` sets: ``daily`` 
 at most one point a day per record), ``all``, or ``off``. With any other change they are kept
 alongside it. A tag's image count crossing zero is always kept (``emptied``, ``used``).
 
+The site's own history, read from its dump (:mod:`mirror.dump`), is kept beside it: an image's
+tag changes (event ``site_tags``, its tags in ``image_tag_changes``) and source changes
+(``site_source``), each at the time the site made it and with the site's user in ``user_id``.
+
 History is written only inside a sync run (:func:`recording`, begun by
 :func:`~.state.start_run`), in the transaction that writes the rows, so a kill never leaves one
 without the other. A board the local site generates, or a download, records nothing.
@@ -39,11 +43,11 @@ from sqlite_utils import Database
 from ..dates import utc_text
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "recording", "recorder_for", "record_key",
-           "note_event",
+           "note_event", "SiteChange", "save_site_changes",
            "keep_counters", "counters_kept"]
 
 EVENTS = ("first_seen", "changed", "counters", "hidden", "deleted", "merged", "shown", "destroyed", "gone",
-          "emptied", "used", "gallery_images")
+          "emptied", "used", "gallery_images", "site_tags", "site_source")
 COUNTER_MODES = ("daily", "all", "off")
 
 # The fields of each resource that move with votes and activity rather than edits.
@@ -258,3 +262,34 @@ def note_event(db: Database, resource: str, key: Any, event: str, changes: Mappi
     recorder = recorder_for(db)
     if recorder is not None:
         recorder.event(resource, key, event, changes)
+
+
+@dataclass(frozen=True)
+class SiteChange:
+    """A change the site itself recorded for an image (its dump's ``tag_changes`` and
+    ``source_changes``): when, by whom, and the tags added (``+``) and removed (``-``) or the source."""
+
+    image_id: int
+    at: str
+    user_id: int | None
+    event: str  # site_tags or site_source
+    tags: tuple[tuple[str, int, str | None], ...] = ()  # (change, tag id, tag name)
+    source: str | None = None
+
+
+def save_site_changes(db: Database, run_id: int | None, changes: Sequence[SiteChange]) -> None:
+    """Keep the site's own changes in the history, at the times the site made them."""
+    for change in changes:
+        details = {"source": [None, change.source]} if change.event == "site_source" else None
+        cursor = db.execute(
+            "INSERT INTO history (resource, record_key, run_id, seen_at, event, changes, user_id) "
+            "VALUES ('images', ?, ?, ?, ?, ?, ?)",
+            [str(change.image_id), run_id, change.at, change.event,
+             None if details is None else json.dumps(details, ensure_ascii=False, separators=(",", ":")),
+             change.user_id])
+        if change.tags:
+            db.conn.executemany(
+                "INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at, run_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(cursor.lastrowid, change.image_id, tag_id, name, sign, change.at, run_id)
+                 for sign, tag_id, name in change.tags])

@@ -479,3 +479,28 @@ def _posts_by_user_counted_from_indexes(db: Database) -> None:
     db.execute("CREATE INDEX posts_by_user_and_time ON posts (user_id, created_at, author, forum_short_name, topic_slug)")
     db.execute("DROP INDEX IF EXISTS idx_comments_user_id")
     db.execute("DROP INDEX IF EXISTS idx_posts_user_id")
+
+
+@migrations(name="0025_what_only_the_dump_holds")
+def _what_only_the_dump_holds(db: Database) -> None:
+    """What the site's public dump holds and the API never gives (:mod:`mirror.store.dump_tables`):
+    who faved what, duplicate reports, badges and their awards, artist links. The site's own tag
+    and source changes go to ``history`` (events ``site_tags`` and ``site_source``, at the time the
+    site made them), with their user in ``user_id``: a sync's rows leave it null."""
+    db.execute("""CREATE TABLE image_faves (
+        image_id INTEGER NOT NULL, user_id INTEGER NOT NULL, created_at TEXT,
+        PRIMARY KEY (image_id, user_id)) STRICT, WITHOUT ROWID""")
+    db.execute("CREATE INDEX image_faves_by_user ON image_faves (user_id, image_id)")
+    db.execute("""CREATE TABLE duplicate_reports (
+        id INTEGER PRIMARY KEY, image_id INTEGER, duplicate_of_image_id INTEGER, created_at TEXT,
+        updated_at TEXT, user_id INTEGER, state TEXT, reason TEXT) STRICT""")
+    db.execute("CREATE INDEX duplicate_reports_by_image ON duplicate_reports (image_id)")
+    db.execute("CREATE TABLE badges (id INTEGER PRIMARY KEY, title TEXT, description TEXT, image_url TEXT) STRICT")
+    db.execute("""CREATE TABLE badge_awards (
+        id INTEGER PRIMARY KEY, user_id INTEGER, badge_id INTEGER REFERENCES badges (id), created_at TEXT,
+        label TEXT) STRICT""")
+    db.execute("CREATE INDEX badge_awards_by_user ON badge_awards (user_id)")
+    db.execute("CREATE TABLE artist_links (id INTEGER PRIMARY KEY, user_id INTEGER, tag_id INTEGER, url TEXT) STRICT")
+    db.execute("CREATE INDEX artist_links_by_user ON artist_links (user_id)")
+    db.execute("CREATE INDEX artist_links_by_tag ON artist_links (tag_id)")
+    db["history"].add_column("user_id", int)
