@@ -255,6 +255,7 @@ class Measured:
     cpu: float
     wall: float
     stderr: str
+    stdout: str = ""
 
 
 def run_cli_measured(args: Sequence[str]) -> Measured:
@@ -265,7 +266,7 @@ def run_cli_measured(args: Sequence[str]) -> Measured:
     wall = time.perf_counter() - started
     line = next((l for l in reversed(result.stderr.splitlines()) if l.startswith("BENCH ")), "BENCH 0 0")
     _, peak, cpu = line.split()
-    return Measured(result.returncode, int(peak) / 1024, float(cpu), wall, result.stderr)
+    return Measured(result.returncode, int(peak) / 1024, float(cpu), wall, result.stderr, result.stdout)
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from ..config import Config
+from ..dates import utc_text
 from ..dump.importer import ImportReport, import_dump
 from ..progress import Reporter
 from ..sync.handover import hand_over
@@ -37,7 +38,8 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
     for step in report.steps:
         reporter.done(step)
     crawls = {name: crawler_options(config, name) for name in config.enabled_resources()}
-    handed = hand_over(db, report.as_of, crawls, filter_id=config.site.filter_id)
+    handed = hand_over(db, report.as_of, crawls, filter_id=config.site.filter_id,
+                       walked_at=min(report.dumped_at, utc_text()))
     reporter.line(f"dump of {report.dumped_at} imported; the next sync asks for what changed since {report.as_of}"
                   + (f" ({', '.join(handed)})" if handed else ""))
     return report

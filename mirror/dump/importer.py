@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -96,10 +97,12 @@ class StepReport:
     fetched: int = 0
     expected: int | None = None
     set_aside: int = 0
+    seconds: float = 0.0
 
     def summary(self) -> str:
         aside = f"; {self.set_aside} set aside in rejects" if self.set_aside else ""
-        return f"{self.resource}: {self.fetched} imported{aside}"
+        rate = f" ({self.fetched / self.seconds:,.0f}/s)" if self.seconds >= 1 else ""
+        return f"{self.resource}: {self.fetched:,} imported in {self.seconds:.1f} s{rate}{aside}"
 
 
 @dataclass
@@ -141,10 +144,11 @@ def import_dump(db: Database, path: str | Path, *, file_root: str, staging_path:
     staging = Staging(staging_path)
     try:
         for table in (t for t in archive.tables if t in LAYOUT and not staging.has(t)):
+            started = time.perf_counter()
             copied = staging.stage(archive, table)
             report.copied[table] = copied.rows
             aside = f", {copied.set_aside} set aside" if copied.set_aside else ""
-            line(f"copied {table}: {copied.rows} rows{aside}")
+            line(f"copied {table}: {copied.rows:,} rows in {time.perf_counter() - started:.1f} s{aside}")
         run = start_run(db, STATE_NAME)
         try:
             Writing(db, staging, file_root, cursor, report, progress, run.id).run()
@@ -222,7 +226,9 @@ class Writing:
             if name in self.cursor["done"]:
                 continue
             report = StepReport(name)
+            started = time.perf_counter()
             step(report)
+            report.seconds = time.perf_counter() - started
             self.report.steps.append(report)
             with self.db.atomic():
                 self.cursor = {**self.cursor, "done": [*self.cursor["done"], name], "step": None, "after": None}

@@ -130,21 +130,33 @@ class Staging:
                           [table, reason, json.dumps(row, ensure_ascii=False)])
 
     def _index(self, table: str, name: str, columns: tuple[str, ...]) -> int:
-        """Index the copy for its joins; an id held twice keeps its last row (the rest set aside)."""
-        set_aside = 0
+        """Index the copy for its joins. A row whose id or join key is not a whole number (a
+        ``\\N`` where the site's schema allows none) is set aside, and so are all but the last
+        row of an id held twice."""
         indexes = INDEXES.get(table, ())
+        keys = sorted({c for c in ("id", *(c for index in indexes for c in index)) if c in columns})
+        set_aside = self._set_aside_where(table, name, columns, " OR ".join(f'typeof("{c}") != \'integer\'' for c in keys),
+                                          f"{', '.join(keys)}: null or not a whole number where the table needs one")
         if "id" in columns:
-            keep = f'SELECT max(rowid) FROM "{name}" GROUP BY id'
-            for row in self.conn.execute(f'SELECT * FROM "{name}" WHERE rowid NOT IN ({keep})').fetchall():
-                self.set_aside(table, "the dump holds this id twice: its last row is kept", dict(zip(columns, row)))
-                set_aside += 1
-            if set_aside:
-                self.conn.execute(f'DELETE FROM "{name}" WHERE rowid NOT IN ({keep})')
+            set_aside += self._set_aside_where(
+                table, name, columns, f'rowid NOT IN (SELECT max(rowid) FROM "{name}" GROUP BY id)',
+                "the dump holds this id twice: its last row is kept")
             indexes = (("id",), *indexes)
         for indexed in indexes:
             if all(c in columns for c in indexed):
                 self.conn.execute(f'CREATE INDEX "{name}_by_{"_".join(indexed)}" ON "{name}" ({", ".join(indexed)})')
         return set_aside
+
+    def _set_aside_where(self, table: str, name: str, columns: tuple[str, ...], where: str, reason: str) -> int:
+        """Move the rows of the copy that match ``where`` to ``dump_rejects``; how many."""
+        if not where:
+            return 0
+        rows = self.conn.execute(f'SELECT * FROM "{name}" WHERE {where}').fetchall()
+        for row in rows:
+            self.set_aside(table, reason, dict(zip(columns, row)))
+        if rows:
+            self.conn.execute(f'DELETE FROM "{name}" WHERE {where}')
+        return len(rows)
 
     def rejects(self) -> list[tuple[str, str, str]]:
         """Every row set aside: (table, reason, the row as JSON)."""

@@ -122,11 +122,11 @@ async def sync(client: PhilomenaClient, db: Database, options: GalleriesOptions,
     return report
 
 
-def hand_over(db: Database, options: GalleriesOptions, filter_id: int | None, as_of: str) -> None:
+def hand_over(db: Database, options: GalleriesOptions, filter_id: int | None, as_of: str, walked_at: str) -> None:
     """Leave the crawler as a complete first run started at ``as_of`` would (:func:`.follow.hand_over`),
-    every gallery held walked then, so each is walked again ``rewalk_after_days`` after ``as_of``."""
+    every gallery held walked at ``walked_at``, so each is walked again ``rewalk_after_days`` after it."""
     follow.hand_over(db, NAME, options.scope, filter_id, as_of)
-    walked_as_of(db, as_of)
+    walked_as_of(db, walked_at)
 
 
 async def _recheck(client: PhilomenaClient, db: Database, save: Callable[[list[Any]], Saved],

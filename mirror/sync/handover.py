@@ -38,20 +38,23 @@ from .runner import ORDER
 __all__ = ["hand_over"]
 
 
-def hand_over(db: Database, as_of: str, crawls: Mapping[str, Any], *, filter_id: int | None) -> list[str]:
+def hand_over(db: Database, as_of: str, crawls: Mapping[str, Any], *, filter_id: int | None,
+              walked_at: str | None = None) -> list[str]:
     """Write, in one transaction, the state each crawler of ``crawls`` (resource -> its options, as
     :func:`.runner.run_sync` takes them) would hold after a complete first sync started at ``as_of``
     (UTC, as :func:`mirror.dates.utc_text` writes it) through the filter ``filter_id`` (the
     configured ``site.filter_id``); the resources handed over, in sync order.
 
     Call it on a mirror whose records are all in place, before its first sync: what it derives
-    (highest ids, marks, progress) comes from them.
+    (highest ids, marks, progress) comes from them. ``walked_at`` (default ``as_of``) is when the
+    galleries' membership was read (a dump's own time; ``as_of`` may be earlier, to be safe about
+    what changed): their rewalks are due ``rewalk_after_days`` after it.
     """
     steps: dict[str, Callable[[Any], None]] = {
         "images": lambda options: images.hand_over(db, options, filter_id, as_of),
         "tags": lambda options: tags.hand_over(db, options),
         "comments": lambda options: comments.hand_over(db, options, filter_id, as_of),
-        "galleries": lambda options: galleries.hand_over(db, options, filter_id, as_of),
+        "galleries": lambda options: galleries.hand_over(db, options, filter_id, as_of, walked_at or as_of),
         "forums": lambda options: forums.hand_over(db, options),
         "posts": lambda options: posts.hand_over(db, filter_id, as_of),
     }

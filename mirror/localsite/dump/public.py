@@ -29,9 +29,11 @@ _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 def write_public_dump(board: BoardEditor | str | Path, out: str | Path, *, layout: str = "2026",
-                      compress: bool = True) -> Path:
+                      compress: bool = True, then: str = "") -> Path:
     """Write ``board`` (an editor, or the path of a board database) to ``out`` as a public dump
     of ``layout`` (``"2026"`` or ``"2022"``), gzip-compressed unless ``compress`` is false.
+    ``then`` is SQL run on the loaded tables before they are dumped: the tests of damaged dumps
+    change a real dump's tables with it (an extra column, an id twice, a null where none belongs).
 
     The board is read in one transaction, so an editor may keep changing it meanwhile.
     """
@@ -43,6 +45,8 @@ def write_public_dump(board: BoardEditor | str | Path, out: str | Path, *, layou
         db.execute("BEGIN")
         server.feed(_script(db, LAYOUTS[layout]))
         db.execute("COMMIT")
+        if then:
+            server.feed([then])
         server.run("pg_dump", "--format=custom", f"--compress={'gzip' if compress else 0}", "--schema=public",
                    "-f", str(out))
     return out

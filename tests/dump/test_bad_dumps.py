@@ -1,0 +1,169 @@
+"""Damaged and unusual dumps: each gives one clear message, or its bad rows are kept as rejects,
+and nothing else is lost. Every dump here is a real one (a real PostgreSQL and ``pg_dump``), its
+tables changed before dumping or its bytes damaged after."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from mirror.cli import cli
+from mirror.dump.archive import Archive, DumpError
+from mirror.localsite.board.editor import BoardEditor
+from mirror.store import open_database
+
+from ..support.dumps import make_dump, needs_postgres
+
+pytestmark = needs_postgres
+
+
+@pytest.fixture(scope="module")
+def board():
+    editor = BoardEditor.generate(seed=4, images=60)
+    yield editor
+    editor.close()
+
+
+@pytest.fixture(scope="module")
+def plain_dump(board, tmp_path_factory):
+    """An uncompressed dump, whose COPY text lies in the file as it is."""
+    return make_dump(board, tmp_path_factory.mktemp("plain"), compress=False,
+                     then="UPDATE images SET image_name = 'NAMEMARK' || id || '.png';")
+
+
+def import_dump(tmp_path, dump, *args):
+    env = {"MIRROR_DATABASE": str(tmp_path / "mirror.db"), "MIRROR_BASE_URL": "http://127.0.0.1:9"}
+    result = CliRunner().invoke(cli, ["import-dump", str(dump), *args], env=env)
+    return result, tmp_path / "mirror.db"
+
+
+def damaged(source, tmp_path, edit) -> object:
+    path = tmp_path / "damaged.pgdump"
+    data = bytearray(source.read_bytes())
+    edit(data)
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda d: d.__setitem__(slice(0, 5), b"GIF89"), "not a PostgreSQL custom-format dump"),
+    (lambda d: d.__setitem__(11, 3), "compressed with zstd, which this version cannot read"),
+    (lambda d: d.__setitem__(11, 2), "compressed with lz4"),
+    (lambda d: d.__setitem__(slice(5, 7), bytes([1, 17])), "archive version 1.17.0 is not one this version reads"),
+    (lambda d: d.__delitem__(slice(len(d) * 2 // 3, None)), "ends early"),
+])
+def test_a_dump_that_cannot_be_read_stops_with_one_line_and_exit_2(plain_dump, tmp_path, edit, said):
+    result, _ = import_dump(tmp_path, damaged(plain_dump, tmp_path, edit))
+    assert result.exit_code == 2, result.output
+    assert said in result.output and result.output.count("\n") <= 30
+    assert "Traceback" not in result.output
+
+
+def test_a_gzip_file_is_named_as_such(plain_dump, tmp_path):
+    import gzip
+
+    path = tmp_path / "dump.pgdump.gz"
+    path.write_bytes(gzip.compress(plain_dump.read_bytes()))
+    result, _ = import_dump(tmp_path, path)
+    assert result.exit_code == 2 and "a gzip file: gunzip it first" in result.output
+
+
+def test_bytes_that_are_not_utf8_are_kept_as_a_reject_and_the_rest_imports(plain_dump, tmp_path):
+    def spoil(data: bytearray) -> None:
+        at = data.index(b"NAMEMARK7.png")
+        data[at:at + 4] = b"\xff\xfe\xfd\xfc"
+
+    result, db_path = import_dump(tmp_path, damaged(plain_dump, tmp_path, spoil))
+    assert result.exit_code == 0, result.output
+    db = open_database(db_path)
+    assert db.execute("SELECT count(*) FROM images").fetchone()[0] == 59
+    reason, raw = db.execute("SELECT reason, raw FROM rejects WHERE resource = 'dump:images'").fetchone()
+    assert "not valid UTF-8" in reason and "\ufffd" in json.loads(raw)[17]
+
+
+def test_extra_tables_and_columns_are_named_once_and_skipped(board, tmp_path):
+    dump = make_dump(board, tmp_path, then="ALTER TABLE tags ADD COLUMN mood text DEFAULT 'calm'; "
+                                           "CREATE TABLE polls (id bigint, title text); INSERT INTO polls VALUES (1, 'x');")
+    result, db_path = import_dump(tmp_path, dump)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("table polls: not part of a public dump this version knows; skipped") == 1
+    assert result.output.count("table tags: columns mood not known to this version; skipped") == 1
+    db = open_database(db_path)
+    assert db.execute("SELECT count(*) FROM tags").fetchone()[0] == board.value("SELECT count(*) FROM tags")
+    assert "mood" not in db.execute("SELECT raw FROM tags LIMIT 1").fetchone()[0]
+
+
+def test_an_id_twice_keeps_the_last_row_and_the_other_as_a_reject(board, tmp_path):
+    image = min(board.images)
+    dump = make_dump(board, tmp_path, then=f"INSERT INTO images SELECT * FROM images WHERE id = {image}; "
+                                           f"UPDATE images SET score = 12345 WHERE ctid = (SELECT max(ctid) "
+                                           f"FROM images WHERE id = {image});")
+    result, db_path = import_dump(tmp_path, dump)
+    assert result.exit_code == 0, result.output
+    db = open_database(db_path)
+    assert db.execute("SELECT count(*) FROM images").fetchone()[0] == len(board.images)
+    assert db.execute("SELECT score FROM images WHERE id = ?", [image]).fetchone()[0] == 12345
+    (reason,) = db.execute("SELECT reason FROM rejects WHERE resource = 'dump:images'").fetchone()
+    assert "twice" in reason
+
+
+def test_a_null_where_the_site_allows_none_is_a_reject_not_a_lost_row(board, tmp_path):
+    dump = make_dump(board, tmp_path, then="ALTER TABLE comments ALTER COLUMN image_id DROP NOT NULL; "
+                                           "UPDATE comments SET image_id = NULL WHERE id = (SELECT min(id) FROM comments);")
+    result, db_path = import_dump(tmp_path, dump)
+    assert result.exit_code == 0, result.output
+    db = open_database(db_path)
+    reason, raw = db.execute("SELECT reason, raw FROM rejects WHERE resource = 'dump:comments'").fetchone()
+    assert "image_id" in reason and json.loads(raw)["image_id"] is None
+    assert "1 set aside" in result.output
+
+
+def test_tabs_newlines_and_backslashes_come_through_exactly(board, tmp_path):
+    image = min(board.images)
+    text = "a\ttab\nnew line\\back\\nslash\r\n\\N"
+    dump = make_dump(board, tmp_path, then=f"UPDATE images SET description = {_literal(text)} WHERE id = {image};")
+    result, db_path = import_dump(tmp_path, dump)
+    assert result.exit_code == 0, result.output
+    db = open_database(db_path)
+    description, raw = db.execute("SELECT description, raw FROM images WHERE id = ?", [image]).fetchone()
+    assert description == text and json.loads(raw)["description"] == text
+
+
+def test_the_2022_layout_imports_without_descriptions_and_with_its_one_table_tag_history(board, tmp_path):
+    dump = make_dump(board, tmp_path, layout="2022")
+    assert "description" not in Archive.open(dump).tables["images"].columns
+    result, db_path = import_dump(tmp_path, dump)
+    assert result.exit_code == 0, result.output
+    db = open_database(db_path)
+    assert db.execute("SELECT count(*) FROM images").fetchone()[0] == len(board.images)
+    assert db.execute("SELECT count(*) FROM images WHERE json_type(raw, '$.description') IS NOT NULL").fetchone()[0] == 0
+    site_tags = db.execute("SELECT count(*) FROM image_tag_changes c JOIN history h ON h.id = c.history_id "
+                           "WHERE h.event = 'site_tags' AND c.tag_name IS NOT NULL").fetchone()[0]
+    assert site_tags == board.value("SELECT count(*) FROM image_tags")
+
+
+def test_a_pipe_written_dump_without_offsets_reads_the_same(plain_dump, tmp_path):
+    """pg_dump writing to a pipe leaves every data offset unset: tables are found by walking the data."""
+    archive = Archive.open(plain_dump)
+    rows = list(archive.rows("images"))
+    for table in archive.tables.values():
+        object.__setattr__(table, "offset", None)
+    assert list(archive.rows("images")) == rows and len(rows) == 60
+    with pytest.raises(DumpError):
+        list(Archive.open(damaged(plain_dump, tmp_path, lambda d: d.__delitem__(slice(len(d) - 40, None))))
+             .rows("users"))
+
+
+def _literal(text: str) -> str:
+    return "E'" + text.replace("\\", "\\\\").replace("'", "\\'").replace("\t", "\\t").replace("\n", "\\n") \
+        .replace("\r", "\\r") + "'"
+
+
+def test_a_file_that_does_not_match_its_sha256_is_not_imported(plain_dump, tmp_path):
+    copy = tmp_path / "copy.pgdump"
+    shutil.copy(plain_dump, copy)
+    result, _ = import_dump(tmp_path, copy, "--sha256", "0" * 64)
+    assert result.exit_code == 2 and "SHA-256" in result.output
