@@ -1,4 +1,5 @@
-"""`mirror changes`: what the syncs saw change, newest first, one line each.
+"""`mirror changes`: what the syncs saw change, newest first, one line each; with the site's own
+tag and source changes where a dump was imported (``image 5 on the site: tags +pony``).
 
 Reads the history tables (:mod:`mirror.store.history`) only: ``image 123: tags -safe
 +suggestive; description edited``, ``image 456 deleted: Rule #2``, ``gallery 7: 2 images
@@ -73,7 +74,8 @@ def changes(db: Database, *, since: str, resource: str | None = None, key: str |
                        [since]).fetchone()[0]
     if first is None:
         return []
-    where, params = ["id >= ?"], [first]
+    # The site's own events, read from a dump, are written after the syncs' at their own (earlier) times.
+    where, params = ["id >= ?", "seen_at >= ?"], [first, since]
     if resource is not None:
         where.append("resource = ?")
         params.append(resource)
@@ -122,7 +124,8 @@ def describe(change: Change) -> str:
         parts.append("tags " + " ".join([f"-{t}" for t in change.tags_removed] + [f"+{t}" for t in change.tags_added]))
     shown = [name for name in fields if name != "updated_at"] or list(fields)
     parts += [_field(name, *fields[name]) for name in shown]
-    lead = f"{what} shown again" if change.event == "shown" else what
+    lead = f"{what} shown again" if change.event == "shown" else (
+        f"{what} on the site" if change.event in ("site_tags", "site_source") else what)
     return f"{lead}: {'; '.join(parts)}" if parts else lead
 
 

@@ -238,22 +238,24 @@ class Writing:
 
     # --- walking a staged table by id, a batch per commit ---
 
-    def _batches(self, name: str, table: str, report: StepReport, key: str = "id") -> Iterator[list[dict]]:
-        """Rows of the staged ``table`` by ``key``, a batch at a time from where this step stopped;
-        the caller writes each batch and then :meth:`_checkpoint` s it."""
-        after = self.cursor["after"] if self.cursor.get("step") == name and self.cursor.get("after") is not None else -1
+    def _batches(self, name: str, table: str, report: StepReport, key: str = "id",
+                 size: int = BATCH) -> Iterator[list[dict]]:
+        """Rows of the staged ``table`` in ``key`` order, ``size`` at a time, from where the step
+        ``name`` stopped; the caller writes each batch and :meth:`_checkpoint` s it at its last
+        row's ``_key``."""
         if not self.reader.has(table):
             return
+        after = self._resume_after(name)
         report.expected = self._count(table)
         while True:
-            cursor = self.staging.conn.execute(f'SELECT * FROM "dump_{table}" WHERE "{key}" > ? ORDER BY "{key}" '
-                                               f"LIMIT ?", [after, BATCH])
+            cursor = self.staging.conn.execute(f'SELECT {key} AS _key, * FROM "dump_{table}" WHERE {key} > ? '
+                                               f"ORDER BY {key} LIMIT ?", [after, size])
             names = [d[0] for d in cursor.description]
             rows = [dict(zip(names, row)) for row in cursor]
             if not rows:
                 return
             yield rows
-            after = rows[-1][key]
+            after = rows[-1]["_key"]
 
     def _count(self, table: str) -> int | None:
         if not self.reader.has(table):
@@ -408,27 +410,16 @@ class Writing:
             self._checkpoint("featured_images", 0, report, len(rows))
 
     def _dump_rows(self, table: str) -> Callable[[StepReport], None]:
-        key = "rowid" if table == "image_faves" else "id"
-
+        """A table the API has no counterpart of, row for row (``image_faves`` has no id: by rowid)."""
         def step(report: StepReport) -> None:
-            if not self.reader.has(table):
-                return
-            after = self._resume_after(table)
-            while True:
-                cursor = self.staging.conn.execute(f'SELECT {key}, * FROM "dump_{table}" WHERE {key} > ? '
-                                                   f"ORDER BY {key} LIMIT ?", [after, BATCH * 10])
-                names = [d[0] for d in cursor.description]
-                rows = [dict(zip(names, row)) for row in cursor]
-                if not rows:
-                    return
+            for rows in self._batches(table, table, report, "rowid" if table == "image_faves" else "id", BATCH * 10):
                 for row in rows:
                     for column in ("created_at", "updated_at"):
                         if column in row:
                             row[column] = dump_time(row[column])
                 with self.db.atomic():
                     save_dump_rows(self.db, table, rows)
-                    after = rows[-1][names[0]]
-                    self._checkpoint(table, after, report, len(rows))
+                    self._checkpoint(table, rows[-1]["_key"], report, len(rows))
         return step
 
     # --- the site's own history ---
