@@ -198,3 +198,22 @@ def test_an_import_finished_is_not_repeated_and_a_second_import_changes_nothing(
     after = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("images", "history", "image_tag_changes")}
     assert after["images"] == before["images"]
     assert after["image_tag_changes"] == before["image_tag_changes"]  # the site's changes are kept once
+
+
+def test_a_dump_given_by_url_is_fetched_checked_and_imported(tmp_path):
+    import hashlib
+
+    editor = BoardEditor.generate(seed=9, images=40)
+    served = tmp_path / "served"
+    served.mkdir()
+    dump = make_dump(editor, served, name="board_public_dump.pgdump")
+    digest = hashlib.sha256(dump.read_bytes()).hexdigest()
+    with SiteServer(editor, dumps_dir=served) as site:
+        config = mirror_config(site, tmp_path / "mirror", editor.everything_filter_id)
+        db = open_database(config.database)
+        url = f"{site.url}/dumps/{dump.name}"
+        asyncio.run(run_import(config, db, url, sha256=digest))
+        fetched = [r for r in site.requests if r.path.startswith("/dumps/")]
+    assert len(fetched) == 1
+    assert (tmp_path / "mirror" / dump.name).read_bytes() == dump.read_bytes()  # kept beside the database
+    assert db.execute("SELECT count(*) FROM images").fetchone()[0] == len(editor.images)
