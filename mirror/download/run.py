@@ -24,6 +24,7 @@ from ..progress import Reporter
 from ..store import ImageWriter, is_image_stub
 from ..store import downloads as state
 from .fetch import Fetcher, FileFailed, Job, Recheck
+from .file_facts import keep_file_facts
 from .fingerprints import backfill_fingerprints, keep_fingerprint
 from .intensities import backfill_intensities, keep_intensities
 from .layout import expected_hash, extension, file_path, file_url
@@ -161,8 +162,7 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
             await asyncio.to_thread(fetcher.drop_staged, job)
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=kept.size,
                             sha512=kept.sha512)
-            await keep_intensities(db, fetcher.storage, job.image_id, job.representation, job.path)
-            await keep_fingerprint(db, fetcher.storage, job.image_id, job.representation, job.path)
+            await _read_kept(db, fetcher.storage, job)
             report.adopted += 1
             report.fetched += 1
             report.originals += job.original
@@ -179,12 +179,19 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
         for job in jobs:
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=got.size,
                             sha512=got.sha512, attempts=job.attempts)
-            await keep_intensities(db, fetcher.storage, job.image_id, job.representation, job.path)
-            await keep_fingerprint(db, fetcher.storage, job.image_id, job.representation, job.path)
+            await _read_kept(db, fetcher.storage, job)
         report.downloaded += 1
         report.fetched += len(jobs)
         report.originals += sum(job.original for job in jobs)
         report.bytes += got.size
+
+
+async def _read_kept(db: Database, storage: Storage, job: Job) -> None:
+    """What a kept file tells about its image: intensities, a fingerprint, and (for a dump's
+    record) whether it is animated."""
+    await keep_intensities(db, storage, job.image_id, job.representation, job.path)
+    await keep_fingerprint(db, storage, job.image_id, job.representation, job.path)
+    await keep_file_facts(db, storage, job.image_id, job.path, job.original)
 
 
 async def _adoptable(storage: Storage, job: Job, kept: Digest) -> bool:

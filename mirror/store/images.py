@@ -85,3 +85,16 @@ class ImageWriter:
         self.tags.insert(("id", "name"), [(i, n) for i, n in tags.items() if i not in known])
         if renamed:
             self.db.conn.executemany("UPDATE tags SET name = ? WHERE id = ?", renamed)
+
+
+def lacks_file_facts(db: Database, image_id: int) -> bool:
+    """Whether the image's record does not say whether it is animated (a record from a dump)."""
+    row = db.execute("SELECT animated IS NULL AND json_type(raw, '$.animated') IS NULL FROM images WHERE id = ?",
+                     [image_id]).fetchone()
+    return bool(row and row[0])
+
+
+def save_file_facts(db: Database, image_id: int, *, animated: bool, duration: float) -> None:
+    """``animated`` and ``duration`` read from the kept original, for a record that lacks them."""
+    db.execute("UPDATE images SET animated = ?, duration = ? WHERE id = ? AND animated IS NULL",
+               [int(animated), duration, image_id])

@@ -217,3 +217,15 @@ def test_a_dump_given_by_url_is_fetched_checked_and_imported(tmp_path):
     assert len(fetched) == 1
     assert (tmp_path / "mirror" / dump.name).read_bytes() == dump.read_bytes()  # kept beside the database
     assert db.execute("SELECT count(*) FROM images").fetchone()[0] == len(editor.images)
+
+
+def test_the_kept_original_says_whether_an_imported_image_is_animated(board_and_mirrors):
+    """The dump drops is_animated and image_duration; the original file, once kept, says them."""
+    dump_db, api_db = board_and_mirrors["dump"], board_and_mirrors["api"]
+    filled = dump_db.execute("SELECT i.id, i.animated, i.duration FROM images i JOIN downloads d ON d.image_id = i.id "
+                             "AND d.original AND d.status = 'done' WHERE json_type(i.raw, '$.animated') IS NULL "
+                             "ORDER BY i.id").fetchall()
+    assert len(filled) > 100
+    theirs = dict(api_db.execute("SELECT id, animated FROM images").fetchall())
+    assert all(animated == theirs[image_id] for image_id, animated, _ in filled)
+    assert {animated for _, animated, _ in filled} == {0, 1}
