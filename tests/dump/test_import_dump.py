@@ -8,6 +8,7 @@ table and record by record.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -84,7 +85,7 @@ def board_and_mirrors(tmp_path_factory):
         nightly = api_requests(site)
         yield {"site": site, "api": api_db, "dump": dump_db, "report": report, "after_import": after_import,
                "incremental": incremental, "second": second, "nightly": nightly, "retagged": first,
-               "changed": changed, "dump_config": by_dump, "file": dump}
+               "changed": changed, "dump_config": by_dump, "api_config": by_api, "file": dump}
 
 
 def api_requests(site) -> list[str]:
@@ -229,3 +230,24 @@ def test_the_kept_original_says_whether_an_imported_image_is_animated(board_and_
     theirs = dict(api_db.execute("SELECT id, animated FROM images").fetchall())
     assert all(animated == theirs[image_id] for image_id, animated, _ in filled)
     assert {animated for _, animated, _ in filled} == {0, 1}
+
+
+def test_a_dump_imported_into_a_mirror_made_by_the_api_keeps_what_only_the_api_gave(board_and_mirrors, tmp_path):
+    """The newer record wins by updated_at (the image changed after the dump keeps the API's), and
+    the fields the dump lacks stay as the API gave them."""
+    api_config = board_and_mirrors["api_config"]
+    config = dataclasses.replace(api_config, store=dataclasses.replace(api_config.store,
+                                                                       database=str(tmp_path / "copy.db")))
+    db = open_database(config.database)
+    board_and_mirrors["api"].conn.backup(db.conn)
+    before = raws(db, "images")
+    asyncio.run(run_import(config, db, str(board_and_mirrors["file"])))
+    after = raws(db, "images")
+    assert after.keys() == before.keys()
+    edited = board_and_mirrors["changed"]["edited"]
+    assert after[edited] == before[edited] and "after the dump" in after[edited]["tags"]
+    for image_id, record in after.items():
+        for field in ("first_seen_at", "orig_size", "thumbnails_generated"):
+            assert record.get(field) == before[image_id].get(field), (image_id, field)
+    site_events = "SELECT count(*) FROM history WHERE event = 'site_tags'"
+    assert db.execute(site_events).fetchone()[0] == board_and_mirrors["dump"].execute(site_events).fetchone()[0] > 0
