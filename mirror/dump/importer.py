@@ -39,6 +39,7 @@ from ..store import ImageWriter
 from ..store.dump_tables import save_dump_rows, save_features
 from ..store.galleries import replace_members
 from ..store.history import SiteChange, save_site_changes
+from ..store.images import save_file_facts
 from ..store.rejects import reject
 from ..store.specs import COMMENTS, FORUMS, GALLERIES, POSTS, TAGS, TOPICS, USERS
 from ..store.state import load_cursor, save_cursor, start_run
@@ -292,17 +293,21 @@ class Writing:
     def _write(self, resource: str, batch: Batch, context: Mapping[str, Any] | None = None) -> None:
         for row, reason in batch.bad:
             reject(self.db, f"dump:{resource}", row, reason)
-        records = self._merged(resource, batch.records)
+        records = self._merged(resource, batch.records, context or {})
         if resource == "images":
             stubs = [image_stub(r) for r in records if r.get("hidden_from_users")]
+            facts = self._file_facts(records)
             self.images.save_page(records + stubs)
-        else:
+            for image_id, (animated, duration) in facts.items():
+                save_file_facts(self.db, image_id, animated=bool(animated), duration=duration)
+        elif records:
             self.writers[resource].save(records, context)
 
-    def _merged(self, resource: str, records: list[dict]) -> list[dict]:
-        """Each record laid over the one the mirror keeps, unless that one is newer."""
+    def _merged(self, resource: str, records: list[dict], context: Mapping[str, Any]) -> list[dict]:
+        """Each record laid over the one the mirror keeps, unless that one is newer; a record that
+        would not change what is kept is left out."""
         writer = self.images.records if resource == "images" else self.writers[resource]
-        keys = [writer.key_of(r, {}) for r in records]
+        keys = [writer.key_of(r, context) for r in records]
         kept = writer.rows.read([k for k in keys if k is not None], ("raw",))
         if not kept:
             return records
@@ -313,9 +318,16 @@ class Writing:
                 merged.append(record)
             elif (old.get("updated_at") or "") > (record.get("updated_at") or ""):
                 continue  # the mirror's record is newer than the dump's
-            else:
-                merged.append({**old, **record})
+            elif (laid := {**old, **record}) != old:
+                merged.append(laid)
         return merged
+
+    def _file_facts(self, records: list[dict]) -> dict[int, tuple[int, float]]:
+        """What kept originals said of these images (:mod:`mirror.download.file_facts`) where the
+        records written over them do not say it: to be kept."""
+        lacking = [r["id"] for r in records if "animated" not in r]
+        rows = self.images.records.rows.read(lacking, ("animated", "duration"))
+        return {image_id: row for image_id, row in rows.items() if row[0] is not None}
 
     def _forums(self, report: StepReport) -> None:
         rows = self._all("forums")
