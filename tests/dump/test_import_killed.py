@@ -4,7 +4,6 @@ as an import that was never interrupted: nothing lost, nothing twice, the histor
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -36,7 +35,6 @@ def uninterrupted(dump, tmp_path_factory):
 
 
 def command(dump: Path, database: Path) -> list[str]:
-    os.environ.setdefault("MIRROR_BASE_URL", "http://127.0.0.1:9")
     return [sys.executable, "-c", "import os, sys; from mirror.cli import cli; "
             f"os.environ['MIRROR_DATABASE'] = {str(database)!r}; "
             "os.environ['MIRROR_BASE_URL'] = 'http://127.0.0.1:9'; "
