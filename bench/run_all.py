@@ -34,6 +34,7 @@ QUICK = {
     "similar": "--quick",
     "history": "--images 3400 --scale 0.1 --days 30",
     "browse": "--images 20000 --rounds 2",
+    "import_dump": "--images 20000",
 }
 
 

@@ -122,24 +122,24 @@ class Fetcher:
                 rechecked = True
                 job.expected = await self.recheck(job)
             if job.expected and got.sha512 != job.expected:
-                _discard(part)
+                discard(part)
                 raise RetryableFailure("the body does not match the record's sha512 (corrupted in transit?)")
             if not job.expected and (wrong := await asyncio.to_thread(file_problem, part, job.extension)):
-                _discard(part)
+                discard(part)
                 raise RetryableFailure(f"the body is {wrong}")
             return got
 
         try:
             got = await self.politeness.call(attempt, f"GET {redact(job.url)}")
         except FileFailed:
-            _discard(part)  # its bytes are known bad, or the file is gone: nothing to resume
+            discard(part)  # its bytes are known bad, or the file is gone: nothing to resume
             raise
         except RetriesExhausted as e:
             # Out of retries for this file alone (the .part stays, to resume): note it and go on.
             # A host that keeps failing (give_up_after in a row) or rate limiting stops the run.
             raise FileFailed(f"{job}: {e}") from None
         await asyncio.to_thread(self.storage.publish, part, job.path, *(twin.path for twin in twins))
-        await asyncio.to_thread(_validator_file(part).unlink, missing_ok=True)
+        await asyncio.to_thread(validator_file(part).unlink, missing_ok=True)
         return got
 
     def drop_staged(self, job: Job) -> None:
@@ -148,7 +148,7 @@ class Fetcher:
         A run killed between publishing the file and removing its validator leaves the validator
         behind; the rerun adopts the file, and nothing would ever remove it.
         """
-        _discard(self.storage.part(job.path))
+        discard(self.storage.part(job.path))
 
     async def _transfer(self, job: Job, part: Path) -> Digest:
         """One attempt, cut off at the deadline; what came by then stays in ``part`` to resume."""
@@ -159,27 +159,27 @@ class Fetcher:
         except TimeoutError:
             if not timer.expired():
                 raise
-            kept = await asyncio.to_thread(_part_size, part)
+            kept = await asyncio.to_thread(part_size, part)
             raise RetryableFailure(f"the transfer took longer than download.file_deadline ({self.deadline:g} s); "
                                    f"{kept} bytes are kept to resume from") from None
 
     async def _stream(self, job: Job, part: Path) -> Digest:
         """Stream the body (or its missing tail) into ``part``, hashing as it goes."""
-        offset, digest = await asyncio.to_thread(_resume_point, part)
+        offset, digest = await asyncio.to_thread(resume_point, part)
         headers = {"Accept-Encoding": "identity"}
         if offset:
-            headers.update(await asyncio.to_thread(_resume_headers, part, offset))
+            headers.update(await asyncio.to_thread(resume_headers, part, offset))
         try:
             async with self._open(job, headers) as response:
                 raise_for_retry(response)
-                start, total = _content_range(response)
+                start, total = content_range(response)
                 mode = self._write_mode(response, job, part, offset, start, headers.get("If-Range"))
                 if mode == "wb":
                     offset, digest = 0, hashlib.sha512()
                 try:
                     await write_body(response, part, mode, digest.update)
                 except OSError as e:
-                    _discard(part)
+                    discard(part)
                     raise storage_failure(e, f"{part} (for {job})") from None
                 size = offset + response.num_bytes_downloaded
         except httpx.TransportError as e:
@@ -201,7 +201,7 @@ class Fetcher:
             return mode
         status = response.status_code
         if status in (206, 416) and offset:
-            _discard(part)  # the .part does not fit the file the site has now
+            discard(part)  # the .part does not fit the file the site has now
             raise RetryableFailure(f"the site answered {status} to a resumed request; starting over")
         raise FileFailed(f"{job}: the site answered {status} {response.reason_phrase}".rstrip()
                          + ("; the site has no such file" if status in (404, 410) else ""))
@@ -282,7 +282,7 @@ def _other_file(if_range: str | None, response: httpx.Response) -> bool:
     return bool(if_range and if_range.startswith('"') and etag.startswith('"') and etag != if_range)
 
 
-def _resume_point(part: Path, new_digest: Callable[[], Any] = hashlib.sha512) -> tuple[int, Any]:
+def resume_point(part: Path, new_digest: Callable[[], Any] = hashlib.sha512) -> tuple[int, Any]:
     """How much of the file a previous attempt kept, and the hash (sha512 unless ``new_digest``
     says otherwise) of those bytes, read in chunks."""
     try:
@@ -292,7 +292,7 @@ def _resume_point(part: Path, new_digest: Callable[[], Any] = hashlib.sha512) ->
         return 0, new_digest()
 
 
-def _part_size(part: Path) -> int:
+def part_size(part: Path) -> int:
     """How many bytes ``part`` keeps (0 when there is none)."""
     try:
         return part.stat().st_size
@@ -300,19 +300,19 @@ def _part_size(part: Path) -> int:
         return 0
 
 
-def _validator_file(part: Path) -> Path:
+def validator_file(part: Path) -> Path:
     """Where the validator of the file ``part`` began from is kept: beside it, in the staging area."""
     return part.with_name(f"{part.name}.validator")
 
 
-def _resume_headers(part: Path, offset: int) -> dict[str, str]:
+def resume_headers(part: Path, offset: int) -> dict[str, str]:
     """Range for the missing tail, and If-Range with the saved validator so that a file changed
     since gives a whole new body instead of a tail glued to the old head. Without a saved
     validator (the server sent none) Range goes alone, as a server without validators cannot
     evaluate If-Range anyway."""
     headers = {"Range": f"bytes={offset}-"}
     try:
-        validator = _validator_file(part).read_text(encoding="utf-8").strip()
+        validator = validator_file(part).read_text(encoding="utf-8").strip()
     except FileNotFoundError:
         validator = ""
     if validator:
@@ -326,12 +326,12 @@ def _save_validator(part: Path, response_headers: httpx.Headers) -> None:
     etag = response_headers.get("etag", "")
     validator = etag if etag and not etag.startswith("W/") else response_headers.get("last-modified")
     if validator:
-        _validator_file(part).write_text(validator, encoding="utf-8")
+        validator_file(part).write_text(validator, encoding="utf-8")
     else:
-        _validator_file(part).unlink(missing_ok=True)
+        validator_file(part).unlink(missing_ok=True)
 
 
-def _content_range(response: httpx.Response) -> tuple[int | None, int | None]:
+def content_range(response: httpx.Response) -> tuple[int | None, int | None]:
     """Where a 206 body starts, and the whole file's size (from Content-Range on a 206, else
     Content-Length), each None when not stated."""
     if response.status_code == 206:
@@ -343,7 +343,7 @@ def _content_range(response: httpx.Response) -> tuple[int | None, int | None]:
     return None, int(length) if length and length.isdigit() else None
 
 
-def _discard(part: Path) -> None:
+def discard(part: Path) -> None:
     """Drop a ``.part`` that cannot be resumed, with its validator."""
     part.unlink(missing_ok=True)
-    _validator_file(part).unlink(missing_ok=True)
+    validator_file(part).unlink(missing_ok=True)

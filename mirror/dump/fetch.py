@@ -33,8 +33,8 @@ import httpx
 
 from ..api.client import describe_transport_error, raise_for_retry
 from ..api.polite import Politeness, RetryableFailure
-from ..download.fetch import (_content_range, _discard, _part_size, _resume_headers, _resume_point,
-                              _validator_file, body_mode, open_stream, redirect_problem, write_body)
+from ..download.fetch import (content_range, discard, part_size, resume_headers, resume_point,
+                              validator_file, body_mode, open_stream, redirect_problem, write_body)
 from ..download.storage import StorageFailure, hash_stream
 from ..store.errors import WHAT, os_error_kind
 from ..urls import is_loopback, redact
@@ -77,7 +77,7 @@ async def fetch_dump(url: str, folder: Path, http: httpx.AsyncClient, politeness
     transfer = _Transfer(url, part, http, politeness, hashing=expected is not None, progress=progress)
     got = await politeness.call(transfer.attempt, f"GET {redact(url)}")
     if expected and got != expected:
-        await asyncio.to_thread(_discard, part)
+        await asyncio.to_thread(discard, part)
         raise DumpError(f"the dump at {redact(url)} does not match its SHA-256 (expected {expected}, got {got}); "
                         "it was removed: fetch it again")
     await asyncio.to_thread(_publish, part, final)
@@ -122,7 +122,7 @@ class _Transfer:
         await self._catch_up()
         headers = {"Accept-Encoding": "identity"}
         if self.size:
-            headers.update(await asyncio.to_thread(_resume_headers, self.part, self.size))
+            headers.update(await asyncio.to_thread(resume_headers, self.part, self.size))
         try:
             async with open_stream(self.http, self.politeness, self.url, headers, self._check_redirect) as response:
                 raise_for_retry(response)
@@ -136,17 +136,17 @@ class _Transfer:
 
     async def _catch_up(self) -> None:
         """Make ``size`` (and ``digest``) describe the part on disk, reading it only when they do not."""
-        on_disk = await asyncio.to_thread(_part_size, self.part)
+        on_disk = await asyncio.to_thread(part_size, self.part)
         if on_disk == self.size and (self.digest or not self.hashing):
             return
         if self.hashing:
-            self.size, self.digest = await asyncio.to_thread(_resume_point, self.part, hashlib.sha256)
+            self.size, self.digest = await asyncio.to_thread(resume_point, self.part, hashlib.sha256)
         else:
             self.size = on_disk
 
     async def _receive(self, response: httpx.Response, if_range: str | None) -> None:
         """Write the body of ``response`` into the part, or note that the part is already whole."""
-        start, self.total = _content_range(response)
+        start, self.total = content_range(response)
         if _already_whole(response, self.size):
             self.total = self.size
             return
@@ -165,7 +165,7 @@ class _Transfer:
             return mode
         status = response.status_code
         if status in (206, 416) and self.size:
-            _discard(self.part)  # the part does not fit the file the host has now
+            discard(self.part)  # the part does not fit the file the host has now
             raise RetryableFailure(f"the site answered {status} to a resumed request; starting over")
         gone = status in (404, 410)
         raise DumpError(f"{redact(self.url)}: the site answered {status} {response.reason_phrase}".rstrip()
@@ -231,7 +231,7 @@ def _check_kept(final: Path, expected: str) -> None:
 def _publish(part: Path, final: Path) -> None:
     """Give the whole, verified part its final name (same folder: atomic), and drop its validator."""
     os.replace(part, final)
-    _validator_file(part).unlink(missing_ok=True)
+    validator_file(part).unlink(missing_ok=True)
 
 
 def _write_failure(error: OSError, where: Path) -> StorageFailure:
