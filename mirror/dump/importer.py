@@ -150,11 +150,12 @@ def import_dump(db: Database, path: str | Path, *, file_root: str, staging_path:
             report.copied[table] = copied.rows
             aside = f", {copied.set_aside} set aside" if copied.set_aside else ""
             line(f"copied {table}: {copied.rows:,} rows in {time.perf_counter() - started:.1f} s{aside}")
-        run = start_run(db, STATE_NAME)
+        run, status = start_run(db, STATE_NAME), "failed"
         try:
             Writing(db, staging, file_root, cursor, report, progress, run.id).run()
+            status = "done"
         finally:
-            run.finish(db, status="done", fetched=sum(s.fetched for s in report.steps),
+            run.finish(db, status=status, fetched=sum(s.fetched for s in report.steps),
                        message=f"dump of {report.dumped_at}")
         report.as_of = _as_of(staging, report.dumped_at)
     finally:
