@@ -116,9 +116,6 @@ class ImportReport:
     steps: list[StepReport] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
-    def lines(self) -> list[str]:
-        return [*self.skipped, *(step.summary() for step in self.steps)]
-
 
 Progress = Callable[[StepReport], None]
 
@@ -449,7 +446,7 @@ class Writing:
             tags = self._change_tags(rows, one_table)
             names = self.reader.names("tags", (t for ts in tags.values() for _, t in ts))
             changes = [SiteChange(r["image_id"], dump_time(r.get("created_at")) or "", r.get("user_id"), "site_tags",
-                                  tuple((sign, tag_id, names.get(tag_id) or (r.get("tag_name_cache") if one_table else None))
+                                  tuple((sign, tag_id, names.get(tag_id) or r.get("tag_name_cache"))
                                         for sign, tag_id in tags.get(r["id"], [])))
                        for r in rows if isinstance(r.get("image_id"), int)]
             self._save_site(changes, "tag_changes", rows, report)

@@ -204,7 +204,8 @@ def _image(row: Record, tags: list[Record], sources: list[Record], intensities: 
 
 _IMAGE_COLUMNS: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
     ("width", "image_width", _int), ("height", "image_height", _int), ("size", "image_size", _int),
-    ("mime_type", "image_mime_type", _text), ("format", "image_format", _text), ("aspect_ratio", "image_aspect_ratio", _float),
+    ("mime_type", "image_mime_type", _text), ("format", "image_format", _text),
+    ("aspect_ratio", "image_aspect_ratio", _float),
     ("name", "image_name", _text), ("sha512_hash", "image_sha512_hash", _text),
     ("orig_sha512_hash", "image_orig_sha512_hash", _text), ("score", "score", _int),
     ("upvotes", "upvotes", _int), ("downvotes", "downvotes", _int), ("faves", "favorites", _int),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,7 +71,8 @@ class Staging:
 
     def staged(self) -> dict[str, tuple[str, ...]]:
         """The tables copied in full, with their columns."""
-        return {name: tuple(json.loads(columns)) for name, columns in self.conn.execute("SELECT name, columns FROM staged")}
+        rows = self.conn.execute("SELECT name, columns FROM staged")
+        return {name: tuple(json.loads(columns)) for name, columns in rows}
 
     def has(self, table: str) -> bool:
         return table in self.staged()
@@ -79,7 +80,7 @@ class Staging:
     def columns(self, table: str) -> tuple[str, ...]:
         return self.staged().get(table, ())
 
-    def stage(self, archive: Archive, table: str, progress: Callable[[int], None] | None = None) -> StagedTable:
+    def stage(self, archive: Archive, table: str) -> StagedTable:
         """Copy ``table``'s rows from ``archive``, replacing any half-made copy, in one transaction."""
         columns = archive.tables[table].columns
         name = f"dump_{table}"
@@ -89,7 +90,7 @@ class Staging:
             conn.execute(f'DROP TABLE IF EXISTS "{name}"')
             conn.execute("DELETE FROM dump_rejects WHERE table_name = ?", [table])
             conn.execute(f'CREATE TABLE "{name}" ({", ".join(_column(c) for c in columns)})')
-            rows, set_aside = self._copy(archive.rows(table), table, name, len(columns), progress)
+            rows, set_aside = self._copy(archive.rows(table), table, name, len(columns))
             set_aside += self._index(table, name, columns)
             conn.execute("INSERT OR REPLACE INTO staged (name, columns, rows, set_aside) VALUES (?, ?, ?, ?)",
                          [table, json.dumps(columns), rows, set_aside])
@@ -99,8 +100,7 @@ class Staging:
             raise
         return StagedTable(table, rows, set_aside)
 
-    def _copy(self, rows: Iterable[list[str | None]], table: str, name: str, width: int,
-              progress: Callable[[int], None] | None) -> tuple[int, int]:
+    def _copy(self, rows: Iterable[list[str | None]], table: str, name: str, width: int) -> tuple[int, int]:
         insert = f'INSERT INTO "{name}" VALUES ({", ".join("?" * width)})'
         batch: list[list[str | None]] = []
         count = set_aside = 0
@@ -113,17 +113,10 @@ class Staging:
                 continue
             batch.append(row)
             if len(batch) == _BATCH:
-                count += self._insert(insert, batch, progress, count)
-                batch = []
-        count += self._insert(insert, batch, progress, count)
-        return count, set_aside
-
-    def _insert(self, insert: str, batch: list[list[str | None]], progress: Callable[[int], None] | None,
-                before: int) -> int:
+                self.conn.executemany(insert, batch)
+                count, batch = count + len(batch), []
         self.conn.executemany(insert, batch)
-        if progress:
-            progress(before + len(batch))
-        return len(batch)
+        return count + len(batch), set_aside
 
     def set_aside(self, table: str, reason: str, row: list[str | None] | dict) -> None:
         self.conn.execute("INSERT INTO dump_rejects (table_name, reason, row) VALUES (?, ?, ?)",
@@ -135,7 +128,8 @@ class Staging:
         row of an id held twice."""
         indexes = INDEXES.get(table, ())
         keys = sorted({c for c in ("id", *(c for index in indexes for c in index)) if c in columns})
-        set_aside = self._set_aside_where(table, name, columns, " OR ".join(f'typeof("{c}") != \'integer\'' for c in keys),
+        not_whole = " OR ".join(f"typeof(\"{c}\") != 'integer'" for c in keys)
+        set_aside = self._set_aside_where(table, name, columns, not_whole,
                                           f"{', '.join(keys)}: null or not a whole number where the table needs one")
         if "id" in columns:
             set_aside += self._set_aside_where(
