@@ -41,6 +41,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..dates import utc_text
+from .records import tags_in_step
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "recording", "recorder_for", "record_key",
            "note_event", "SiteChange", "save_site_changes",
@@ -186,10 +187,11 @@ def _diff(old: Any, new: Mapping[str, Any]) -> dict[str, list[Any]]:
 
 
 def _tags_of(record: Any) -> dict[int, str | None]:
-    """An image record's tags, id -> name (the API sends ``tag_ids`` and ``tags`` in step)."""
+    """An image record's tags, id -> name (the API sends ``tag_ids`` and ``tags`` in step; a record
+    whose lists disagree gives ids only, as its names cannot be paired with them)."""
     if not isinstance(record, dict) or not isinstance(record.get("tag_ids"), list):
         return {}
-    names = record.get("tags") if isinstance(record.get("tags"), list) else []
+    names = record["tags"] if tags_in_step(record) else []
     ids = [i for i in record["tag_ids"] if type(i) is int]
     return {tag_id: (names[n] if n < len(names) and isinstance(names[n], str) else None)
             for n, tag_id in enumerate(ids)}

@@ -12,7 +12,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from .intensities import RECORD, save_record_intensities
-from .records import storable_text, valid_id
+from .records import storable_text, tags_in_step, valid_id
 from .rows import TableRows
 from .specs import IMAGES, is_image_stub
 from .writer import RecordWriter, Saved
@@ -36,26 +36,34 @@ class ImageWriter:
             # An image twice in the page: the later copy is the row, so its tags are the links.
             latest = {r["id"]: r for r in records if isinstance(r, dict) and valid_id(r.get("id")) and r["id"] in kept
                       and not is_image_stub(r)}
-            self._save_tags(list(latest.values()))
+            saved.unpaired_tags = self._save_tags(list(latest.values()))
             save_record_intensities(self.db, list(latest.values()), RECORD)
         return saved
 
-    def _save_tags(self, records: list[dict[str, Any]]) -> None:
+    def _save_tags(self, records: list[dict[str, Any]]) -> int:
+        """Name the tags and link the images; returns how many records' tags and tag_ids disagreed."""
         if not records:
-            return
+            return 0
         tags: dict[int, str] = {}
         links = []
+        unpaired = 0
         for record in records:
             tag_ids, names = record.get("tag_ids"), record.get("tags")
             if not (isinstance(tag_ids, list) and isinstance(names, list)):
                 continue  # mistyped (a string of names would pair each id with a letter): raw keeps it
             image_id = record["id"]
+            if not tags_in_step(record):
+                # Linked by its ids only; the tags crawler names any tag no other record has named.
+                unpaired += 1
+                links += [(image_id, tag_id) for tag_id in tag_ids if valid_id(tag_id)]
+                continue
             for tag_id, name in zip(tag_ids, names):
                 if type(tag_id) is int and isinstance(name, str):
                     tags[tag_id] = name if name.isascii() else storable_text(name)
                     links.append((image_id, tag_id))
         self._save_tag_names(tags)
         self._save_links({r["id"] for r in records}, set(links))
+        return unpaired
 
     def _save_links(self, image_ids: set[int], links: set[tuple[int, int]]) -> None:
         """Make these images' links exactly ``links``, writing only the ones that differ.

@@ -140,6 +140,15 @@ def shape_values(record: Mapping[str, Any], fields: Sequence[tuple[str, Callable
     return [None if (value := get(name)) is None else convert(value) for name, convert in fields]
 
 
+def tags_in_step(record: Mapping[str, Any]) -> bool:
+    """Whether an image record's ``tags`` and ``tag_ids`` are lists of one length, so that each name can
+    be paired with the id at its place. The site sends them in step; a record whose lists disagree
+    would pair every name after the gap with the wrong id, and one record must never rename a tag
+    that every other record names: its names are not taken (its ids still are)."""
+    tag_ids, names = record.get("tag_ids"), record.get("tags")
+    return isinstance(tag_ids, list) and isinstance(names, list) and len(tag_ids) == len(names)
+
+
 def fingerprint(resource: str, reason: str, raw: str) -> str:
     """What makes a reject distinct: the same record rejected for the same reason is kept once."""
     return hashlib.sha256("\0".join((resource, reason, raw)).encode()).hexdigest()

@@ -32,6 +32,7 @@ class Saved:
     updated: int = 0
     hidden: int = 0
     rejected: int = 0
+    unpaired_tags: int = 0  # image records whose tags and tag_ids disagree: linked by id, no tag named from them
     keys: list[Key] = field(default_factory=list)
     # The ``raw`` each key had before the batch (None: a row with no record yet); absent: no row.
     raw_before: dict[Key, str | None] = field(default_factory=dict, repr=False)
@@ -41,6 +42,7 @@ class Saved:
         self.updated += other.updated
         self.hidden += other.hidden
         self.rejected += other.rejected
+        self.unpaired_tags += other.unpaired_tags
         self.keys += other.keys
         self.raw_before.update(other.raw_before)
 

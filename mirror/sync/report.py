@@ -24,6 +24,7 @@ class SyncReport:
     updated: int = 0
     hidden: int = 0
     rejected: int = 0
+    unpaired_tags: int = 0
     pages: int = 0
     expected: int | None = None
     complete: bool = False
@@ -43,6 +44,7 @@ class SyncReport:
         self.updated += saved.updated
         self.hidden += saved.hidden
         self.rejected += saved.rejected
+        self.unpaired_tags += saved.unpaired_tags
 
     def freeze(self) -> None:
         """Stop counting: requests made after the run (by the next crawler) are not this run's."""
@@ -52,6 +54,12 @@ class SyncReport:
     def note(self, text: str) -> None:
         """Say something in the summary and in ``sync_runs.message`` without failing the run."""
         self.notes.append(text)
+
+    def remarks(self) -> list[str]:
+        """The notes, and what the site sent that the mirror kept but could not wholly trust."""
+        unpaired = (f"{self.unpaired_tags} {self.resource} whose tags and tag_ids disagree "
+                    "(linked by tag id; no tag named from them)")
+        return [unpaired, *self.notes] if self.unpaired_tags else self.notes
 
     def counts(self) -> dict[str, int]:
         """The figures ``sync_runs`` keeps."""
@@ -64,7 +72,7 @@ class SyncReport:
             parts.append(f"{self.hidden} hidden or merged")
         if self.rejected:
             parts.append(f"{self.rejected} kept in rejects")
-        notes = "".join(f"; {note}" for note in self.notes)
+        notes = "".join(f"; {note}" for note in self.remarks())
         return f"{self.resource}: {', '.join(parts)}; {self.requests} requests{notes}"
 
 
@@ -87,4 +95,4 @@ def recorded_run(db: Database, client: PhilomenaClient, resource: str) -> Iterat
         raise
     report.freeze()
     report.complete = True
-    run.finish(db, status="ok", message="; ".join(report.notes) or None, **report.counts())
+    run.finish(db, status="ok", message="; ".join(report.remarks()) or None, **report.counts())

@@ -208,3 +208,27 @@ def test_a_page_with_an_image_twice_links_the_later_copys_tags(db, stored):
     links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [later["id"]])}
     assert links == set(later["tag_ids"])
     assert json.loads(db["images"].get(later["id"])["tags"]) == later["tags"]
+
+
+def test_an_image_whose_tags_and_tag_ids_disagree_renames_no_tag(db):
+    """One name short: paired in order, every name after the gap would go to the wrong id (tag 3
+    ``questionable`` renamed ``rarity`` across the archive). Such a record is kept as sent and linked by
+    its ids, names no tag, says what it changed in the history without names, and is counted."""
+    from mirror.store.history import recording
+
+    writer = ImageWriter(db, BASE)
+    intact = json.loads(json.dumps(image_records()[0][1]))
+    writer.save_page([intact])
+    names = dict(db.execute("SELECT id, name FROM tags").fetchall())
+    short = dict(intact, id=intact["id"] + 1000, tags=intact["tags"][1:], tag_ids=[*intact["tag_ids"], 987654])
+    with recording(db, None):
+        saved = writer.save_page([short])
+        changed = dict(intact, tags=intact["tags"][1:], tag_ids=[987655, *intact["tag_ids"]])
+        writer.save_page([changed])
+    assert saved.new == 1 and saved.unpaired_tags == 1
+    assert dict(db.execute("SELECT id, name FROM tags").fetchall()) == names
+    assert json.loads(db["images"].get(short["id"])["raw"]) == short
+    links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [short["id"]])}
+    assert links == set(short["tag_ids"])
+    added = db.execute("SELECT tag_id, tag_name FROM image_tag_changes WHERE image_id = ?", [intact["id"]]).fetchall()
+    assert added == [(987655, None)]
