@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from ..urls import is_web_url
 
-__all__ = ["ImageCard", "VIDEO", "artists_of_tags", "artists_of_text"]
+__all__ = ["VIDEO", "Counts", "ImageCard", "artists_of_tags", "artists_of_text"]
 
 # Kept files a browser plays as video rather than shows as a picture.
 VIDEO = ("webm", "mp4")
@@ -33,6 +33,25 @@ def artists_of_text(text: str | None) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Counts:
+    """What the site's media box header says of an image: its score, faves and comments."""
+
+    score: int | None
+    faves: int | None
+    comments: int | None
+
+    def html(self) -> Markup:
+        return Markup('<span class="booru-counts"><span class="booru-score" title="score">\u2191{}</span> '
+                      '<span class="booru-faves" title="faves">\u2605{}</span> '
+                      '<span class="booru-comments" title="comments">\U0001f4ac{}</span></span>').format(
+            _count(self.score), _count(self.faves), _count(self.comments))
+
+
+def _count(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+@dataclass(frozen=True)
 class ImageCard:
     """What is needed to show one image properly."""
 
@@ -40,6 +59,9 @@ class ImageCard:
     artists: list[str]
     source: str | None
     kept: str | None  # the kept thumbnail's extension, None when no thumbnail is kept
+    counts: Counts | None = None
+    # Why the filter in use spoilers it (the tags it matched, or its query); None when it does not.
+    spoiler: str | None = None
 
     def html(self, site: str, search_path: str = "/-/booru", row_path: str | None = None) -> Markup:
         """The thumbnail (or a placeholder when the file is not kept) and its attribution."""
@@ -51,13 +73,34 @@ class ImageCard:
                              ).format(self.image_id, self.image_id)
         else:
             picture = Markup('<div class="booru-thumb booru-missing">not downloaded</div>')
+        if self.spoiler is not None:  # the picture stays, covered until pointed at (CSS)
+            picture = Markup('<span class="booru-spoilered" tabindex="0">{}<span class="booru-spoiler-cover">'
+                             'spoilered: {}</span></span>').format(picture, self.spoiler)
         if row_path:
             picture = Markup('<a href="{}">{}</a>').format(row_path, picture)
+        header = self.counts.html() if self.counts else Markup("")
+        return Markup('<figure class="booru-image" data-image-id="{}">{}{}<figcaption>{}{}{}</figcaption>'
+                      '</figure>').format(self.image_id, header, picture, self._on_site(site),
+                                          self._artists(search_path), self._source())
+
+    def inline_html(self, site: str, size_class: str, large: bool = False) -> Markup:
+        """The kept thumbnail (the kept picture when ``large``) inside a line of text, linked to the
+        image's page, with the same attribution in small print."""
+        media = "picture" if large else "thumbnail"
+        if self.kept in VIDEO and not large:
+            picture = Markup('<video src="/-/media/{}/{}" muted loop autoplay playsinline></video>').format(
+                media, self.image_id)
+        else:
+            picture = Markup('<img src="/-/media/{}/{}" alt="#{}">').format(media, self.image_id, self.image_id)
+        return Markup('<span class="booru-ref-embed {}" data-image-id="{}"><a href="/-/image/{}">{}</a>'
+                      '<small>{}{}{}</small></span>').format(
+            size_class, self.image_id, self.image_id, picture, self._on_site(site), self._artists("/-/booru"),
+            self._source())
+
+    def _on_site(self, site: str) -> Markup:
         host = urlsplit(site).netloc or site
-        on_site = Markup('<a class="booru-page" href="{}/images/{}">#{} on {}</a>').format(
+        return Markup('<a class="booru-page" href="{}/images/{}">#{} on {}</a>').format(
             site, self.image_id, self.image_id, host)
-        return Markup('<figure class="booru-image" data-image-id="{}">{}<figcaption>{}{}{}</figcaption></figure>').format(
-            self.image_id, picture, on_site, self._artists(search_path), self._source())
 
     def _artists(self, search_path: str) -> Markup:
         if not self.artists:

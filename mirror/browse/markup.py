@@ -1,0 +1,206 @@
+"""Comment, post and description bodies rendered as the site renders its markup, safely.
+
+The site writes its bodies in Markdown (comrak with Philomena's extensions, read in its
+``native/philomena/src/markdown.rs`` and ``markdown_renderer.ex``): line breaks are kept, bare web
+addresses become links, ``||text||`` is a spoiler, ``>`` needs a space after it to quote (so
+``>>5`` is not a quote), and ``>>N`` names an image: ``>>N`` a link to it, ``>>Nt``, ``>>Ns`` and
+``>>Np`` its picture at a small, a thumbnail and a medium size. Here the same is drawn from the
+mirror: a reference is a link to the image's page in the browser, or its kept picture with its
+attribution; an image the mirror lacks is a plain link to its page on the site.
+
+A record's text is never HTML here: raw HTML is escaped, a link is made only of an http(s)
+address (:func:`mirror.urls.is_web_url`), and a Markdown picture is a link to it (nothing is
+fetched from elsewhere by reading a page).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_block.blockquote import blockquote
+from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.rules_core.state_core import StateCore
+from markdown_it.rules_inline.state_inline import StateInline
+from markdown_it.token import Token
+from markupsafe import Markup, escape
+
+from ..urls import is_web_url
+from .figure import ImageCard, artists_of_tags
+from .metadata import kept_extension
+
+__all__ = ["Reference", "find_references", "references_in", "render", "render_all"]
+
+# The site's own pattern for an image reference; ids past a 32-bit integer name nothing there.
+IMAGE_REFERENCE = re.compile(r">>(\d{1,10})([tsp])?")
+LARGEST_ID = 2**31 - 1
+# A bare web address, up to the first space or bracket, less the punctuation a sentence ends it with.
+BARE_URL = re.compile(r"https?://[^\s<>\[\]]*[^\s<>\[\].,:;!?\"')]", re.IGNORECASE)
+# What each size of reference shows (the site's small, thumb_small and medium versions).
+SIZE_CLASS = {"t": "booru-ref-small", "s": "booru-ref-thumb", "p": "booru-ref-medium"}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the mirror holds of an image a body names."""
+
+    image_id: int
+    gone: str | None  # "merged" or "deleted" when the site no longer shows it
+    card: ImageCard
+    spoilered: bool = False
+
+    @property
+    def embeddable(self) -> bool:
+        return self.gone is None and self.card.kept is not None and not self.spoilered
+
+
+def references_in(texts: Iterable[str | None]) -> set[int]:
+    """The ids of the images ``texts`` refer to."""
+    return {int(m.group(1)) for text in texts if text for m in IMAGE_REFERENCE.finditer(text)
+            if int(m.group(1)) <= LARGEST_ID}
+
+
+def find_references(conn: sqlite3.Connection, ids: Iterable[int],
+                    spoilered: Iterable[int] = ()) -> dict[int, Reference]:
+    """The mirrored images among ``ids``; those in ``spoilered`` (the filter in use spoilers
+    them) are linked, not shown."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    hidden = set(spoilered)
+    found = {}
+    for image_id, gone, merged, tags, source in conn.execute(
+            "SELECT id, hidden_from_users, duplicate_of, tags, source_url FROM images "
+            "WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(wanted)]):
+        state = "merged" if merged else "deleted" if gone else None
+        card = ImageCard(image_id, artists_of_tags(tags), source or None, kept_extension(conn, image_id))
+        found[image_id] = Reference(image_id, state, card, image_id in hidden)
+    return found
+
+
+def _greentext_blockquote(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """A quote only where ``>`` is followed by a space (comrak's greentext rule): ``>>5`` is text."""
+    at = state.bMarks[start] + state.tShift[start]
+    if state.src[at + 1:at + 2] not in (" ", "\t", "\n", ""):
+        return False
+    return blockquote(state, start, end, silent)
+
+
+def _image_reference(state: StateInline, silent: bool) -> bool:
+    found = IMAGE_REFERENCE.match(state.src, state.pos)
+    if found is None or int(found.group(1)) > LARGEST_ID:
+        return False
+    if not silent:
+        token = state.push("image_reference", "", 0)
+        token.meta = {"id": int(found.group(1)), "size": found.group(2) or ""}
+        token.content = found.group(0)
+    state.pos = found.end()
+    return True
+
+
+def _spoiler(state: StateInline, silent: bool) -> bool:
+    """``||text||``: the text hidden until pointed at."""
+    if not state.src.startswith("||", state.pos):
+        return False
+    end = state.src.find("||", state.pos + 2, state.posMax)
+    if end <= state.pos + 2:
+        return False
+    if not silent:
+        limit = state.posMax
+        state.push("spoiler_open", "span", 1).attrSet("class", "booru-spoiler")
+        state.pos, state.posMax = state.pos + 2, end
+        state.md.inline.tokenize(state)
+        state.push("spoiler_close", "span", -1)
+        state.posMax = limit
+    state.pos = end + 2
+    return True
+
+
+def _bare_links(state: StateCore) -> None:
+    """Bare web addresses in text become links, as the site's autolink makes them."""
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        children, in_link = [], 0
+        for token in block.children:
+            in_link += token.type == "link_open"
+            in_link -= token.type == "link_close"
+            if token.type != "text" or in_link or not BARE_URL.search(token.content):
+                children.append(token)
+                continue
+            children += _linked(token.content)
+        block.children = children
+
+
+def _linked(text: str) -> list[Token]:
+    tokens, at = [], 0
+    for found in BARE_URL.finditer(text):
+        if found.start() > at:
+            tokens.append(_text(text[at:found.start()]))
+        opening = Token("link_open", "a", 1)
+        opening.attrSet("href", found.group(0))
+        tokens += [opening, _text(found.group(0)), Token("link_close", "a", -1)]
+        at = found.end()
+    if at < len(text):
+        tokens.append(_text(text[at:]))
+    return tokens
+
+
+def _text(content: str) -> Token:
+    token = Token("text", "", 0)
+    token.content = content
+    return token
+
+
+def _render_reference(renderer: object, tokens: Sequence[Token], idx: int, options: object, env: dict) -> str:
+    meta = tokens[idx].meta
+    written = escape(tokens[idx].content)
+    found: Reference | None = env.get("references", {}).get(meta["id"])
+    if found is None:
+        return Markup('<a class="booru-ref booru-ref-away" href="{}/images/{}">{}</a>').format(
+            env["site"], meta["id"], written)
+    if meta["size"] and found.embeddable:
+        return found.card.inline_html(env["site"], SIZE_CLASS[meta["size"]], meta["size"] == "p")
+    suffix = f" ({found.gone})" if found.gone else " (spoilered)" if meta["size"] and found.spoilered else ""
+    return Markup('<a class="booru-ref" href="/-/image/{}">{}{}</a>').format(meta["id"], written, suffix)
+
+
+def _render_picture(renderer: object, tokens: Sequence[Token], idx: int, options: object, env: dict) -> str:
+    """A Markdown picture as a link to it (its text, or its address), never fetched."""
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    label = "".join(child.content for child in token.children or []) or src
+    return Markup('<a class="booru-picture-link" href="{}" rel="noreferrer">{}</a>').format(src, label)
+
+
+def _renderer() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(["strikethrough", "table"])
+    md.validateLink = lambda url: is_web_url(url.strip())
+    md.block.ruler.at("blockquote", _greentext_blockquote,
+                      {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    md.inline.ruler.before("text", "image_reference", _image_reference)
+    md.inline.ruler.before("emphasis", "spoiler", _spoiler)
+    md.inline.add_terminator_char("|")
+    md.core.ruler.push("bare_links", _bare_links)
+    md.add_render_rule("image_reference", _render_reference)
+    md.add_render_rule("image", _render_picture)
+    return md
+
+
+_MD = _renderer()
+
+
+def render(text: str | None, references: dict[int, Reference], site: str) -> Markup:
+    """One body as safe HTML, its image references drawn from ``references``."""
+    return Markup(_MD.render(text or "", {"references": references, "site": site}))
+
+
+def render_all(conn: sqlite3.Connection, texts: Sequence[str | None], site: str,
+               spoilered: Iterable[int] = ()) -> list[Markup]:
+    """Every body of a page, their image references looked up in the mirror at once."""
+    references = find_references(conn, references_in(texts), spoilered)
+    return [render(text, references, site) for text in texts]
