@@ -7,7 +7,8 @@ that does not move the walk on); 5 the database or the files
 cannot be written (disk full, permissions, another program's write transaction, a missing bucket)
 or must not be touched (a newer schema, another program's database); 6 `mirror verify` found
 missing or corrupt files (`mirror verify --repair` fetches them again); 7 another run is writing
-to the same mirror (this one did nothing). Each error class carries its own code
+to the same mirror (this one did nothing); 8 `mirror serve`, `browse` or `site` cannot listen where
+asked (the port is in use). Each error class carries its own code
 (:mod:`mirror.errors` draws the tree); :func:`handle_errors` is the one place that applies it.
 """
 
@@ -387,6 +388,8 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
     try:
         run_site(seed=seed, images=image_count, host=host, port=port, faults=faults, fixtures=fixtures,
                  processing_delay=processing_delay, dumps_dir=dumps_dir)
+    except MirrorError as e:  # the port is taken
+        _fail(str(e), e.exit_code)
     except KeyboardInterrupt:
         click.echo("Local site stopped.")
 

@@ -14,7 +14,8 @@ with no table of its own::
     ├── StoreError              5  the database cannot be written or must not be touched (mirror.store.errors)
     ├── StorageFailure          5  the files cannot be written (mirror.download.storage)
     ├── BoardMissing            5  no mirror database to serve (mirror.serve.board)
-    └── MirrorBusy              7  another run is writing to the same mirror (mirror.store.run_lock)
+    ├── MirrorBusy              7  another run is writing to the same mirror (mirror.store.run_lock)
+    └── PortUnavailable         8  serve, browse or site cannot listen where asked: the port is taken (mirror.listening)
 
 Status 6 is not an error: `mirror verify` ends with it when it found missing or corrupt files.
 """
@@ -22,9 +23,10 @@ Status 6 is not an error: `mirror verify` ends with it when it found missing or 
 from __future__ import annotations
 
 __all__ = ["MirrorError", "EXIT_ERROR", "EXIT_USAGE", "EXIT_UNAVAILABLE", "EXIT_REJECTED", "EXIT_STORE",
-           "EXIT_DAMAGED", "EXIT_BUSY"]
+           "EXIT_DAMAGED", "EXIT_BUSY", "EXIT_PORT_BUSY"]
 
 EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE, EXIT_DAMAGED, EXIT_BUSY = 1, 2, 3, 4, 5, 6, 7
+EXIT_PORT_BUSY = 8
 
 
 class MirrorError(Exception):

@@ -14,6 +14,7 @@ from datasette.app import Datasette
 from datasette.database import Database, QueryInterrupted
 from datasette.utils import escape_sqlite
 
+from ..listening import listen
 from ..store import StoreError
 from .metadata import metadata
 
@@ -89,6 +90,7 @@ def make_datasette(database: str | Path, *, base_url: str, files: str) -> Datase
 def run_browse(datasette: Datasette, *, host: str, port: int, open_browser: bool,
                echo: Callable[[str], None] = print) -> None:
     """Serve Datasette in the foreground until interrupted."""
+    sock = listen(host, port)
     server = uvicorn.Server(uvicorn.Config(datasette.app(), host=host, port=port, log_level="warning"))
 
     async def announce() -> None:
@@ -101,6 +103,6 @@ def run_browse(datasette: Datasette, *, host: str, port: int, open_browser: bool
             webbrowser.open(url)
 
     async def main() -> None:
-        await asyncio.gather(server.serve(), announce())
+        await asyncio.gather(server.serve(sockets=[sock]), announce())
 
     asyncio.run(main())

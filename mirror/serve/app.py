@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..download.storage import Storage
+from ..listening import listen
 from ..urls import redact
 from .api import api_routes
 from .board import Board, BoardGone
@@ -61,6 +62,7 @@ class RedactedKeys(logging.Filter):
 
 def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Callable[[str], None] = print) -> None:
     """Serve in the foreground until interrupted, with an access log line per request."""
+    sock = listen(host, port)
     config = uvicorn.Config(create_serve_app(board, storage), host=host, port=port, log_level="info",
                             access_log=True, lifespan="off")
     logging.getLogger("uvicorn.access").addFilter(RedactedKeys())
@@ -75,6 +77,6 @@ def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Cal
              f'"root": "http://{host}:{bound}"')
 
     async def main() -> None:
-        await asyncio.gather(server.serve(), announce())
+        await asyncio.gather(server.serve(sockets=[sock]), announce())
 
     asyncio.run(main())

@@ -12,6 +12,7 @@ from typing import Self
 import uvicorn
 from starlette.types import ASGIApp
 
+from ...listening import listen
 from ..board.editor import BoardEditor
 from .app import API_PREFIX, create_app
 from .faults import FaultProfile
@@ -103,7 +104,8 @@ def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: in
              fixtures: str | Path | None = None, processing_delay: float = 0.5,
              dumps_dir: str | Path | None = None) -> None:
     """Serve a generated (or fixture) board in the foreground until interrupted (`mirror site`),
-    with the files in ``dumps_dir`` under `/dumps/{name}`."""
+    with the files in ``dumps_dir`` under `/dumps/{name}`. The port is taken before the board is made."""
+    sock = listen(host, port)
     if not fixtures:
         print(f"Generating a board of {images:,} images (seed {seed})...", flush=True)
     editor = (BoardEditor.from_fixtures(fixtures) if fixtures
@@ -129,7 +131,7 @@ def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: in
             print(f"  dumps: http://{host}:{bound}/dumps/NAME from {dumps_dir}", flush=True)
 
     async def main() -> None:
-        await asyncio.gather(server.serve(), announce())
+        await asyncio.gather(server.serve(sockets=[sock]), announce())
 
     try:
         asyncio.run(main())

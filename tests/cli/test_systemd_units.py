@@ -1,0 +1,87 @@
+"""contrib/systemd: the nightly service and its timer say what the README and mirror.errors say.
+
+Read strictly (one key once per section, nothing outside a section), their command is one the CLI
+accepts, their exit statuses are documented ones mapped sensibly, and where `systemd-analyze`
+runs, systemd itself finds nothing wrong with them.
+"""
+
+from __future__ import annotations
+
+import configparser
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mirror import errors
+from mirror.cli import cli
+
+UNITS = Path(__file__).resolve().parents[2] / "contrib" / "systemd"
+DOCUMENTED = {getattr(errors, name) for name in errors.__all__ if name.startswith("EXIT_")}
+
+
+def unit(name: str) -> configparser.ConfigParser:
+    parser = configparser.ConfigParser(strict=True, interpolation=None, empty_lines_in_values=False,
+                                       comment_prefixes=("#", ";"), inline_comment_prefixes=None)
+    parser.optionxform = str  # systemd's keys are case-sensitive
+    parser.read_string((UNITS / name).read_text(), source=name)
+    return parser
+
+
+def statuses(value: str) -> set[int]:
+    return {int(word) for word in value.split()}
+
+
+def test_the_service_runs_one_sync_of_the_mirror_in_its_folder():
+    service = unit("booru-mirror.service")["Service"]
+    program, *arguments = shlex.split(service["ExecStart"])
+    assert program == service["WorkingDirectory"] + "/.venv/bin/mirror"  # the README's install line puts it there
+    assert arguments == ["sync"]
+    assert CliRunner().invoke(cli, [*arguments, "--help"]).exit_code == 0
+    assert service["Type"] == "oneshot" and service["TimeoutStartSec"] == "infinity"
+    assert service["User"] == "booru-mirror"
+    assert service["ProtectSystem"] == "strict"
+    assert service["WorkingDirectory"] in service["ReadWritePaths"].split()  # the database and files live there
+
+
+def test_the_exit_codes_mapped_are_the_documented_ones():
+    service = unit("booru-mirror.service")["Service"]
+    success, prevent = statuses(service["SuccessExitStatus"]), statuses(service["RestartPreventExitStatus"])
+    assert success | prevent <= DOCUMENTED
+    assert success == {errors.EXIT_BUSY}  # last night's run still going is no failure
+    assert service["Restart"] == "on-failure"
+    assert errors.EXIT_UNAVAILABLE not in prevent  # a site that was down is tried again later
+    assert prevent == DOCUMENTED - {0, errors.EXIT_UNAVAILABLE, errors.EXIT_BUSY}
+
+
+def test_the_timer_runs_daily_catching_up_missed_nights_with_a_random_delay():
+    timer = unit("booru-mirror.timer")
+    assert timer["Timer"]["OnCalendar"].startswith("*-*-* ")
+    assert timer["Timer"]["Persistent"] == "true"
+    assert timer["Timer"]["RandomizedDelaySec"]
+    assert timer["Install"]["WantedBy"] == "timers.target"
+
+
+def _verify_works() -> bool:
+    if shutil.which("systemd-analyze") is None:
+        return False
+    probe = subprocess.run(["systemd-analyze", "--version"], capture_output=True, timeout=30)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _verify_works(), reason="systemd-analyze is not installed or does not run here")
+def test_systemd_analyze_verifies_both_units(tmp_path):
+    """With ExecStart pointed at this checkout's `mirror`, which verify requires to exist."""
+    installed = Path(sys.executable).parent / "mirror"
+    service = (UNITS / "booru-mirror.service").read_text()
+    (tmp_path / "booru-mirror.service").write_text(service.replace("/srv/mirror/.venv/bin/mirror", str(installed)))
+    shutil.copy(UNITS / "booru-mirror.timer", tmp_path / "booru-mirror.timer")
+    result = subprocess.run(
+        ["systemd-analyze", "verify", str(tmp_path / "booru-mirror.service"), str(tmp_path / "booru-mirror.timer")],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "booru-mirror" not in result.stderr, result.stderr  # no warning about either unit
