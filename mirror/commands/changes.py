@@ -1,24 +1,28 @@
-"""`mirror changes`: what the syncs saw change, newest first, one line each; with the site's own
-tag and source changes where a dump was imported (``image 5 on the site: tags +pony``).
+"""`mirror changes`: what the syncs saw change, newest first, one line each, for people: the real
+events first (``image 456 deleted: Rule #2``, ``image 123: tags -safe +suggestive; description
+edited``, ``tag pony: images 27 -> 26``), then a first sync's "first seen" records summed up per
+resource, one line each (``--event first_seen`` lists them). With the site's own tag and source
+changes where a dump was imported (``image 5 on the site by user 12 (Alice): tags +pony``).
 
-Reads the history tables (:mod:`mirror.store.history`) only: ``image 123: tags -safe
-+suggestive; description edited``, ``image 456 deleted: Rule #2``, ``gallery 7: 2 images
-removed, reordered``. ``--json`` gives the same as objects, with every old and new value.
+Reads the history (:mod:`mirror.store.history_read`) only. ``--json`` gives every change the
+filters select as objects, with every old and new value, as it reads them (never held at once).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlite_utils import Database
 
 from ..dates import utc_text
+from ..store.history_read import EVENTS, RESOURCES, Change, changes_since, first_seen
 
-__all__ = ["Change", "changes", "describe", "parse_since", "RESOURCE_NAMES"]
+__all__ = ["Change", "changes", "describe", "lines", "parse_since", "parse_events", "parse_resources",
+           "parse_record", "to_json", "json_chunks", "record_name", "RESOURCE_NAMES", "EVENTS"]
 
 # What a user may call a resource, and the table its history is kept under.
 RESOURCE_NAMES = {"images": "images", "comments": "comments", "posts": "posts", "galleries": "galleries",
@@ -26,29 +30,16 @@ RESOURCE_NAMES = {"images": "images", "comments": "comments", "posts": "posts", 
                   "profiles": "users", "users": "users"}
 _SINGULAR = {"images": "image", "comments": "comment", "posts": "post", "galleries": "gallery", "tags": "tag",
              "forums": "forum", "topics": "topic", "filters": "filter", "users": "user"}
+_BY_SINGULAR = {**{one: table for table, one in _SINGULAR.items()}, "profile": "users"}
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 # Fields whose change is said as "edited" rather than shown: long text, lists, objects.
 _SHORT = 40
-
-
-@dataclass
-class Change:
-    """One record's change seen by one sync."""
-
-    id: int
-    seen_at: str
-    resource: str
-    key: str
-    event: str
-    run_id: int | None
-    changes: dict[str, list[Any]] | None
-    tags_added: list[str] = field(default_factory=list)
-    tags_removed: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"seen_at": self.seen_at, "resource": self.resource, "id": _natural(self.key), "event": self.event,
-                "run_id": self.run_id, "changes": self.changes, "tags_added": self.tags_added,
-                "tags_removed": self.tags_removed, "summary": describe(self)}
+# Records said by their name rather than their id.
+_NAMED = frozenset({"tags", "users"})
+# What follows from the real events (numbers moving, a tag left with no image or given its first), and
+# what a person looks for first: everything else but the records first seen.
+_FOLLOWING = ("counters", "emptied", "used")
+_REAL_EVENTS = tuple(e for e in EVENTS if e not in _FOLLOWING + ("first_seen",))
 
 
 def parse_since(text: str, now: datetime | None = None) -> str:
@@ -63,50 +54,109 @@ def parse_since(text: str, now: datetime | None = None) -> str:
     return utc_text(when if when.tzinfo else when.replace(tzinfo=timezone.utc))
 
 
-def changes(db: Database, *, since: str, resource: str | None = None, key: str | None = None,
-            limit: int | None = None) -> list[Change]:
-    """The changes seen at or after ``since`` (stored time text), newest first; none before the first
-    sync of a version that keeps history (a mirror made before starts its history then)."""
+def _words(values: Sequence[str]) -> list[str]:
+    """``--x a --x b,c`` as [a, b, c]."""
+    return [word.strip().lower() for value in values for word in value.split(",") if word.strip()]
+
+
+def parse_events(values: Sequence[str]) -> tuple[str, ...]:
+    """The events asked for (repeated or comma lists); ValueError naming the valid ones."""
+    found = _words(values)
+    unknown = [word for word in found if word not in EVENTS]
+    if unknown:
+        raise ValueError(f"--event {unknown[0]}: not an event the history keeps; give one or more of "
+                         f"{', '.join(EVENTS)}")
+    return tuple(dict.fromkeys(found))
+
+
+def parse_resources(values: Sequence[str]) -> tuple[str, ...]:
+    """The tables of the resources asked for (``images``, ``image``, ``profiles``...); ValueError
+    naming the valid ones."""
+    found = _words(values)
+    unknown = [word for word in found if word not in RESOURCE_NAMES and word not in _BY_SINGULAR]
+    if unknown:
+        raise ValueError(f"--resource {unknown[0]}: not a resource; give one or more of "
+                         f"{', '.join(sorted(RESOURCE_NAMES))}")
+    return tuple(dict.fromkeys(RESOURCE_NAMES.get(word) or _BY_SINGULAR[word] for word in found))
+
+
+def parse_record(text: str, resources: Sequence[str]) -> tuple[str, str]:
+    """(table, record key) of ``--id``: ``image:5``, ``tag:265``, ``forum:art``, ``topic:art/a-topic``;
+    a bare id with exactly one ``--resource``. ValueError saying what to give otherwise."""
+    kind, colon, key = text.partition(":")
+    if not colon:
+        if len(resources) != 1:
+            raise ValueError(f"--id {text}: say what it is, as in --id image:{text} (or give one --resource); "
+                             "images, tags, users, comments, posts... share their numbers")
+        return resources[0], text.strip()
+    table = RESOURCE_NAMES.get(kind.strip().lower()) or _BY_SINGULAR.get(kind.strip().lower())
+    if table is None:
+        raise ValueError(f"--id {text}: {kind!r} is not a resource; give one of "
+                         f"{', '.join(sorted(_BY_SINGULAR))}, as in --id image:5")
+    if resources and table not in resources:
+        raise ValueError(f"--id {text} is not among --resource {', '.join(resources)}")
+    key = key.strip()
+    if table == "topics" and "/" in key:
+        key = json.dumps(key.split("/", 1), ensure_ascii=False, separators=(",", ":"))
+    return table, key
+
+
+def changes(db: Database, *, since: str, events: Sequence[str] = (), resources: Sequence[str] = (),
+            key: str | None = None, limit: int | None = None) -> Iterator[Change]:
+    """The changes seen at or after ``since`` (stored time text), newest first, as they are read;
+    none before the first sync of a version that keeps history (a mirror made before starts its
+    history then)."""
     if not db["history"].exists():
-        return []
-    # By the index on time: left to itself, SQLite takes min(id) as a walk up the ids, through a year.
-    first = db.execute("SELECT min(id) FROM history INDEXED BY history_by_time WHERE seen_at >= ?",
-                       [since]).fetchone()[0]
-    if first is None:
-        return []
-    # The site's own events, read from a dump, are written after the syncs' at their own (earlier) times.
-    where, params = ["id >= ?", "seen_at >= ?"], [first, since]
-    if resource is not None:
-        where.append("resource = ?")
-        params.append(resource)
-    if key is not None:
-        where.append("record_key = ?")
-        params.append(key)
-    sql = (f"SELECT id, seen_at, resource, record_key, event, run_id, changes FROM history WHERE {' AND '.join(where)} "
-           "ORDER BY id DESC" + (" LIMIT ?" if limit else ""))
-    decode = json.JSONDecoder().raw_decode  # what json.loads does, less its checks of whitespace
-    found = [Change(row[0], row[1], row[2], row[3], row[4], row[5], decode(row[6])[0] if row[6] else None)
-             for row in db.execute(sql, params + ([limit] if limit else []))]
-    _add_tags(db, found)
-    return found
+        return iter(())
+    return changes_since(db.conn, since, events=events, resources=resources, key=key, limit=limit)
 
 
-def _add_tags(db: Database, found: list[Change]) -> None:
-    images = {change.id: change for change in found if change.resource == "images"}
-    if not images:
+def lines(db: Database, *, since: str, events: Sequence[str] = (), resources: Sequence[str] = (),
+          key: str | None = None, limit: int | None = None) -> Iterator[str]:
+    """What `mirror changes` prints. With no event asked for and no record: the real events first
+    (deleted, merged, changed...), then the counts that moved with them, then the records first
+    seen summed up per resource, one line each. Else every change selected, newest first."""
+    if events or key is not None:
+        for change in changes(db, since=since, events=events, resources=resources, key=key, limit=limit):
+            yield f"{_when(change.seen_at)}  {describe(change)}"
         return
-    low, high = min(images), max(images)
-    for history_id, change, tag_id, name in db.execute(
-            "SELECT history_id, change, tag_id, tag_name FROM image_tag_changes WHERE history_id BETWEEN ? AND ? "
-            "ORDER BY id", [low, high]):
-        if history_id in images:
-            shown = name if name is not None else f"tag {tag_id}"
-            (images[history_id].tags_added if change == "+" else images[history_id].tags_removed).append(shown)
+    left = limit if limit is not None else 2**62
+    for kinds in (_REAL_EVENTS, _FOLLOWING):
+        for change in changes(db, since=since, events=kinds, resources=resources, limit=left):
+            yield f"{_when(change.seen_at)}  {describe(change)}"
+            left -= 1
+        if left <= 0:
+            return
+    if db["history"].exists():
+        for seen in first_seen(db.conn, since=since, resources=resources or RESOURCES):
+            noun = seen.resource if seen.count != 1 else _SINGULAR.get(seen.resource, seen.resource)
+            yield f"{_when(seen.last_at)}  {seen.count:,} {noun} first seen (--event first_seen lists them)"
+
+
+def _when(stored: str) -> str:
+    return stored[:16].replace("T", " ")
+
+
+def to_json(change: Change) -> dict[str, Any]:
+    """A change as `mirror changes --json` gives it: every old and new value, and its one line."""
+    return {"seen_at": change.seen_at, "resource": change.resource, "id": _natural(change.key), "name": change.name,
+            "event": change.event, "run_id": change.run_id, "on_site": change.on_site, "user_id": change.user_id,
+            "changes": change.changes, "tags_added": change.tags_added, "tags_removed": change.tags_removed,
+            "summary": describe(change)}
+
+
+def record_name(change: Change) -> str:
+    """``image 5``, ``tag pony``, ``user Alice``, ``topic art/a-topic``."""
+    singular = _SINGULAR.get(change.resource, change.resource)
+    if change.resource in _NAMED and change.name:
+        return f"{singular} {change.name}"
+    key = _natural(change.key)
+    return f"{singular} {'/'.join(map(str, key)) if isinstance(key, list) else key}"
 
 
 def describe(change: Change) -> str:
     """One line: ``image 123: tags -safe +suggestive; description edited``."""
-    what = f"{_SINGULAR.get(change.resource, change.resource)} {change.key}"
+    what = record_name(change)
     fields = change.changes or {}
     if change.event == "deleted":
         reason = (fields.get("deletion_reason") or [None, None])[1]
@@ -122,11 +172,21 @@ def describe(change: Change) -> str:
     parts = []
     if change.tags_added or change.tags_removed:
         parts.append("tags " + " ".join([f"-{t}" for t in change.tags_removed] + [f"+{t}" for t in change.tags_added]))
+    if change.on_site:
+        fields = {name: value for name, value in fields.items() if name != "source"}
+        parts += [f"source {_short(change.changes['source'][1])}"] if "source" in (change.changes or {}) else []
     shown = [name for name in fields if name != "updated_at"] or list(fields)
     parts += [_field(name, *fields[name]) for name in shown]
-    lead = f"{what} shown again" if change.event == "shown" else (
-        f"{what} on the site" if change.event in ("site_tags", "site_source") else what)
+    lead = f"{what} {_site_mark(change)}" if change.on_site else what
+    lead = f"{what} shown again" if change.event == "shown" else lead
     return f"{lead}: {'; '.join(parts)}" if parts else lead
+
+
+def _site_mark(change: Change) -> str:
+    """``on the site by user 12 (Alice)``: a change the site made, read from its dump."""
+    if change.user_id is None:
+        return "on the site"
+    return f"on the site by user {change.user_id}" + (f" ({change.user_name})" if change.user_name else "")
 
 
 def _field(name: str, old: Any, new: Any) -> str:
@@ -164,3 +224,11 @@ def _natural(key: str) -> Any:
     if key.startswith("["):
         return json.loads(key)
     return key
+
+
+def json_chunks(found: Iterator[Change]) -> Iterator[str]:
+    """A JSON list of the changes, written as they are read: a year of history is never held at once."""
+    yield "["
+    for n, change in enumerate(found):
+        yield ("," if n else "") + "\n" + json.dumps(to_json(change), ensure_ascii=False, indent=2)
+    yield "\n]\n"

@@ -1,0 +1,195 @@
+"""Reading the history back (:mod:`.history` writes it): changes with the names of their records,
+filtered by event, resource and record; a first sync's "first seen" rows counted per resource.
+
+`mirror changes` and the pages of `mirror browse` read through here, so both say the same thing:
+a tag or a user by its name where the mirror has it, the site's own changes (from its dump) with
+the site's user, an image's tags added and removed by name.
+
+Two orders, for two readers. :func:`changes_since` walks the ids down, as the syncs wrote them,
+for `mirror changes --since` (the site's own changes, imported later at their earlier times,
+show within ``--since`` only). :func:`changes_page` reads the newest by time, a page at a time,
+one index range per resource and event (``history_by_resource_event``), so no page of a board's
+whole history reads more than it shows.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .history import EVENTS
+
+__all__ = ["EVENTS", "Change", "FirstSeen", "TagChange", "RESOURCES", "SITE_EVENTS", "changes_since", "changes_page",
+           "first_seen", "record_history", "tag_changes"]
+
+# The tables history is kept under, in the order a summary lists them.
+RESOURCES = ("images", "tags", "users", "comments", "posts", "galleries", "forums", "topics", "filters")
+SITE_EVENTS = frozenset({"site_tags", "site_source"})
+# The record a resource's key names, and the column holding its name.
+_NAMES = {"tags": "name", "users": "name", "galleries": "title", "filters": "name"}
+_COLUMNS = "id, seen_at, resource, record_key, event, run_id, changes, user_id"
+_BATCH = 500
+
+
+@dataclass
+class Change:
+    """One record's change: seen by a sync, or made on the site (read from its dump)."""
+
+    id: int
+    seen_at: str
+    resource: str
+    key: str
+    event: str
+    run_id: int | None
+    changes: dict[str, list[Any]] | None
+    user_id: int | None = None
+    name: str | None = None  # the tag's or user's name, the gallery's title, where the mirror has it
+    user_name: str | None = None  # the site's user who made a change on the site
+    tags_added: list[str] = field(default_factory=list)
+    tags_removed: list[str] = field(default_factory=list)
+
+    @property
+    def on_site(self) -> bool:
+        """Made on the site and read from its dump, at the site's time, rather than seen by a sync."""
+        return self.event in SITE_EVENTS
+
+
+@dataclass(frozen=True)
+class FirstSeen:
+    """The records of one resource a sync saw for the first time, counted."""
+
+    resource: str
+    count: int
+    first_at: str
+    last_at: str
+
+
+def _decode(text: str | None) -> Any:
+    return json.JSONDecoder().raw_decode(text)[0] if text else None
+
+
+def _change(row: Sequence[Any]) -> Change:
+    return Change(row[0], row[1], row[2], row[3], row[4], row[5], _decode(row[6]), row[7])
+
+
+def _fill(conn: sqlite3.Connection, found: list[Change]) -> list[Change]:
+    """Add the tags added and removed, the records' names and the site's users' names."""
+    images = {c.id: c for c in found if c.resource == "images"}
+    if images:
+        marks = ",".join("?" * len(images))
+        for history_id, sign, tag_id, name in conn.execute(
+                f"SELECT history_id, change, tag_id, tag_name FROM image_tag_changes WHERE history_id IN ({marks}) "
+                "ORDER BY id", list(images)):
+            shown = name if name is not None else f"tag {tag_id}"
+            (images[history_id].tags_added if sign == "+" else images[history_id].tags_removed).append(shown)
+    for resource, column in _NAMES.items():
+        keys = {c.key for c in found if c.resource == resource and c.key.isdigit()}
+        names = _names(conn, resource, column, keys)
+        for c in found:
+            if c.resource == resource:
+                c.name = names.get(c.key)
+    users = _names(conn, "users", "name", {str(c.user_id) for c in found if c.user_id is not None})
+    for c in found:
+        if c.user_id is not None:
+            c.user_name = users.get(str(c.user_id))
+    return found
+
+
+def _names(conn: sqlite3.Connection, table: str, column: str, keys: set[str]) -> dict[str, str]:
+    if not keys:
+        return {}
+    rows = conn.execute(f"SELECT id, {column} FROM {table} WHERE id IN (SELECT value FROM json_each(?))",
+                        [json.dumps(sorted(int(k) for k in keys))])
+    return {str(record_id): name for record_id, name in rows if isinstance(name, str) and name}
+
+
+def _filters(events: Iterable[str], resources: Iterable[str], key: str | None) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    for column, values in (("event", list(events)), ("resource", list(resources))):
+        if values:
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            params += values
+    if key is not None:
+        where.append("record_key = ?")
+        params.append(key)
+    return where, params
+
+
+def changes_since(conn: sqlite3.Connection, since: str, *, events: Sequence[str] = (),
+                  resources: Sequence[str] = (), key: str | None = None, limit: int | None = None) -> Iterator[Change]:
+    """The changes seen at or after ``since`` (stored time text), newest first by id, read a batch at a
+    time (a year of history is never held at once)."""
+    # By the index on time: left to itself, SQLite takes min(id) as a walk up the ids, through a year.
+    first = conn.execute("SELECT min(id) FROM history INDEXED BY history_by_time WHERE seen_at >= ?",
+                         [since]).fetchone()[0]
+    if first is None:
+        return
+    where, params = _filters(events, resources, key)
+    where += ["id >= ?", "seen_at >= ?", "id < ?"]
+    sql = f"SELECT {_COLUMNS} FROM history WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
+    below, left = 2**62, limit if limit is not None else 2**62
+    while left > 0:
+        batch = [_change(row) for row in conn.execute(sql, [*params, first, since, below, min(_BATCH, left)])]
+        if not batch:
+            return
+        yield from _fill(conn, batch)
+        below, left = batch[-1].id, left - len(batch)
+
+
+def changes_page(conn: sqlite3.Connection, *, events: Sequence[str], resources: Sequence[str],
+                 before: tuple[str, int] | None = None, limit: int = 50) -> list[Change]:
+    """The ``limit`` newest changes by time (then id) before ``before`` (a (seen_at, id) cursor), of
+    the given events and resources: one index range for each pair, merged."""
+    cursor = before or ("\uffff", 2**62)
+    ranges = []
+    for resource in resources:
+        for event in events:
+            ranges.append([_change(row) for row in conn.execute(
+                f"SELECT {_COLUMNS} FROM history INDEXED BY history_by_resource_event "
+                "WHERE resource = ? AND event = ? AND (seen_at < ? OR (seen_at = ? AND id < ?)) "
+                "ORDER BY seen_at DESC, id DESC LIMIT ?", [resource, event, cursor[0], cursor[0], cursor[1], limit])])
+    newest = heapq.merge(*ranges, key=lambda c: (c.seen_at, c.id), reverse=True)
+    return _fill(conn, [c for _, c in zip(range(limit), newest, strict=False)])
+
+
+def first_seen(conn: sqlite3.Connection, *, since: str | None = None,
+               resources: Sequence[str] = RESOURCES) -> list[FirstSeen]:
+    """How many records of each resource were first seen (at or after ``since``), and when."""
+    found = []
+    for resource in resources:
+        count, first_at, last_at = conn.execute(
+            "SELECT count(*), min(seen_at), max(seen_at) FROM history INDEXED BY history_by_resource_event "
+            "WHERE resource = ? AND event = 'first_seen' AND seen_at >= ?", [resource, since or ""]).fetchone()
+        if count:
+            found.append(FirstSeen(resource, count, first_at, last_at))
+    return found
+
+
+def record_history(conn: sqlite3.Connection, resource: str, key: str) -> list[Change]:
+    """Every change of one record, newest first by time (the site's own changes in their place)."""
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM history WHERE resource = ? AND record_key = ? "
+                        "ORDER BY seen_at DESC, id DESC", [resource, key]).fetchall()
+    return _fill(conn, [_change(row) for row in rows])
+
+
+@dataclass(frozen=True)
+class TagChange:
+    """An image that gained (``+``) or lost (``-``) a tag, when, and whether on the site."""
+
+    image_id: int
+    change: str
+    seen_at: str
+    on_site: bool
+
+
+def tag_changes(conn: sqlite3.Connection, tag_id: int, limit: int = 20) -> list[TagChange]:
+    """The images that gained or lost a tag lately, newest first."""
+    rows = conn.execute("SELECT c.image_id, c.change, c.seen_at, h.event FROM image_tag_changes c "
+                        "JOIN history h ON h.id = c.history_id WHERE c.tag_id = ? ORDER BY c.seen_at DESC, c.id DESC "
+                        "LIMIT ?", [tag_id, limit])
+    return [TagChange(image_id, change, seen_at, event in SITE_EVENTS) for image_id, change, seen_at, event in rows]

@@ -1,0 +1,116 @@
+"""`mirror changes` for people, on a mirror of the local site: a first sync says a handful of lines
+(its records summed up per resource); after a night with a deletion, a merge and a retag those three
+come first; --event, --resource and --id image:5 select; tags and users are named; a value it does
+not know is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from mirror.cli import cli
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+
+from ..support.configs import RESOURCES, site_config, sync, write_config
+
+EVERYTHING = dict(tags={"enabled": True, "scope": "all", "refresh_per_run": 5000},
+                  profiles={"enabled": True}, comments={"enabled": True, "scope": "all"})
+
+
+@pytest.fixture(scope="module")
+def night(tmp_path_factory):
+    """A mirror after its first sync, and after a night with a deletion, a merge and a retag."""
+    tmp = tmp_path_factory.mktemp("changes")
+    with SiteServer(BoardEditor.generate(seed=5, images=40)) as site:
+        editor = site.editor
+        config = site_config(site, tmp, **EVERYTHING)
+        path = write_config(config, tmp / "mirror.toml")
+        sync(config, RESOURCES)
+        first = run(path, "--since", "1h")
+        shown = [i for i, im in sorted(editor.images.items()) if not im["hidden_from_users"]]
+        deleted, merged, into, retagged = shown[3], shown[5], shown[6], shown[8]
+        old = editor.images[retagged]["tags"]
+        dropped = next(t for t in old if ":" not in t and t not in ("safe", "suggestive", "questionable", "explicit"))
+        editor.edit_image(retagged, tags=[t for t in old if t != dropped] + ["brand new tag"])
+        editor.hide_image(deleted, "Rule #2")
+        editor.merge_image(merged, into)
+        sync(config, RESOURCES)
+        _, db = sync(config, ())
+        yield {"path": path, "first": first, "db": db, "deleted": deleted, "merged": merged, "into": into,
+               "retagged": retagged, "dropped": dropped}
+
+
+def run(path, *args: str, code: int = 0):
+    result = CliRunner().invoke(cli, ["-c", str(path), "changes", *args])
+    assert result.exit_code == code, result.output
+    return result
+
+
+def test_a_first_sync_is_a_handful_of_lines_one_per_resource(night):
+    lines = night["first"].output.splitlines()
+    db = night["db"]
+    assert 3 <= len(lines) <= 9, lines
+    assert all("first seen (--event first_seen lists them)" in line for line in lines)
+    first = db.execute("SELECT count(*) FROM history WHERE resource = 'images' AND event = 'first_seen' "
+                       "AND run_id = (SELECT min(run_id) FROM history)").fetchone()[0]
+    assert any(f"  {first} images first seen" in line for line in lines)
+
+
+def test_after_a_night_the_deletion_the_merge_and_the_retag_come_first(night):
+    lines = run(night["path"], "--since", "1h").output.splitlines()
+    heads = {line[18:] for line in lines[:3]}
+    assert f"image {night['deleted']} deleted: Rule #2" in heads
+    assert f"image {night['merged']} merged into {night['into']}" in heads
+    retag = next(line for line in heads if line.startswith(f"image {night['retagged']}: tags "))
+    assert f"-{night['dropped']}" in retag and "+brand new tag" in retag  # tags by name
+    summaries = [n for n, line in enumerate(lines) if "first seen (--event first_seen lists them)" in line]
+    assert summaries and summaries == list(range(summaries[0], len(lines)))  # the summaries last
+    assert not any(line[18:].startswith("tag ") and line[18:22] == "tag " and line[22:].split(":")[0].isdigit()
+                   for line in lines), "tags are named, not numbered"
+    dropped = night["db"].execute("SELECT id FROM tags WHERE name = ?", [night["dropped"]]).fetchone()[0]
+    assert any(line[18:].startswith(f"tag {night['dropped']}: images ") for line in lines)
+    assert not any(f"tag {dropped}:" in line for line in lines)
+
+
+def test_event_and_resource_filters_repeat_or_take_comma_lists(night):
+    path = night["path"]
+    deleted = run(path, "--since", "1h", "--event", "deleted").output.splitlines()
+    assert [line[18:] for line in deleted] == [f"image {night['deleted']} deleted: Rule #2"]
+    both = run(path, "--since", "1h", "--event", "deleted,merged").output.splitlines()
+    assert run(path, "--since", "1h", "--event", "deleted", "--event", "merged").output.splitlines() == both
+    assert len(both) == 2
+    firsts = run(path, "--since", "1h", "--event", "first_seen", "--resource", "images").output.splitlines()
+    images = night["db"].execute("SELECT count(*) FROM history WHERE resource = 'images' AND event = 'first_seen'")
+    assert len(firsts) == images.fetchone()[0] and all(line.endswith("first seen") for line in firsts)
+    tags = run(path, "--since", "1h", "--resource", "tags", "--event", "counters").output.splitlines()
+    assert tags and all(line[18:].startswith("tag ") for line in tags)
+    unknown = run(path, "--event", "exploded", code=2).output.strip()
+    assert len(unknown.splitlines()) == 1 and "exploded" in unknown and "deleted" in unknown and "first_seen" in unknown
+    unknown = run(path, "--resource", "images,photos", code=2).output.strip()
+    assert len(unknown.splitlines()) == 1 and "photos" in unknown and "galleries" in unknown
+
+
+def test_id_names_its_resource(night):
+    path, image = night["path"], night["retagged"]
+    one = run(path, "--since", "1h", "--id", f"image:{image}").output.splitlines()
+    assert [line[18:].split(":")[0] for line in one] == [f"image {image}", f"image {image} first seen"]
+    assert run(path, "--since", "1h", "--id", str(image), "--resource", "images").output.splitlines() == one
+    bare = run(path, "--id", str(image), code=2).output.strip()
+    assert len(bare.splitlines()) == 1 and f"image:{image}" in bare
+    assert "not a resource" in run(path, "--id", f"picture:{image}", code=2).output
+    records = json.loads(run(path, "--since", "1h", "--id", f"image:{image}", "--json").output)
+    assert [r["event"] for r in records] == ["changed", "first_seen"] and records[0]["id"] == image
+    assert "brand new tag" in records[0]["tags_added"] and records[0]["changes"] is not None
+
+
+def test_json_lists_every_change_the_filters_select(night):
+    records = json.loads(run(night["path"], "--since", "1h", "--json").output)
+    total = night["db"].execute("SELECT count(*) FROM history").fetchone()[0]
+    assert len(records) == total
+    tag = next(r for r in records if r["resource"] == "tags" and r["event"] == "counters")
+    assert tag["name"] and tag["summary"].startswith(f"tag {tag['name']}: ")
+    assert run(night["path"], "--json", "--event", "nothing_here", code=2).output.startswith("Error: --event nothing_here")
+    assert json.loads(run(night["path"], "--since", "1h", "--json", "--event", "shown").output) == []
