@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..philomena import display_key
@@ -44,6 +44,7 @@ from .http import (
     API_PREFIX,
     INT4_MAX,
     ErrorAnswer,
+    JsonAnswer,
     Paging,
     bad_request,
     not_found,
@@ -111,10 +112,10 @@ def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
         except ErrorAnswer as error:
             return error.response()
         except QueryError as error:
-            return JSONResponse({"error": str(error)}, status_code=400)
+            return JsonAnswer({"error": str(error)}, status_code=400)
         except engine.SearchTooSlow as error:
-            return JSONResponse({"error": str(error)}, status_code=400)
-        return body if isinstance(body, Response) else JSONResponse(body)
+            return JsonAnswer({"error": str(error)}, status_code=400)
+        return body if isinstance(body, Response) else JsonAnswer(body)
 
     endpoint.__name__ = handler.__name__
     return endpoint

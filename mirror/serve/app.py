@@ -17,7 +17,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from ..download.storage import Storage
 from ..listening import listen
@@ -25,7 +25,7 @@ from ..urls import redact
 from .api import api_routes
 from .board import Board, BoardGone
 from .files import kept_file_routes
-from .http import API_PREFIX, ProxyMiddleware
+from .http import API_PREFIX, JsonAnswer, ProxyMiddleware
 from .reverse import reverse_routes
 
 __all__ = ["create_serve_app", "run_serve"]
@@ -38,7 +38,7 @@ def unavailable(request: Request, error: Exception) -> Response:
         f"the mirror database cannot be read ({error}): was it overwritten while being served? "
         "Put a sound copy in place, or restart mirror serve")
     logging.getLogger("mirror.serve").error(message)
-    return JSONResponse({"error": message}, status_code=503)
+    return JsonAnswer({"error": message}, status_code=503)
 
 
 def create_serve_app(board: Board, storage: Storage) -> Starlette:

@@ -9,14 +9,14 @@ import asyncio
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..imaging import MediaError, intensities_of
 from ..search.filters import ImageFilter
 from ..search.reverse import PAGE_SIZE, ReverseQuery, find_matches, parse_distance, parse_limit
 from .board import Board
-from .http import API_PREFIX, origin_of
+from .http import API_PREFIX, JsonAnswer, origin_of
 from .params import file_of, file_turns, read_params
 
 __all__ = ["reverse_routes", "answer_reverse"]
@@ -30,17 +30,17 @@ async def reverse_search(request: Request) -> Response:
     distance = parse_distance(params.get("distance") if isinstance(params.get("distance"), str) else None)
     limit = params.get("limit")
     if distance is None or not parse_limit(limit if isinstance(limit, str) or limit is None else "x"):
-        return JSONResponse(EMPTY_REVERSE)
+        return JsonAnswer(EMPTY_REVERSE)
     async with file_turns(request):
         got = await file_of(request, params, upload)
         if got is None:
-            return JSONResponse(EMPTY_REVERSE)
+            return JsonAnswer(EMPTY_REVERSE)
         try:
             values, aspect = await asyncio.to_thread(intensities_of, got[0])
         except MediaError:
-            return JSONResponse(EMPTY_REVERSE)
+            return JsonAnswer(EMPTY_REVERSE)
     board: Board = request.app.state.board
-    return JSONResponse(answer_reverse(board, ReverseQuery(values.as_tuple(), aspect, distance),
+    return JsonAnswer(answer_reverse(board, ReverseQuery(values.as_tuple(), aspect, distance),
                                        origin_of(request)))
 
 

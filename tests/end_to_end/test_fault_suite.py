@@ -29,6 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner, Result
 
@@ -177,6 +178,13 @@ def retry_after_honoured(run: Run) -> str:
     return "retried after " + ", ".join(f"{waited:.2f} s (asked {wanted:.2f} s)" for waited, wanted in waits)
 
 
+def the_site_says_json_utf_8(site: SiteServer) -> str:
+    """The local site's own answers carry the real site's Content-Type, exactly (clients assert it)."""
+    answer = httpx.get(f"{site.api_url}/search/images", params={"q": "*"})
+    assert answer.headers["content-type"] == "application/json; charset=utf-8"
+    return "the site itself says application/json; charset=utf-8"
+
+
 def asked_nothing(run: Run) -> str:
     assert run.site.requests == [], "the site was asked something"
     return "no request sent"
@@ -266,6 +274,11 @@ CASES = [
          first_api(2, proxy_rules.body(b"<!DOCTYPE html><html><body>Welcome</body></html>", "text/html"))),
     Case("invalid JSON", "the first 2 API answers: 200 application/json, `{\"images\": [{\"id\": 1},`",
          first_api(2, proxy_rules.body(b'{"images": [{"id": 1},', "application/json"))),
+    Case("Content-Type not the site's", "API answers in turn say `application/json` (no charset), "
+         "`application/json;charset=UTF-8`, `text/plain; charset=utf-8`, `text/html`",
+         through_proxy(lambda: proxy_rules.content_types("application/json", "application/json;charset=UTF-8",
+                                                         "text/plain; charset=utf-8", "text/html")),
+         check=lambda run: the_site_says_json_utf_8(run.site)),
     Case("wrong types in records", "every 5th image: score \"12\", width \"wide\", tags one string, "
          "representations a list, intensities a list", records(every(5, wrong_types)),
          served=every(5, wrong_types), files=True),

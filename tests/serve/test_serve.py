@@ -17,7 +17,8 @@ from PIL import Image
 
 from mirror.cli import cli
 from mirror.errors import EXIT_STORE
-from mirror.localsite.http.server import LoopbackServer
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import LoopbackServer, SiteServer
 from mirror.store import open_database
 
 from ..support.browsing import serving
@@ -207,3 +208,35 @@ def test_a_query_too_long_or_too_deep_is_refused_with_a_message(archive):
     assert long.status_code == 400 and "longer than" in long.json()["error"]
     deep = api.get("/search/images", params={"q": "(" * 1500 + "safe" + ")" * 1500})
     assert deep.status_code == 400 and deep.json()["error"]
+
+
+JSON_TYPE = "application/json; charset=utf-8"  # what the site sends, and the derpi client asserts exactly
+
+
+def json_answers(api_url: str, image_id: int) -> dict[str, httpx.Response]:
+    """Answers of every kind a client meets: records, lists, searches, errors and a reverse search."""
+    paths = ["/search/images?q=*", "/search?q=*", f"/images/{image_id}", "/images/featured", "/search/tags?q=*",
+             "/search/comments?q=*", "/search/posts?q=*", "/search/galleries?q=*", "/search/filters?q=*",
+             "/filters/system", "/filters/user", "/forums", "/profiles/1", "/oembed?url=x",
+             "/search/images?q=(safe", "/images/abc", "/images/99999999", "/no/such/route", "/tags/safe"]
+    with httpx.Client(base_url=api_url, timeout=10) as api:
+        answers = {path: api.get(path) for path in paths}
+        answers["POST /search/reverse"] = api.post("/search/reverse", data={"url": "not a url"})
+    return answers
+
+
+def assert_json_says_utf_8(answers: dict[str, httpx.Response]) -> None:
+    kinds = {path: answer.headers.get("content-type") for path, answer in answers.items()
+             if answer.content.startswith((b"{", b"["))}
+    assert len(kinds) >= len(answers) - 2  # nearly all answer JSON; those that do say so exactly
+    assert {path: kind for path, kind in kinds.items() if kind != JSON_TYPE} == {}
+
+
+def test_every_json_answer_says_charset_utf_8_as_the_site_does(archive):
+    config, db, served, everything = archive
+    image_id = db.execute("SELECT min(id) FROM images WHERE hidden_from_users = 0").fetchone()[0]
+    assert_json_says_utf_8(json_answers(served.api_url, image_id))
+    with SiteServer(BoardEditor.generate(seed=2, images=8)) as site:
+        assert_json_says_utf_8(json_answers(site.api_url, min(site.editor.images)))
+        control = httpx.get(f"{site.url}/_control/requests")
+        assert control.headers["content-type"] == JSON_TYPE

@@ -162,6 +162,22 @@ def stall(seconds: float, count: int) -> Rule:
     return rule
 
 
+def content_types(*kinds: str) -> Rule:
+    """Every API answer passed on with the next of ``kinds`` as its Content-Type, in turn (a proxy or
+    CDN that rewrites the header: no charset, another spelling, another type)."""
+    turn = {"next": 0}
+
+    async def rule(request: Request, upstream: Upstream) -> Response | None:
+        if not request.url.path.startswith("/api/"):
+            return None
+        response = passed_on(await upstream())
+        response.headers["content-type"] = kinds[turn["next"] % len(kinds)]
+        turn["next"] += 1
+        return response
+
+    return rule
+
+
 def rewrite_records(change: Callable[[dict[str, Any]], Any]) -> Rule:
     """Every image record the API answers with (in pages, and one at a time) is served as ``change(record)``."""
     async def rule(request: Request, upstream: Upstream) -> Response | None:

@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ...serve.http import origin_of
+from ...serve.http import JsonAnswer, origin_of
 
 __all__ = ["control_routes"]
 
@@ -36,7 +36,7 @@ async def _body(request: Request) -> dict[str, Any]:
 
 
 def _image_response(request: Request, image: dict[str, Any]) -> Response:
-    return JSONResponse({"image": request.app.state.board.image_as_served(image["id"], origin_of(request))})
+    return JsonAnswer({"image": request.app.state.board.image_as_served(image["id"], origin_of(request))})
 
 
 def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
@@ -47,9 +47,9 @@ def _guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Req
         try:
             return await handler(request)
         except KeyError as error:
-            return JSONResponse({"error": str(error)}, status_code=404)
+            return JsonAnswer({"error": str(error)}, status_code=404)
         except ValueError as error:
-            return JSONResponse({"error": str(error)}, status_code=400)
+            return JsonAnswer({"error": str(error)}, status_code=400)
 
     return endpoint
 
@@ -83,7 +83,7 @@ def _edit(body: dict[str, Any]) -> dict[str, Any]:
 
 async def add_images(request: Request) -> Response:
     body = await _body(request)
-    return JSONResponse({"ids": request.app.state.editor.add_images(_integer(body, "n", 1))})
+    return JsonAnswer({"ids": request.app.state.editor.add_images(_integer(body, "n", 1))})
 
 
 async def edit_image(request: Request) -> Response:
@@ -107,16 +107,16 @@ async def merge_image(request: Request) -> Response:
 async def set_faults(request: Request) -> Response:
     body = await _body(request)
     request.app.state.faults.set(str(body.get("spec", "")))
-    return JSONResponse({"faults": str(request.app.state.faults.profile)})
+    return JsonAnswer({"faults": str(request.app.state.faults.profile)})
 
 
 async def list_requests(request: Request) -> Response:
-    return JSONResponse({"requests": [r.to_dict() for r in request.app.state.request_log.snapshot()]})
+    return JsonAnswer({"requests": [r.to_dict() for r in request.app.state.request_log.snapshot()]})
 
 
 async def clear_requests(request: Request) -> Response:
     request.app.state.request_log.clear()
-    return JSONResponse({"cleared": True})
+    return JsonAnswer({"cleared": True})
 
 
 def control_routes() -> list[BaseRoute]:

@@ -60,6 +60,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ...serve.http import json_bytes
 from ..files.img import image_id_of
 
 __all__ = ["FaultProfile", "FaultState", "FaultMiddleware", "DOWNTIME_HTML", "RAW_SEND_KEY"]
@@ -397,8 +398,7 @@ class FaultMiddleware:
         """Serve the real response, a successful list answer rewritten by :meth:`FaultState.rewrite`."""
         start, body = await self._captured(scope, receive)
         if start.get("status") == 200 and _records_key(parsed := _json_or_none(body)) is not None:
-            body = bytearray(json.dumps(self.state.rewrite(scope["path"], parsed), ensure_ascii=False,
-                                        separators=(",", ":")).encode())
+            body = bytearray(json_bytes(self.state.rewrite(scope["path"], parsed)))
         headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
         headers.append((b"content-length", str(len(body)).encode()))
         await send({**start, "headers": headers})

@@ -10,12 +10,12 @@ from typing import Any
 
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ...imaging import analyze
 from ...serve.board import Board
-from ...serve.http import API_PREFIX, origin_of
+from ...serve.http import API_PREFIX, JsonAnswer, origin_of
 from ...serve.params import Params, file_of, file_turns, read_params
 from .upload_rules import check_upload, tag_names
 
@@ -45,14 +45,14 @@ async def _created(request: Request, params: Params, upload: UploadFile | None, 
         if duplicate is not None:
             errors = {"image": [f"has already been uploaded: it's image {duplicate['id']}"]}
     if errors:
-        return JSONResponse({"errors": errors}, status_code=400)
+        return JsonAnswer({"errors": errors}, status_code=400)
     image = editor.add_upload(data, name=name, fmt=analysis.format, mime_type=analysis.mime_type, width=analysis.width,
                           height=analysis.height, duration=analysis.duration, animated=analysis.animated,
                           tags=_tag_list(fields), description=str(fields.get("description") or ""),
                           source_urls=_sources(fields), user_id=user_id, anonymous=_truthy(fields.get("anonymous")))
     record = request.app.state.board.image_as_served(image["id"], origin_of(request))
     record["intensities"] = None  # the site does not load them for this answer
-    return JSONResponse({"image": record, "interactions": []})
+    return JsonAnswer({"image": record, "interactions": []})
 
 
 def _tag_list(fields: Params) -> list[str]:
