@@ -15,19 +15,23 @@ asked (the port is in use). Each error class carries its own code
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sqlite3
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
 import click
 
 from .commands import runs
+from .commands.monitor import Monitor, download_plan, sync_plan, verify_plan
 from .config import RESOURCES, load_config
+from .download import Sample
 from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorError
 from .progress import Reporter
 from .store import DEFAULT_BUSY_TIMEOUT, database_errors, open_database, open_read_only, run_lock
@@ -90,42 +94,119 @@ def _config(ctx: click.Context):
     return load_config(ctx.obj["config_path"])
 
 
-def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run ``work(config, db, *args, reporter, **kwargs)`` with the progress display, holding the mirror's lock."""
+def exit_status(error: BaseException) -> int:
+    """The exit code :func:`handle_errors` ends a run with when ``error`` stops it."""
+    if isinstance(error, MirrorError):
+        return error.exit_code
+    if isinstance(error, sqlite3.Error):
+        return EXIT_STORE
+    if isinstance(error, SystemExit):
+        return error.code if isinstance(error.code, int) else EXIT_ERROR
+    return EXIT_ERROR
+
+
+def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOutput | None = None,
+         **kwargs: Any) -> Any:
+    """Run ``work(config, db, *args, reporter, **kwargs)`` with the progress display, holding the mirror's lock.
+
+    With ``output`` (sync, download, verify) the run also prints its header line, pings the
+    health check, writes the metrics file and (``--json``) prints itself as one JSON object,
+    however it ends; ``output.judge(result)`` gives the exit code of a run that raised nothing.
+    """
     config = _config(ctx)
     busy_timeout = config.store.busy_timeout
-    with run_lock(config.database), database_errors(config.database, busy_timeout):
-        db = open_database(config.database, busy_timeout=busy_timeout)
-        with Reporter() as reporter:
-            return asyncio.run(work(config, db, *args, reporter, **kwargs))
+    output = output or RunOutput()
+    reporter = Reporter(quiet=output.quiet, out=sys.stderr if output.as_json else None)
+    monitor = Monitor(config, output.command, output.plan(config), reporter) if output.command else None
+    db, code, error = None, 0, None
+    if monitor:
+        monitor.start()
+    try:
+        with run_lock(config.database), database_errors(config.database, busy_timeout):
+            db = open_database(config.database, busy_timeout=busy_timeout)
+            with reporter:
+                result = asyncio.run(work(config, db, *args, reporter, **kwargs))
+        code = output.judge(result)
+        return result
+    except BaseException as e:
+        code, error = exit_status(e), str(e) or type(e).__name__
+        if isinstance(e, KeyboardInterrupt):
+            error = "interrupted"
+        raise
+    finally:
+        if monitor:
+            outcome = monitor.end(code, error, db)
+            if output.as_json:
+                click.echo(json.dumps(outcome.to_json(), ensure_ascii=False))
+
+
+@dataclass
+class RunOutput:
+    """How a writing command reports itself: its name, what it will do, --quiet, --json, its exit code."""
+
+    command: str = ""
+    plan: Callable[[Any], str] = lambda config: ""
+    quiet: bool = False
+    as_json: bool = False
+    judge: Callable[[Any], int] = lambda result: 0
+
+
+def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--quiet and --json, as sync, download and verify take them."""
+    command = click.option("--json", "as_json", is_flag=True,
+                           help="Print the run as one JSON object on stdout (keys in the README); "
+                                "the summary lines go to stderr.")(command)
+    return click.option("-q", "--quiet", is_flag=True,
+                        help="Print only warnings and errors: nothing at all on a clean run.")(command)
 
 
 @cli.command()
 @click.argument("resources", nargs=-1, type=click.Choice(RESOURCES))
+@_run_options
 @click.pass_context
 @handle_errors
-def sync(ctx: click.Context, resources: tuple[str, ...]) -> None:
+def sync(ctx: click.Context, resources: tuple[str, ...], quiet: bool, as_json: bool) -> None:
     """Mirror every enabled resource, or the RESOURCES named."""
-    _run(ctx, runs.sync, resources)
+    _run(ctx, runs.sync, resources, output=RunOutput("sync", lambda config: sync_plan(config, resources), quiet,
+                                                     as_json))
 
 
 @cli.command()
 @click.option("--retry-failed", is_flag=True, help="Try the files that failed before again.")
+@_run_options
 @click.pass_context
 @handle_errors
-def download(ctx: click.Context, retry_failed: bool) -> None:
+def download(ctx: click.Context, retry_failed: bool, quiet: bool, as_json: bool) -> None:
     """Fetch the pending representations (images the site has finished processing)."""
-    _run(ctx, runs.download, retry_failed=retry_failed)
+    _run(ctx, runs.download, retry_failed=retry_failed,
+         output=RunOutput("download", lambda config: download_plan(config, retry_failed), quiet, as_json))
+
+
+def _sample(ctx: click.Context, param: click.Parameter, value: str | None) -> Sample | None:
+    try:
+        return Sample.parse(value) if value else None
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def _verify_status(report: Any) -> int:
+    return EXIT_DAMAGED if report.damaged and (report.repaired is None or report.unrepaired) else 0
 
 
 @cli.command()
 @click.option("--repair", is_flag=True, help="Fetch missing and corrupt files again.")
+@click.option("--sample", metavar="K/N", callback=_sample,
+              help="Re-hash slice K of N of the kept files (images whose id modulo N is K-1); auto/N takes the "
+                   "slice checked longest ago, so a nightly auto/30 checks every file once a month.")
+@_run_options
 @click.pass_context
 @handle_errors
-def verify(ctx: click.Context, repair: bool) -> None:
-    """Re-hash every kept file; report (or --repair) the missing and corrupt ones."""
-    report = _run(ctx, runs.verify, repair=repair)
-    if report.damaged and (report.repaired is None or report.unrepaired):
+def verify(ctx: click.Context, repair: bool, sample: Sample | None, quiet: bool, as_json: bool) -> None:
+    """Re-hash every kept file (or a slice); report (or --repair) the missing and corrupt ones."""
+    report = _run(ctx, runs.verify, repair=repair, sample=sample,
+                  output=RunOutput("verify", lambda config: verify_plan(sample, repair), quiet, as_json,
+                                   _verify_status))
+    if _verify_status(report):
         sys.exit(EXIT_DAMAGED)
 
 

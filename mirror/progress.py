@@ -1,12 +1,21 @@
-"""Progress display: a live bar on a terminal, one plain summary line per resource under cron."""
+"""Progress display: a live bar on a terminal, one plain summary line per resource under cron.
+
+Every line a run prints goes through :meth:`Reporter.line`, the one place that decides whether it
+is shown (``quiet`` keeps only warnings) and how: a line written to a file or a pipe starts with
+its UTC time, so the nights appended to one log can be told apart; on a terminal it does not.
+The Reporter also keeps what the run reported (:attr:`Reporter.reports`) and the pacing budgets it
+spent (:meth:`Reporter.watch`), for the run's summary (``--json``, the metrics file).
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import IO, Protocol
+from typing import IO, Protocol, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from .dates import utc_text
 
 
 class Reportable(Protocol):
@@ -17,19 +26,38 @@ class Reportable(Protocol):
     def summary(self) -> str: ...
 
 
+class Budget(Protocol):
+    """A pacing budget's counts (:class:`mirror.api.polite.Politeness`)."""
+
+    attempts: int
+    failures: int
+    rate_limited: int
+
+
+B = TypeVar("B", bound=Budget)
+
+
 class Reporter:
-    """Feeds a rich progress bar when ``stream`` is a terminal; otherwise stays quiet until done."""
+    """Feeds a rich progress bar when ``stream`` is a terminal; otherwise stays quiet until done.
+
+    Lines go to ``out``, warnings to ``warnings`` (stderr by default). ``quiet`` drops every line
+    but warnings: a clean night prints nothing.
+    """
 
     def __init__(self, stream: IO[str] | None = None, out: IO[str] | None = None, *,
-                 interactive: bool | None = None) -> None:
+                 interactive: bool | None = None, quiet: bool = False, warnings: IO[str] | None = None) -> None:
         self.stream = stream or sys.stderr
         self.out = out or sys.stdout
+        self.warnings = warnings or sys.stderr
+        self.quiet = quiet
         self.interactive = self.stream.isatty() if interactive is None else interactive
+        self.reports: list[Reportable] = []
+        self.budgets: list[Budget] = []
         self._progress: Progress | None = None
         self._tasks: dict[str, int] = {}
 
     def __enter__(self) -> Reporter:
-        if self.interactive:
+        if self.interactive and not self.quiet:
             self._progress = Progress(
                 SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                 TimeElapsedColumn(), TextColumn("{task.fields[detail]}"),
@@ -52,10 +80,28 @@ class Reporter:
 
     def done(self, report: Reportable) -> None:
         """One line per finished resource, on a terminal and under cron alike."""
+        self.reports.append(report)
         self.line(report.summary())
 
-    def line(self, text: str) -> None:
-        if self._progress and self.out.isatty():
+    def watch(self, budget: B) -> B:
+        """Count ``budget``'s requests, retries and 429s in this run's figures; returns it."""
+        self.budgets.append(budget)
+        return budget
+
+    def warn(self, text: str) -> None:
+        """A line the user must see even under ``quiet``: a file missing, a request given up on."""
+        self.line(text, warning=True)
+
+    def line(self, text: str, *, warning: bool = False) -> None:
+        if self.quiet and not warning:
+            return
+        target = self.warnings if warning else self.out
+        if self._progress and target.isatty():
             self._progress.console.print(text, markup=False, highlight=False)
         else:
-            print(text, file=self.out, flush=True)
+            print(stamped(text, target), file=target, flush=True)
+
+
+def stamped(text: str, target: IO[str]) -> str:
+    """``text`` with the UTC time in front when ``target`` is a file or a pipe, as it is on a terminal otherwise."""
+    return text if target.isatty() else f"{utc_text()} {text}"

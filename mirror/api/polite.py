@@ -73,6 +73,8 @@ class Politeness:
         self.limiter = AsyncLimiter(1, PACING_MARGIN / requests_per_second)
         self.consecutive_failures = 0
         self.attempts = 0
+        self.failures = 0  # attempts that failed in a way that may pass (each retried unless the run gave up)
+        self.rate_limited = 0  # of those, the 429s
         self._resume_at = 0.0
         self._backoff = wait_exponential_jitter(multiplier=backoff, max=max_backoff, jitter=backoff)
         self._backoff_base, self._max_backoff = backoff, max_backoff
@@ -136,6 +138,8 @@ class Politeness:
 
     def _count_failure(self, failure: RetryableFailure, what: str) -> None:
         self.consecutive_failures += 1
+        self.failures += 1
+        self.rate_limited += failure.status == 429
         if failure.retry_after is not None:
             if failure.retry_after > LONGEST_RETRY_AFTER:
                 raise RateLimited(

@@ -14,7 +14,7 @@ from sqlite_utils import Database
 
 from ..api import PhilomenaClient
 from ..config import Config
-from ..download import DownloadReport, VerifyReport, run_downloads, verify_files
+from ..download import DownloadReport, Sample, VerifyReport, run_downloads, verify_files
 from ..progress import Reportable, Reporter
 from ..store.history import keep_counters
 from ..sync.runner import run_sync
@@ -31,6 +31,7 @@ async def sync(config: Config, db: Database, names: Sequence[str] = (), reporter
     crawls = {name: crawler_options(config, name) for name in (names or config.enabled_resources())}
     keep_counters(db, config.history.counters)
     async with make_client(config) as client:
+        reporter.watch(client.politeness)
         downloads = partial(_download, config, db, client, reporter) if config.download.enabled else None
         return await run_sync(client, db, crawls, reporter, download=downloads)
 
@@ -38,19 +39,25 @@ async def sync(config: Config, db: Database, names: Sequence[str] = (), reporter
 async def download(config: Config, db: Database, reporter: Reporter | None = None, *,
                    retry_failed: bool = False) -> DownloadReport:
     """Fetch the pending files (``retry_failed``: those that failed before too)."""
+    reporter = reporter or Reporter(interactive=False)
     async with make_client(config) as client:
+        reporter.watch(client.politeness)
         return await _download(config, db, client, reporter, retry_failed=retry_failed)
 
 
 async def verify(config: Config, db: Database, reporter: Reporter | None = None, *,
-                 repair: bool = False) -> VerifyReport:
-    """Re-hash the kept files; with ``repair``, fetch the missing and corrupt ones again."""
+                 repair: bool = False, sample: Sample | None = None) -> VerifyReport:
+    """Re-hash the kept files (``sample``: one slice of them); with ``repair``, fetch the missing and
+    corrupt ones again."""
+    reporter = reporter or Reporter(interactive=False)
     async with make_client(config) as client:
-        return await verify_files(db, client, file_politeness(config), open_storage(config), download_options(config),
-                                  reporter, repair=repair)
+        reporter.watch(client.politeness)
+        politeness = reporter.watch(file_politeness(config))
+        return await verify_files(db, client, politeness, open_storage(config), download_options(config),
+                                  reporter, repair=repair, sample=sample)
 
 
-async def _download(config: Config, db: Database, client: PhilomenaClient, reporter: Reporter | None, *,
+async def _download(config: Config, db: Database, client: PhilomenaClient, reporter: Reporter, *,
                     retry_failed: bool = False) -> DownloadReport:
-    return await run_downloads(db, client, file_politeness(config), open_storage(config), download_options(config),
+    return await run_downloads(db, client, reporter.watch(file_politeness(config)), open_storage(config), download_options(config),
                                reporter, retry_failed=retry_failed)

@@ -117,7 +117,7 @@ def checked(section: str, key: str, value: Any, source: str | None) -> Any:
 # Numbers that must be above 0; every other number must be at least 0.
 POSITIVE = {("polite", "requests_per_second"), ("polite", "timeout"), ("polite", "backoff"),
             ("polite", "give_up_after"), ("download", "concurrency"), ("download", "requests_per_second"),
-            ("download", "file_deadline")}
+            ("download", "file_deadline"), ("report", "healthcheck_timeout")}
 
 
 def _check_rules(section: str, key: str, value: Any) -> None:
@@ -141,6 +141,13 @@ def _base_url_problem(url: str) -> str | None:
     if scheme == "http" and not is_loopback(url):
         return ("http:// is only for a site on this machine (127.0.0.1, ::1, localhost); the site's rules "
                 f"require https://, got {shown(redact(url))}")
+    return None
+
+
+def _healthcheck_url_problem(url: str) -> str | None:
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in ("http", "https") or not url.split("://", 1)[1].strip("/"):
+        return f"must be an http:// or https:// URL, such as https://hc-ping.com/UUID, got {shown(redact(url))}"
     return None
 
 
@@ -201,6 +208,7 @@ def _counters_problem(mode: str) -> str | None:
 RULES: dict[str, Callable[[Any], str | None]] = {
     "history.counters": _counters_problem,
     "site.base_url": _base_url_problem,
+    "report.healthcheck_url": _healthcheck_url_problem,
     "images.query": _query_problem,
     "site.user_agent": _user_agent_problem,
     "store.files": _files_problem,

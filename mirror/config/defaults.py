@@ -112,6 +112,16 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # once a day per record ("daily"), every time a sync sees one ("all"), or never ("off").
         "counters": "daily",
     },
+    "report": {
+        # A file to write the last run's figures to, in Prometheus' text format, for
+        # node_exporter's textfile collector (e.g. "/var/lib/node_exporter/textfile/mirror.prom").
+        "metrics_file": None,
+        # A health-check URL (healthchecks.io style): pinged at URL/start when a sync, download or
+        # verify starts, then URL when it ends with 0, or URL/CODE with its exit code.
+        "healthcheck_url": None,
+        # Seconds one ping may take; a ping that fails only warns, it never fails the run.
+        "healthcheck_timeout": 10.0,
+    },
 }
 
 # The type of each key whose default is None; every other key holds the type of its default.
@@ -119,4 +129,6 @@ TYPES: dict[tuple[str, str], type] = {
     ("site", "filter_id"): int,
     ("site", "api_key"): str,
     ("store", "endpoint_url"): str,
+    ("report", "metrics_file"): str,
+    ("report", "healthcheck_url"): str,
 }

@@ -159,12 +159,21 @@ class HistorySection:
     counters: str
 
 
+@dataclass(frozen=True)
+class ReportSection:
+    """``[report]``: how a run tells a monitor how it went (:mod:`mirror.commands.monitor`)."""
+
+    metrics_file: str | None
+    healthcheck_url: str | None
+    healthcheck_timeout: float
+
+
 # The class of each section, in the order of the TOML file.
 SECTIONS: dict[str, type] = {
     "site": SiteSection, "polite": PoliteSection, "store": StoreSection, "images": ImagesSection,
     "comments": CommentsSection, "posts": PostsSection, "galleries": GalleriesSection, "tags": TagsSection,
     "forums": ForumsSection, "filters": FiltersSection, "profiles": ProfilesSection, "download": DownloadSection,
-    "history": HistorySection,
+    "history": HistorySection, "report": ReportSection,
 }
 
 
@@ -191,6 +200,7 @@ class Config:
     profiles: ProfilesSection
     download: DownloadSection
     history: HistorySection
+    report: ReportSection
     api_key: Secret | None = None
     path: Path | None = None  # the file it was read from, if any
 

@@ -7,7 +7,7 @@ The state lives in the ``downloads`` table (:mod:`mirror.store.downloads`).
 
 from .run import DownloadOptions, DownloadReport, run_downloads
 from .storage import Storage, StorageFailure
-from .verify import VerifyReport, verify_files
+from .verify import Sample, VerifyReport, verify_files
 
-__all__ = ["DownloadOptions", "DownloadReport", "Storage", "StorageFailure", "VerifyReport", "run_downloads",
+__all__ = ["DownloadOptions", "DownloadReport", "Sample", "Storage", "StorageFailure", "VerifyReport", "run_downloads",
            "verify_files"]

@@ -207,7 +207,7 @@ def _failed(db: Database, image_id: int, representation: str, reason: str, repor
     state.mark_failed(db, image_id, representation, reason, url=job.url if job else None,
                       attempts=job.attempts if job else 0)
     report.failed += 1
-    reporter.line(f"failed: {reason} (`mirror download --retry-failed` tries it again)")
+    reporter.warn(f"failed: {reason} (`mirror download --retry-failed` tries it again)")
 
 
 def make_job(row: dict[str, Any]) -> Job | str:

@@ -7,6 +7,12 @@ older version from an HTML error page is found that way. An original was checked
 record's ``sha512_hash`` when it was kept, so its recorded sha512 is that hash. With
 ``repair`` the damaged copy is removed (so that it is not adopted again), the file is
 re-queued, and a download run fetches it afresh.
+
+A large archive is re-hashed a slice a night (:class:`Sample`), as restic's
+``check --read-data-subset n/t`` reads one part of its packs: slice K of N holds the files of the
+images whose id modulo N is K - 1, so N nights with K = 1..N check every file once. ``auto/N``
+takes the slice checked longest ago, so a cron line needs no arithmetic and a missed night skips
+no slice. Each file checked gets ``verified_at``.
 """
 
 from __future__ import annotations
@@ -26,6 +32,34 @@ from .intensities import backfill_intensities
 from .run import DownloadOptions, DownloadReport, run_downloads
 from .storage import Storage
 
+CHECKED_BATCH = 200  # files re-hashed between two commits of their verified_at
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Slice ``part`` of ``parts`` of the kept files (``part`` None: the one checked longest ago)."""
+
+    part: int | None
+    parts: int
+
+    @classmethod
+    def parse(cls, text: str) -> Sample:
+        """``K/N`` (1 <= K <= N) or ``auto/N``; ValueError says what is wrong."""
+        part, slash, parts = text.strip().partition("/")
+        if not slash or not parts.isdigit() or not (part.isdigit() or part == "auto"):
+            raise ValueError(f"--sample takes K/N or auto/N (such as 3/7 or auto/7), got {text!r}")
+        sample = cls(None if part == "auto" else int(part), int(parts))
+        if sample.parts < 1 or (sample.part is not None and not 1 <= sample.part <= sample.parts):
+            raise ValueError(f"--sample K/N needs 1 <= K <= N, got {text!r}")
+        return sample
+
+    def resolved(self, db: Database) -> Sample:
+        """This sample with ``auto`` turned into the slice whose files were checked longest ago."""
+        return self if self.part is not None else Sample(state.stalest_slice(db, self.parts), self.parts)
+
+    def __str__(self) -> str:
+        return f"{'auto' if self.part is None else self.part}/{self.parts}"
+
 
 @dataclass
 class VerifyReport:
@@ -40,6 +74,7 @@ class VerifyReport:
     unrepaired: int = 0  # damaged files still not kept after the repair
     intensities: int = 0  # kept files whose intensities were computed now (for reverse search)
     fingerprints: int = 0  # images whose fingerprints were read now (for finding near-duplicates)
+    sample: Sample | None = None  # the slice checked, when not every file
 
     @property
     def damaged(self) -> int:
@@ -47,6 +82,8 @@ class VerifyReport:
 
     def summary(self) -> str:
         text = f"verify: {self.fetched} files checked, {len(self.missing)} missing, {len(self.corrupt)} corrupt"
+        if self.sample is not None:
+            text = text.replace(" files checked", f" files checked (slice {self.sample})", 1)
         if self.intensities:
             text += f", intensities computed for {self.intensities}"
         if self.fingerprints:
@@ -60,23 +97,32 @@ class VerifyReport:
 
 async def verify_files(db: Database, client: PhilomenaClient, politeness: Politeness, storage: Storage,
                        options: DownloadOptions, reporter: Reporter | None = None, *,
-                       repair: bool = False) -> VerifyReport:
-    """Check every kept file in ``storage``; with ``repair``, re-queue the missing and corrupt ones
-    and re-fetch them with a download run (which the other arguments are for)."""
+                       repair: bool = False, sample: Sample | None = None) -> VerifyReport:
+    """Check every kept file in ``storage`` (``sample``: one slice of them); with ``repair``,
+    re-queue the missing and corrupt ones and re-fetch them with a download run (which the other
+    arguments are for)."""
     reporter = reporter or Reporter(interactive=False)
-    report = VerifyReport(expected=state.counts(db)[state.DONE])
+    sample = sample.resolved(db) if sample else None
+    part, parts = (sample.part or 1, sample.parts) if sample else (1, 1)
+    report = VerifyReport(expected=state.kept_in_slice(db, part, parts), sample=sample)
     damaged: list[tuple[int, str]] = []
-    for row in state.kept(db):  # read as it goes: millions of kept files need not sit in memory
+    checked: list[tuple[int, str]] = []
+    for row in state.kept(db, part, parts):  # read as it goes: millions of kept files need not sit in memory
         problem = await asyncio.to_thread(_check, storage, row)
         if problem:
             where = storage.describe(row["path"])
             (report.missing if problem == "missing" else report.corrupt).append(where)
-            reporter.line(f"{problem}: image {row['image_id']} {row['representation']} at {where}")
+            reporter.warn(f"{problem}: image {row['image_id']} {row['representation']} at {where}")
             damaged.append((row["image_id"], row["representation"]))
             if repair and problem == "corrupt":
                 await asyncio.to_thread(storage.remove, row["path"])
         report.fetched += 1
+        checked.append((row["image_id"], row["representation"]))
+        if len(checked) >= CHECKED_BATCH:
+            state.mark_checked(db, checked)
+            checked.clear()
         reporter.update(report)
+    state.mark_checked(db, checked)
     if repair and damaged:
         state.requeue(db, damaged, "verify found it missing or corrupt")
         report.repaired = await run_downloads(db, client, politeness, storage, options, reporter)

@@ -145,10 +145,57 @@ def requeue_failed(db: Database) -> int:
     return cursor.rowcount
 
 
-def kept(db: Database) -> Iterator[dict[str, Any]]:
-    """Every file recorded as kept, for ``mirror verify``."""
-    return db.query(f"SELECT image_id, representation, original, path, bytes, sha512 FROM downloads "
-                    f"WHERE status = '{DONE}' ORDER BY image_id, representation")
+# The slice of the kept files a file belongs to, for ``mirror verify --sample K/N``: 1 to :parts.
+SLICE = "(image_id % :parts) + 1"
+
+
+def kept(db: Database, part: int = 1, parts: int = 1, *, batch: int = 500) -> Iterator[dict[str, Any]]:
+    """The files recorded as kept (of slice ``part`` of ``parts``: an image's files share one), for
+    ``mirror verify``; read in keyset batches, so that marking them checked as they go is safe."""
+    after: tuple[int, str] = (-1, "")
+    while True:
+        rows = list(db.query(f"""
+            SELECT image_id, representation, original, path, bytes, sha512 FROM downloads
+            WHERE status = '{DONE}' AND {SLICE} = :part AND (image_id, representation) > (:image, :name)
+            ORDER BY image_id, representation LIMIT :batch""",
+                             {"parts": parts, "part": part, "image": after[0], "name": after[1], "batch": batch}))
+        yield from rows
+        if len(rows) < batch:
+            return
+        after = (rows[-1]["image_id"], rows[-1]["representation"])
+
+
+def kept_in_slice(db: Database, part: int = 1, parts: int = 1) -> int:
+    """How many kept files slice ``part`` of ``parts`` holds."""
+    return db.execute(f"SELECT count(*) FROM downloads WHERE status = '{DONE}' AND {SLICE} = :part",
+                      {"parts": parts, "part": part}).fetchone()[0]
+
+
+def mark_checked(db: Database, keys: Sequence[tuple[int, str]]) -> None:
+    """Record that these kept files were re-hashed now."""
+    now = utc_text()
+    with db.atomic():
+        db.conn.executemany("UPDATE downloads SET verified_at = ? WHERE image_id = ? AND representation = ?",
+                            [(now, image_id, representation) for image_id, representation in keys])
+
+
+def stalest_slice(db: Database, parts: int) -> int:
+    """The slice (1 to ``parts``) whose files were checked longest ago, a download counting as a
+    check; the lowest such slice when several tie (an empty one never wins over one with files)."""
+    oldest = db.execute(f"""
+        SELECT {SLICE} AS part FROM downloads WHERE status = '{DONE}'
+        GROUP BY part ORDER BY min(coalesce(verified_at, downloaded_at, '')), part LIMIT 1""",
+                        {"parts": parts}).fetchone()
+    return oldest[0] if oldest else 1
+
+
+def check_ages(db: Database) -> dict[str, Any]:
+    """When the kept files were last checked: the oldest and newest check (a download counts as
+    one) and how many were never re-hashed by ``mirror verify``."""
+    oldest, newest, never = db.execute(f"""
+        SELECT min(coalesce(verified_at, downloaded_at)), max(verified_at), sum(verified_at IS NULL)
+        FROM downloads WHERE status = '{DONE}'""").fetchone()
+    return {"oldest_check": oldest, "last_verified": newest, "never_verified": never or 0}
 
 
 def not_kept(db: Database, keys: Sequence[tuple[int, str]]) -> int:

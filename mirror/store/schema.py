@@ -513,3 +513,11 @@ def _history_by_resource_and_event(db: Database) -> None:
     range per resource and event it shows, and counts a first sync's records per resource, without
     walking past a million "first seen" rows to reach a night's deletions."""
     db.execute("CREATE INDEX history_by_resource_event ON history (resource, event, seen_at)")
+
+
+@migrations(name="0026_downloads_verified_at")
+def _downloads_verified_at(db: Database) -> None:
+    """When ``mirror verify`` last re-hashed each kept file (null: not since it was downloaded), so a
+    nightly ``verify --sample auto/N`` can take the slice checked longest ago and ``mirror status``
+    can say how fresh the checks are."""
+    db["downloads"].add_column("verified_at", str)

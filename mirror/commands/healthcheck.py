@@ -1,0 +1,48 @@
+"""Health-check pings, as healthchecks.io takes them: ``URL/start`` when a run starts, ``URL`` when
+it ends with exit code 0, ``URL/CODE`` when it ends with another, so the check fails on a missed
+night and on a failed one alike.
+
+The ping goes to the user's URL alone, through a client of its own: the site's API key is never
+added to it. A ping that fails (the service down, a timeout) is one warning line; the run goes on
+and its exit code is its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+import httpx
+
+
+class Pinger:
+    """Pings one health-check URL; ``warn`` receives a line when a ping fails."""
+
+    def __init__(self, url: str, *, timeout: float, user_agent: str, warn: Callable[[str], None]) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.user_agent = user_agent
+        self.warn = warn
+
+    def start(self) -> None:
+        self._ping(f"{self.url}/start", "")
+
+    def end(self, exit_code: int, body: str) -> None:
+        """``body`` (the run's summary) shows in the check's log."""
+        self._ping(self.url if exit_code == 0 else f"{self.url}/{exit_code}", body)
+
+    def _ping(self, url: str, body: str) -> None:
+        try:
+            response = httpx.post(url, content=body.encode(), timeout=self.timeout, follow_redirects=True,
+                                  headers={"User-Agent": self.user_agent})
+            response.raise_for_status()
+        except httpx.HTTPError as e:
+            reason = (f"HTTP {e.response.status_code}" if isinstance(e, httpx.HTTPStatusError)
+                      else str(e) or type(e).__name__)
+            self.warn(f"health check: the ping to {where(url)} failed ({reason}); the run goes on")
+
+
+def where(url: str) -> str:
+    """The ping URL's scheme and host only: its path is the check's secret (anyone with it can ping)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"

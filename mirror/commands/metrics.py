@@ -1,0 +1,88 @@
+"""The last run's figures in Prometheus' text format, for node_exporter's textfile collector.
+
+The file (``report.metrics_file``) is written atomically (prometheus-client's
+``write_to_textfile`` writes a temporary file and renames it), so the collector never reads half
+of one. Each run series carries its command: a ``verify`` keeps the figures the last ``sync`` and
+``download`` wrote (read back from the file) and replaces only its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+from prometheus_client.parser import text_string_to_metric_families
+
+from .outcome import RunOutcome
+
+RUN_PREFIX = "mirror_run_"
+
+# name: (help, extra labels); every run series is labelled by command as well.
+RUN_SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "mirror_run_start_timestamp_seconds": ("When the last run of this command started (Unix time).", ()),
+    "mirror_run_end_timestamp_seconds": ("When the last run of this command ended (Unix time).", ()),
+    "mirror_run_duration_seconds": ("How long the last run of this command took.", ()),
+    "mirror_run_exit_code": ("The exit code of the last run of this command (0: done; see the README).", ()),
+    "mirror_run_records_new": ("Records the last run stored for the first time, per resource.", ("resource",)),
+    "mirror_run_records_changed": ("Records the last run found changed on the site, per resource.", ("resource",)),
+    "mirror_run_requests": ("Requests the last run sent, retries included (API and file host).", ()),
+    "mirror_run_retries": (("Requests of the last run that failed in a way that may pass (429, 5xx, timeouts, "
+                            "broken connections), each retried unless the run gave up."), ()),
+    "mirror_run_rate_limited": ("Of those, the 429 Too Many Requests answers.", ()),
+    "mirror_run_downloaded_files": ("Files the last run downloaded.", ()),
+    "mirror_run_downloaded_bytes": ("Bytes the last run downloaded.", ()),
+    "mirror_run_damaged_files": ("Files the last verify found missing or corrupt.", ()),
+}
+FILES = "mirror_files"
+
+
+def write_metrics(path: str | Path, outcome: RunOutcome) -> None:
+    """Write ``outcome``'s figures to ``path``, keeping the other commands' from the file already there."""
+    registry = CollectorRegistry()
+    gauges = {name: Gauge(name, text, ("command", *labels), registry=registry)
+              for name, (text, labels) in RUN_SERIES.items()}
+    for name, labels, value in _kept_samples(Path(path), outcome.command):
+        gauges[name].labels(**labels).set(value)
+    for name, labels, value in run_samples(outcome):
+        gauges[name].labels(command=outcome.command, **labels).set(value)
+    if outcome.files is not None:
+        files = Gauge(FILES, "Files by state after the last run: pending (to download), kept, failed.", ("state",),
+                      registry=registry)
+        for state, count in outcome.files.items():
+            files.labels(state=state).set(count)
+    write_to_textfile(str(path), registry)
+
+
+def run_samples(outcome: RunOutcome) -> list[tuple[str, dict[str, str], float]]:
+    """(series, labels besides the command, value) for each figure of ``outcome``."""
+    samples: list[tuple[str, dict[str, str], float]] = [
+        ("mirror_run_start_timestamp_seconds", {}, outcome.started),
+        ("mirror_run_end_timestamp_seconds", {}, outcome.finished or outcome.started),
+        ("mirror_run_duration_seconds", {}, outcome.duration or 0.0),
+        ("mirror_run_exit_code", {}, outcome.exit_code or 0),
+        ("mirror_run_requests", {}, outcome.requests),
+        ("mirror_run_retries", {}, outcome.retries),
+        ("mirror_run_rate_limited", {}, outcome.rate_limited),
+    ]
+    for resource, figures in outcome.resources().items():
+        samples.append(("mirror_run_records_new", {"resource": resource}, figures["new"]))
+        samples.append(("mirror_run_records_changed", {"resource": resource}, figures["updated"]))
+    downloads = outcome.downloads()
+    if downloads is not None:
+        samples.append(("mirror_run_downloaded_files", {}, downloads["downloaded"]))
+        samples.append(("mirror_run_downloaded_bytes", {}, downloads["bytes"]))
+    verify = outcome.verify()
+    if verify is not None:
+        samples.append(("mirror_run_damaged_files", {}, len(verify["missing"]) + len(verify["corrupt"])))
+    return samples
+
+
+def _kept_samples(path: Path, command: str) -> list[tuple[str, dict[str, str], float]]:
+    """The other commands' run samples in the file at ``path`` (none if it is absent or unreadable)."""
+    try:
+        text = path.read_text()
+        families = list(text_string_to_metric_families(text))
+    except (OSError, ValueError):
+        return []
+    return [(sample.name, sample.labels, sample.value) for family in families for sample in family.samples
+            if sample.name in RUN_SERIES and sample.labels.get("command") != command]

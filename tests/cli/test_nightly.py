@@ -1,0 +1,224 @@
+"""A nightly job that reports itself (issue 30): --quiet, --json, timestamped lines and a header,
+the metrics file, the health-check pings, and `verify --sample`, each through the real CLI
+against the local site."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+
+from ..support.configs import changed, site_config, write_config
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")
+API_KEY = "nightly-secret-key-123"
+
+
+@pytest.fixture(scope="module")
+def small_site():
+    with SiteServer(BoardEditor.generate(seed=5, images=40)) as server:
+        yield server
+
+
+@pytest.fixture
+def site(small_site):
+    small_site.set_faults("")
+    return small_site
+
+
+def mirror(config_path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`mirror -c CONFIG ARGS` in its own process, its output through pipes as under cron."""
+    return subprocess.run([sys.executable, "-m", "mirror.cli", "-c", str(config_path), *args], check=False,
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+def nightly_config(site, tmp_path: Path, **report) -> Path:
+    config = site_config(site, tmp_path, download={"enabled": True, "requests_per_second": 500,
+                                                   "partial_dir": str(tmp_path / "partial")})
+    config = changed(config, report=report) if report else config
+    return write_config(config, tmp_path / "mirror.toml")
+
+
+def test_a_clean_night_with_quiet_prints_nothing_and_exits_0(site, tmp_path):
+    config = nightly_config(site, tmp_path)
+    first = mirror(config, "sync", "--quiet")
+    again = mirror(config, "sync", "--quiet")
+    verified = mirror(config, "verify", "--quiet")
+    for run in (first, again, verified):
+        assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+
+
+def test_quiet_still_prints_warnings(site, tmp_path):
+    config = nightly_config(site, tmp_path)
+    assert mirror(config, "sync", "--quiet").returncode == 0
+    kept = next((tmp_path / "files" / "full").rglob("*.*"))
+    kept.unlink()
+    run = mirror(config, "verify", "--quiet")
+    assert run.returncode == 6 and run.stdout == ""
+    (warning,) = run.stderr.splitlines()
+    assert STAMP.match(warning) and "missing: image" in warning and str(kept) in warning
+
+
+def test_lines_to_a_pipe_carry_a_utc_time_and_a_run_starts_with_a_header(site, tmp_path):
+    config = nightly_config(site, tmp_path)
+    run = mirror(config, "sync", "images")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines and all(STAMP.match(line) for line in lines)
+    header = STAMP.sub("", lines[0])
+    assert header.startswith("mirror 0.1.0 sync: ")
+    assert f"config {config}" in header and f"database {tmp_path / 'mirror.db'}" in header
+    assert f"sync images from {site.url}" in header and "then download (thumb, full" in header
+    assert any(STAMP.sub("", line).startswith("images: 40 fetched") for line in lines[1:])
+
+
+def test_json_describes_each_run_as_one_object_on_stdout(site, tmp_path):
+    config = nightly_config(site, tmp_path)
+    synced = mirror(config, "sync", "--json")
+    assert synced.returncode == 0, synced.stderr
+    run = json.loads(synced.stdout)
+    assert run["command"] == "sync" and run["exit_code"] == 0 and run["error"] is None
+    assert run["resources"]["images"]["new"] == 40 and run["resources"]["images"]["fetched"] == 40
+    assert run["downloads"]["downloaded"] > 0 and run["downloads"]["bytes"] > 0
+    assert run["files"]["kept"] == run["downloads"]["downloaded"] and run["files"]["pending"] == 0
+    assert run["requests"] >= run["resources"]["images"]["requests"] + run["downloads"]["requests"]
+    assert run["duration_seconds"] >= 0 and run["started_at"] <= run["finished_at"]
+    assert "images: 40 fetched" in synced.stderr  # the summary lines stay out of stdout
+
+    downloaded = json.loads(mirror(config, "download", "--json").stdout)
+    assert downloaded["command"] == "download" and downloaded["downloads"]["downloaded"] == 0
+    verified = json.loads(mirror(config, "verify", "--json").stdout)
+    assert verified["verify"] == {"checked": run["files"]["kept"], "sample": None, "missing": [], "corrupt": [],
+                                  "repaired": None, "not_repaired": 0}
+
+
+def test_json_of_a_failed_run_carries_its_exit_code_and_error(site, tmp_path):
+    config = nightly_config(site, tmp_path)
+    site.set_faults("down")
+    path = write_config(changed(site_config(site, tmp_path, polite={"give_up_after": 2}), report={}), config)
+    failed = mirror(path, "sync", "--json")
+    assert failed.returncode == 3
+    run = json.loads(failed.stdout)
+    assert run["exit_code"] == 3 and "gave up" in run["error"] and run["retries"] >= 2
+
+
+def metrics_of(path: Path) -> dict[tuple[str, frozenset], float]:
+    families = text_string_to_metric_families(path.read_text())
+    return {(sample.name, frozenset(sample.labels.items())): sample.value
+            for family in families for sample in family.samples}
+
+
+def test_the_metrics_file_holds_each_commands_last_run(site, tmp_path):
+    metrics = tmp_path / "textfile" / "mirror.prom"
+    metrics.parent.mkdir()
+    config = nightly_config(site, tmp_path, metrics_file=str(metrics))
+    site.set_faults("ratelimit")
+    assert mirror(config, "sync").returncode == 0
+    site.set_faults("")
+    assert mirror(config, "verify").returncode == 0
+
+    found = metrics_of(metrics)
+    sync, verify = frozenset({("command", "sync")}), frozenset({("command", "verify")})
+    assert found["mirror_run_exit_code", sync] == 0 and found["mirror_run_exit_code", verify] == 0
+    assert found["mirror_run_records_new", sync | {("resource", "images")}] == 40
+    assert found["mirror_run_records_changed", sync | {("resource", "images")}] == 0
+    assert found["mirror_run_rate_limited", sync] >= 1 and found["mirror_run_retries", sync] >= 1
+    assert found["mirror_run_downloaded_bytes", sync] > 0
+    kept = found["mirror_files", frozenset({("state", "kept")})]
+    assert kept == found["mirror_run_downloaded_files", sync] and found["mirror_files", frozenset({("state", "pending")})] == 0
+    assert found["mirror_run_damaged_files", verify] == 0
+    assert found["mirror_run_start_timestamp_seconds", sync] <= found["mirror_run_end_timestamp_seconds", sync]
+    assert found["mirror_run_end_timestamp_seconds", sync] <= found["mirror_run_start_timestamp_seconds", verify]
+    assert [p.name for p in metrics.parent.iterdir()] == ["mirror.prom"]  # no temporary file left
+
+
+def test_an_unwritable_metrics_file_warns_and_the_run_goes_on(site, tmp_path):
+    config = nightly_config(site, tmp_path, metrics_file=str(tmp_path / "no such folder" / "mirror.prom"))
+    run = mirror(config, "sync", "--quiet")
+    assert run.returncode == 0 and run.stdout == ""
+    (warning,) = run.stderr.splitlines()
+    assert "metrics: cannot write" in warning and "the run goes on" in warning
+
+
+class Pings:
+    """A health-check service on 127.0.0.1 that records every ping (method, path, body)."""
+
+    def __init__(self, status: int = 200) -> None:
+        pings = self.pings = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.record()
+
+            def do_POST(self) -> None:
+                self.record()
+
+            def record(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                pings.append((self.command, self.path, body))
+                self.send_response(status)
+                self.end_headers()
+                self.wfile.write(b"OK")
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/ping/3f1c-check"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def pings():
+    service = Pings()
+    yield service
+    service.close()
+
+
+def test_a_run_pings_start_then_success(site, tmp_path, pings):
+    config = nightly_config(site, tmp_path, healthcheck_url=pings.url)
+    run = mirror(config, "sync", "--quiet", env=dict(os.environ, MIRROR_API_KEY=API_KEY))
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+    assert [(method, path) for method, path, _ in pings.pings] == [("POST", "/ping/3f1c-check/start"),
+                                                                 ("POST", "/ping/3f1c-check")]
+    assert json.loads(pings.pings[1][2])["resources"]["images"]["new"] == 40
+    assert all(API_KEY not in path + body for _, path, body in pings.pings)
+
+
+def test_a_failed_run_pings_its_exit_code(site, tmp_path, pings):
+    path = write_config(changed(site_config(site, tmp_path, polite={"give_up_after": 2}),
+                                report={"healthcheck_url": pings.url + "/"}), tmp_path / "mirror.toml")
+    site.set_faults("down")
+    run = mirror(path, "sync", "--quiet", env=dict(os.environ, MIRROR_API_KEY=API_KEY))
+    assert run.returncode == 3
+    assert [path for _, path, _ in pings.pings] == ["/ping/3f1c-check/start", "/ping/3f1c-check/3"]
+    assert json.loads(pings.pings[1][2])["exit_code"] == 3
+    assert all(API_KEY not in path + body for _, path, body in pings.pings)
+
+
+def test_a_failing_ping_is_one_warning_and_never_fails_the_run(site, tmp_path):
+    service = Pings(status=500)
+    try:
+        config = nightly_config(site, tmp_path, healthcheck_url=service.url)
+        run = mirror(config, "sync", "--quiet")
+    finally:
+        service.close()
+    assert run.returncode == 0 and run.stdout == ""
+    warnings = run.stderr.splitlines()
+    assert len(warnings) == 2 and all("health check: the ping to http://127.0.0.1:" in w for w in warnings)
+    assert all("HTTP 500" in w and "3f1c-check" not in w for w in warnings)  # the check's path is its secret
