@@ -5,17 +5,22 @@ by :data:`SOURCES` (a thumbnail first: quick to decode, and enough, since a thum
 match the full picture's), as each is kept, and by ``mirror verify`` for kept files of images
 that have none yet. Which file a run happened to keep first (or before it was killed) must not
 decide the values a mirror ends with, so a better file kept later replaces what a worse one gave.
-A file that cannot be read simply gets no fingerprint.
+A file that cannot be read simply gets no fingerprint. A file larger than the box its
+representation is scaled into (a file host serving a 108-megapixel picture as a thumbnail) is
+not decoded at all: it stays kept, gets no fingerprint, and the run says so in one line.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from sqlite_utils import Database
 
 from ..imaging import MediaError
+from ..imaging.errors import TooLarge
 from ..imaging.similar import fingerprint_of
+from ..philomena import SIZE_BOXES
 from ..store.similar import save_hashes
 from .storage import Storage
 
@@ -25,9 +30,10 @@ __all__ = ["SOURCES", "keep_fingerprint", "backfill_fingerprints"]
 SOURCES = ("thumb", "small", "thumb_small", "medium", "large", "tall", "full")
 
 
-async def keep_fingerprint(db: Database, storage: Storage, image_id: int, representation: str, path: str) -> bool:
+async def keep_fingerprint(db: Database, storage: Storage, image_id: int, representation: str, path: str,
+                           say: Callable[[str], None] | None = None) -> bool:
     """Read the kept file and store the image's fingerprint, unless it has one from a file as good;
-    False if not stored."""
+    False if not stored. ``say`` is told, in one line, of a file refused for its size."""
     if representation not in SOURCES:
         return False
     current = _source(db, image_id)
@@ -37,14 +43,18 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
     if data is None:
         return False
     try:
-        fingerprint = await asyncio.to_thread(fingerprint_of, data)
+        fingerprint = await asyncio.to_thread(fingerprint_of, data, SIZE_BOXES.get(representation))
+    except TooLarge as e:
+        if say is not None:
+            say(f"image {image_id} {representation}: kept, but not fingerprinted: {e}")
+        return False
     except MediaError:
         return False
     save_hashes(db, image_id, fingerprint.hashes(), representation)
     return True
 
 
-async def backfill_fingerprints(db: Database, storage: Storage) -> int:
+async def backfill_fingerprints(db: Database, storage: Storage, say: Callable[[str], None] | None = None) -> int:
     """Fingerprints for the images with kept files and none yet, or one from a worse file than the
     best kept now; returns how many were stored."""
     marks = ", ".join("?" for _ in SOURCES)
@@ -57,7 +67,7 @@ async def backfill_fingerprints(db: Database, storage: Storage) -> int:
                       f"ORDER BY d.image_id, CASE d.representation {order} END", list(SOURCES)).fetchall()
     stored, done = 0, set()
     for image_id, representation, path in rows:
-        if image_id not in done and await keep_fingerprint(db, storage, image_id, representation, path):
+        if image_id not in done and await keep_fingerprint(db, storage, image_id, representation, path, say):
             stored += 1
             done.add(image_id)
     return stored

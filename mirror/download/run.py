@@ -115,7 +115,7 @@ async def run_downloads(db: Database, client: PhilomenaClient, politeness: Polit
             report.requests = politeness.attempts
     # A run killed between keeping a file and reading it left that file without intensities.
     await backfill_intensities(db, storage)
-    await backfill_fingerprints(db, storage)
+    await backfill_fingerprints(db, storage, reporter.line)
     report.complete = True
     reporter.done(report)
     return report
@@ -162,7 +162,7 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
             await asyncio.to_thread(fetcher.drop_staged, job)
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=kept.size,
                             sha512=kept.sha512)
-            await _read_kept(db, fetcher.storage, job)
+            await _read_kept(db, fetcher.storage, job, reporter)
             report.adopted += 1
             report.fetched += 1
             report.originals += job.original
@@ -179,18 +179,18 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
         for job in jobs:
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=got.size,
                             sha512=got.sha512, attempts=job.attempts)
-            await _read_kept(db, fetcher.storage, job)
+            await _read_kept(db, fetcher.storage, job, reporter)
         report.downloaded += 1
         report.fetched += len(jobs)
         report.originals += sum(job.original for job in jobs)
         report.bytes += got.size
 
 
-async def _read_kept(db: Database, storage: Storage, job: Job) -> None:
+async def _read_kept(db: Database, storage: Storage, job: Job, reporter: Reporter) -> None:
     """What a kept file tells about its image: intensities, a fingerprint, and (for a dump's
     record) whether it is animated."""
     await keep_intensities(db, storage, job.image_id, job.representation, job.path)
-    await keep_fingerprint(db, storage, job.image_id, job.representation, job.path)
+    await keep_fingerprint(db, storage, job.image_id, job.representation, job.path, reporter.line)
     await keep_file_facts(db, storage, job.image_id, job.path, job.original)
 
 

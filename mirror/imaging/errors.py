@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["MediaError"]
+__all__ = ["MediaError", "TooLarge"]
 
 
 class MediaError(Exception):
     """The file cannot be read as the media type it claims to be."""
+
+
+class TooLarge(MediaError):
+    """The picture is larger than this process decodes (:mod:`.bounds`); refused unread."""

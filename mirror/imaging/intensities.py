@@ -14,14 +14,12 @@ compositing in linear light, ``gAMA``, 16 bits), and for JPEG libjpeg-turbo's fa
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import threading
 from dataclasses import astuple, dataclass
 
 from PIL import Image, ImageStat
 
-from .analyze import analyze, too_large_to_process
+from .analyze import analyze
+from .bounds import check_size, decoding
 from .errors import MediaError
 from .frames import still_frame
 from .libpng import file_gamma, on_black
@@ -29,23 +27,8 @@ from .libpng import file_gamma, on_black
 __all__ = ["Intensities", "intensities_of", "intensities_of_picture"]
 
 BT709 = (0.2126, 0.7152, 0.0722)
-_ONE_AT_A_TIME = threading.Lock()
 # Rows turned into RGB on black at once: a strip of the widest picture takes some 200 MB to work on.
 STRIP_ROWS = 512
-# Pictures of at least this many pixels give their memory back to the system once read.
-_LARGE = 4_000_000
-
-
-def _glibc() -> ctypes.CDLL | None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim  # noqa: B018 (glibc only)
-    except (OSError, AttributeError):
-        return None
-    return libc
-
-
-_LIBC = _glibc()
 
 
 @dataclass(frozen=True)
@@ -97,26 +80,9 @@ def intensities_of(data: bytes) -> tuple[Intensities, float]:
     analysis = analyze(data)
     if not analysis.supported or not analysis.width:
         raise MediaError(f"not a file the site accepts ({analysis.mime_type})")
-    if too_large_to_process(analysis.width, analysis.height):
-        raise MediaError(f"the picture is {analysis.width}x{analysis.height} pixels: "
-                         "its dimensions are too large to process (the site refuses it too)")
-    with _ONE_AT_A_TIME:
-        try:
-            return intensities_of_picture(still_frame(data, analysis)), analysis.aspect_ratio
-        finally:
-            if analysis.width * analysis.height >= _LARGE:
-                release_memory()
-
-
-def release_memory() -> None:
-    """Hand the memory a large picture was decoded into back to the system.
-
-    Freed, it stays with the C allocator (a server that read one 100-megapixel picture kept
-    over 100 MB, and several at once kept gigabytes); glibc's ``malloc_trim`` returns it.
-    Elsewhere this does nothing.
-    """
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
+    check_size(analysis)
+    with decoding(analysis):
+        return intensities_of_picture(still_frame(data, analysis)), analysis.aspect_ratio
 
 
 def _luma(sums: list[float], quarter: int) -> float:

@@ -39,9 +39,10 @@ import numpy as np
 from PIL import Image
 
 from .analyze import analyze
+from .bounds import check_size, decoding
 from .errors import MediaError
 from .frames import still_frame
-from .libpng import on_black
+from .libpng import file_gamma, on_black
 
 __all__ = ["Fingerprint", "KINDS", "fingerprint_of", "fingerprint_of_picture", "phash", "colour_layout",
            "trim_frame", "hamming", "distance"]
@@ -57,6 +58,10 @@ TRIM_SIDE = 256
 COLOUR_STEPS = 16  # levels of a quarter's mean channel: 15 bits, four quarters to a word
 # What a trimmed picture keeps at least, of each side: a picture all frame is hashed whole.
 MIN_KEPT = 0.25
+# A picture with a side past this is hashed from a copy reduced to within it (see fingerprint_of).
+READ_SIDE = 2048
+# Rows turned into RGB on black at once, for such a picture.
+STRIP_ROWS = 512
 
 
 @dataclass(frozen=True)
@@ -77,12 +82,36 @@ class Fingerprint:
         return tuple(getattr(self, kind) for kind in KINDS)
 
 
-def fingerprint_of(data: bytes) -> Fingerprint:
-    """The fingerprint of the picture the site reads from a file (raises :class:`MediaError`)."""
+def fingerprint_of(data: bytes, box: tuple[int, int] | None = None) -> Fingerprint:
+    """The fingerprint of the picture the site reads from a file (raises :class:`MediaError`).
+
+    ``box`` is the one the file was scaled into (a thumbnail's): a larger file is refused before
+    it is decoded, as is one past the site's own bound (:mod:`.bounds`). A picture with a side
+    past :data:`READ_SIDE` is hashed from a copy box-averaged down to within it, made a strip at a
+    time: turned into RGB on black in one piece, a 108-megapixel PNG with transparency took
+    3.2 GB. The copy hashes as the picture does (the hashes read 32x32 and 256x256 samples)."""
     analysis = analyze(data)
     if not analysis.supported:
         raise MediaError(f"({analysis.mime_type}) cannot be hashed")
-    return fingerprint_of_picture(still_frame(data, analysis))
+    check_size(analysis, box)
+    with decoding(analysis):
+        return fingerprint_of_picture(_within_read_side(still_frame(data, analysis)))
+
+
+def _within_read_side(picture: Image.Image) -> Image.Image:
+    """The picture, or for a large one its copy on black reduced by a whole factor to within
+    :data:`READ_SIDE` a side, built strip by strip so no whole-size copy is ever made."""
+    factor = -(-max(picture.size) // READ_SIDE)
+    if factor <= 1:
+        return picture
+    width, height = picture.size
+    gamma = file_gamma(picture)
+    reduced = Image.new("RGB", (-(-width // factor), -(-height // factor)))
+    rows = STRIP_ROWS // factor * factor or factor
+    for first in range(0, height, rows):
+        strip = on_black(picture.crop((0, first, width, min(height, first + rows))), gamma)
+        reduced.paste(strip.reduce(factor), (0, first // factor))
+    return reduced
 
 
 def fingerprint_of_picture(picture: Image.Image) -> Fingerprint:
