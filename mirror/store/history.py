@@ -41,7 +41,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..dates import utc_text
-from .records import tags_in_step
+from .records import storable_text, tags_in_step
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "recording", "recorder_for", "record_key",
            "note_event", "SiteChange", "save_site_changes",
@@ -161,15 +161,22 @@ class HistoryRecorder:
     def _write(self, resource: str, key: Any, event: str, changes: Mapping[str, Any] | None, now: str) -> int:
         cursor = self.db.execute(
             "INSERT INTO history (resource, record_key, run_id, seen_at, event, changes) VALUES (?, ?, ?, ?, ?, ?)",
-            [resource, record_key(key), self.run_id, now, event,
-             None if changes is None else json.dumps(changes, ensure_ascii=False, separators=(",", ":"))])
+            [resource, storable_text(record_key(key)), self.run_id, now, event,
+             None if changes is None else changes_json(changes)])
         return cursor.lastrowid
 
     def _write_tags(self, history_id: int, image_id: Any, tags: list[tuple[str, int, str | None]], now: str) -> None:
         self.db.conn.executemany(
             "INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at, run_id) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(history_id, image_id, tag_id, name, change, now, self.run_id) for change, tag_id, name in tags])
+            [(history_id, image_id, tag_id, None if name is None else storable_text(name), change, now, self.run_id)
+             for change, tag_id, name in tags])
+
+
+def changes_json(changes: Mapping[str, Any]) -> str:
+    """``changes`` as the history keeps them: JSON text SQLite can store. A lone surrogate (valid in
+    JSON, not in UTF-8) becomes U+FFFD, as it does in a record's text columns at first sight."""
+    return storable_text(json.dumps(changes, ensure_ascii=False, separators=(",", ":")))
 
 
 def _loads(raw: str | None) -> Any:
@@ -287,11 +294,10 @@ def save_site_changes(db: Database, run_id: int | None, changes: Sequence[SiteCh
             "INSERT INTO history (resource, record_key, run_id, seen_at, event, changes, user_id) "
             "VALUES ('images', ?, ?, ?, ?, ?, ?)",
             [str(change.image_id), run_id, change.at, change.event,
-             None if details is None else json.dumps(details, ensure_ascii=False, separators=(",", ":")),
-             change.user_id])
+             None if details is None else changes_json(details), change.user_id])
         if change.tags:
             db.conn.executemany(
                 "INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at, run_id) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(cursor.lastrowid, change.image_id, tag_id, name, sign, change.at, run_id)
-                 for sign, tag_id, name in change.tags])
+                [(cursor.lastrowid, change.image_id, tag_id, None if name is None else storable_text(name), sign,
+                  change.at, run_id) for sign, tag_id, name in change.tags])

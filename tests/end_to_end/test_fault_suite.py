@@ -153,6 +153,10 @@ def without_zone(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, **{key: record[key].removesuffix("Z") for key in ("created_at", "updated_at", "first_seen_at")}}
 
 
+def odd_text(record: dict[str, Any]) -> dict[str, Any]:
+    return {**record, "description": ODD_TEXT, "name": ODD_TEXT}
+
+
 def one_name_short(record: dict[str, Any]) -> dict[str, Any]:
     """``tags`` one shorter than ``tag_ids``: paired in order, every later name lands on the wrong id."""
     return {**record, "tags": record["tags"][1:]}
@@ -183,6 +187,16 @@ def the_site_says_json_utf_8(site: SiteServer) -> str:
     answer = httpx.get(f"{site.api_url}/search/images", params={"q": "*"})
     assert answer.headers["content-type"] == "application/json; charset=utf-8"
     return "the site itself says application/json; charset=utf-8"
+
+
+def changes_kept_as_u_fffd(run: Run, served: Callable[[dict[str, Any]], Any]) -> str:
+    """Each record changed to hold a lone surrogate has its change in the history, with U+FFFD there."""
+    changed = {str(r["id"]) for r in run.records() if served(r) != r}
+    with sqlite3.connect(run.config.database) as db:
+        kept = dict(db.execute("SELECT record_key, changes FROM history WHERE event = 'changed'").fetchall())
+    assert changed and set(kept) == changed
+    assert all(json.loads(kept[key])["description"][1] == ODD_TEXT.replace("\ud800", "\ufffd") for key in changed)
+    return f"{len(changed)} changes kept in the history, the surrogate as U+FFFD"
 
 
 def asked_nothing(run: Run) -> str:
@@ -287,11 +301,14 @@ CASES = [
     Case("huge strings", "every 20th image: a 3 MB description", records(every(20, lambda r: {**r, "description": HUGE})),
          served=every(20, lambda r: {**r, "description": HUGE})),
     Case("unicode and NUL in text", "every 3rd image: description and name with NUL, emoji, RTL marks, "
-         "a lone surrogate", records(every(3, lambda r: {**r, "description": ODD_TEXT, "name": ODD_TEXT})),
-         served=every(3, lambda r: {**r, "description": ODD_TEXT, "name": ODD_TEXT})),
+         "a lone surrogate", records(every(3, odd_text)), served=every(3, odd_text)),
     Case("tags and tag_ids out of step", "every 7th image: its tags list one shorter than its tag_ids (the first "
          "name left out)", records(every(7, one_name_short)), served=every(7, one_name_short),
          says="whose tags and tag_ids disagree"),
+    Case("a lone surrogate in a changed field", "after a clean sync, every 3rd image comes again with a lone "
+         "surrogate (and NUL, emoji, RTL marks) in its description and name", records(every(3, odd_text)),
+         served=every(3, odd_text), prepared=True, options={"images": {"refresh_overlap": 10**9}},
+         check=lambda run: changes_kept_as_u_fffd(run, every(3, odd_text))),
     Case("timestamps without a zone", "every image: created_at, updated_at, first_seen_at with no Z",
          records(every(1, without_zone)), served=every(1, without_zone)),
     Case("a page repeated forever", "profile `repeat`: the first page of each path, whatever is asked",
@@ -373,7 +390,7 @@ def make_run(case: Case, site: SiteServer, proxy: FaultProxy, tmp_path: Path) ->
     download = {**FILES, "partial_dir": str(tmp_path / "partial"), **case.options.get("download", {}),
                 "enabled": case.files and "download" not in case.command}
     config = site_config(site, tmp_path, polite=case.options.get("polite"), download=download)
-    config = changed(config, store=case.options.get("store", {}))
+    config = changed(config, store=case.options.get("store", {}), images=case.options.get("images", {}))
     if callable(case.fault):
         config = changed(config, site={"base_url": proxy.url})
     run = Run(site, proxy, tmp_path, config)

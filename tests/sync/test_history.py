@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from mirror.cli import cli
 from mirror.commands.changes import changes, parse_since
+from mirror.store import open_database
 
 from ..support.configs import RESOURCES, site_config, sync, write_config
 
@@ -180,3 +181,27 @@ def test_the_feed_and_an_images_history_in_browse(site, mirrored):
     assert json.loads(rows[0]["changes"])["description"] == ["first edit", "second edit"]
     assert {(row["resource"], row["id"], row["event"]) for row in feed} >= {("images", str(image), "changed")}
     assert all(row["event"] != "first_seen" for row in feed)
+
+
+def test_a_lone_surrogate_in_a_changed_field_is_kept_as_u_fffd(site, tmp_path):
+    """JSON may carry "\\ud800", which UTF-8 cannot: first sight stores U+FFFD in text columns, and so
+    must the history of a change (it failed every later run with UnicodeEncodeError)."""
+    config = site_config(site, tmp_path)
+    path = write_config(config, tmp_path / "mirror.toml")
+    assert CliRunner().invoke(cli, ["-c", str(path), "sync"]).exit_code == 0
+    image = sorted(site.editor.images)[5]
+    site.editor.edit_image(image, description="broken \ud800 text", name="file \udfff.png")
+
+    for _ in range(2):  # and every later run
+        result = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+        assert result.exit_code == 0, result.output
+    db = open_database(config.database)
+    changes = json.loads(db.execute("SELECT changes FROM history WHERE record_key = ? AND event = 'changed'",
+                                    [str(image)]).fetchone()[0])
+    assert changes["description"][1] == "broken \ufffd text"
+    assert changes["name"][1] == "file \ufffd.png"
+    assert json.loads(db["images"].get(image)["raw"])["description"] == "broken \ud800 text"  # raw: as sent
+    for args, shown in ((["changes", "--since", "1d"], '"file \ufffd.png"'),
+                        (["changes", "--since", "1d", "--json"], "broken \ufffd text")):
+        said = CliRunner().invoke(cli, ["-c", str(path), *args])
+        assert said.exit_code == 0 and shown in said.output, said.output
