@@ -211,21 +211,29 @@ def verify(ctx: click.Context, repair: bool, sample: Sample | None, quiet: bool,
 
 
 @cli.command()
+@click.option("--json", "as_json", is_flag=True, help="The same as one JSON object (keys in the README).")
 @click.pass_context
 @handle_errors
-def status(ctx: click.Context) -> None:
-    """Print counts, cursors, downloads and the last run of each resource (reading only)."""
-    from .commands.status import describe
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Print counts, downloads, file checks, where each crawler stands and the last runs (reading only)."""
+    from .commands.status import describe, status_json
     from .wiring import wanted_representations
 
     config = _config(ctx)
     if not config.database.exists():
+        if as_json:
+            click.echo(json.dumps({"database": str(config.database), "exists": False}))
+            return
         click.echo(f"No mirror yet at {config.database}; run `mirror sync` to start one.")
         return
     busy_timeout = config.store.busy_timeout
     db = open_read_only(config.database, busy_timeout=busy_timeout)
     with database_errors(config.database, busy_timeout):
-        click.echo(describe(db, wanted_representations(config)))
+        if as_json:
+            click.echo(json.dumps({**status_json(db, wanted_representations(config)), "exists": True},
+                                  ensure_ascii=False))
+        else:
+            click.echo(describe(db, wanted_representations(config)))
 
 
 @cli.command()

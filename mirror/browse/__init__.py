@@ -20,11 +20,14 @@ from .board_pages import ROUTES as BOARD_ROUTES
 from .duplicates_page import PATH as DUPLICATES_PATH
 from .duplicates_page import booru_duplicates
 from .figure import ImageCard, artists_of_tags, artists_of_text
+from .front_page import ROUTES as FRONT_ROUTES
+from .front_page import TABLES_PATH
 from .image_page import booru_image
 from .metadata import kept_extension
 from .places import image_url
 from .search_page import PATH, booru_search, search_url
 from .settings import css, database_name, site_address
+from .times import relative_time
 
 _TEXT_COLUMNS = {"body", "description", "short_description"}
 
@@ -66,7 +69,7 @@ async def _stylesheet(request: Any) -> Response:
 @hookimpl
 def register_routes() -> list[tuple[str, Any]]:
     return [(r"^/-/booru$", booru_search), (r"^/-/image/(?P<id>[0-9]{1,10})$", booru_image),
-            (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet), *BOARD_ROUTES]
+            (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet), *BOARD_ROUTES, *FRONT_ROUTES]
 
 
 @hookimpl
@@ -76,8 +79,16 @@ def extra_css_urls() -> list[str]:
 
 @hookimpl
 def menu_links(datasette: Any) -> list[dict[str, str]]:
-    return [{"href": PATH, "label": "Search images (site syntax)"},
-            {"href": DUPLICATES_PATH, "label": "Near-duplicate images"}, {"href": "/-/forums", "label": "Forums"}]
+    return [{"href": "/", "label": "The board (newest images)"}, {"href": PATH, "label": "Search images (site syntax)"},
+            {"href": "/-/tags", "label": "Tags"}, {"href": "/-/forums", "label": "Forums"},
+            {"href": "/-/galleries", "label": "Galleries"}, {"href": DUPLICATES_PATH, "label": "Near-duplicate images"},
+            {"href": "/-/changes", "label": "What changed"}, {"href": TABLES_PATH, "label": "Tables (Datasette's index)"}]
 
 
-__all__ = ["render_cell", "register_routes", "extra_css_urls", "menu_links", "database_name"]
+@hookimpl
+def prepare_jinja2_environment(env: Any) -> None:
+    env.filters["ago"] = relative_time
+
+
+__all__ = ["database_name", "extra_css_urls", "menu_links", "prepare_jinja2_environment", "register_routes",
+           "render_cell"]

@@ -16,28 +16,29 @@ from urllib.parse import quote
 
 from datasette.utils.asgi import NotFound, Response
 
-from .figure import ImageCard, artists_of_tags
-from .metadata import kept_extension
+from .cards import chosen_filter, filter_in_use, image_cards, spoilered
+from .markup import render_all
 from .places import image_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import page_number, quoted_term, search_url
 from .settings import css, database_name, site_address
+from .times import relative_time
 
 __all__ = ["ROUTES"]
 
 PER_PAGE = 50
 POSTS_PER_PAGE = 25
-Row = tuple[Any, ...]
+TAGS_PER_PAGE = 200
 
 
-def _link(text: str, href: str | None = None) -> dict[str, Any]:
-    return {"text": text, "href": href}
+def _link(text: str, href: str | None = None, category: str | None = None) -> dict[str, Any]:
+    """A link of a page's lists; one with a ``category`` ("" for none) is a tag, coloured as the site colours it."""
+    return {"text": text, "href": href, "category": category}
 
 
-def _cards(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[Row]:
-    """(id, tags, source_url, kept thumbnail's extension) of the images ``sql`` selects, in order."""
-    return [(image_id, tags, source, kept_extension(conn, image_id))
-            for image_id, tags, source in conn.execute(sql, params).fetchall()]
+def _cards(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[int]:
+    """The ids of the images ``sql`` selects (its first column), in order."""
+    return [row[0] for row in conn.execute(sql, params).fetchall()]
 
 
 def _record(conn: sqlite3.Connection, table: str, record_id: int, *columns: str) -> dict[str, Any] | None:
@@ -60,7 +61,8 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int) -> dict[str, Any]
     name = tag.get("name")
     mirrored = conn.execute("SELECT count(*) FROM image_tags WHERE tag_id = ?", [tag_id]).fetchone()[0]
     return {
-        "title": name, "subtitle": tag.get("category") and f"{tag['category']} tag",
+        "title": name, "title_category": tag.get("category") or "",
+        "subtitle": tag.get("category") and f"{tag['category']} tag",
         "facts": [("images on the site", tag.get("images")), ("images mirrored", mirrored)],
         "texts": [t for t in (tag.get("short_description"), tag.get("description")) if t],
         "link_lists": [
@@ -72,7 +74,7 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int) -> dict[str, Any]
             ("", [_link("all its images, with the site's search", search_url(name))]),
         ],
         "cards_title": "Its newest images", "searchbox_q": quoted_term(name),
-        "rows": _cards(conn, "SELECT i.id, i.tags, i.source_url FROM image_tags it JOIN images i ON i.id = it.image_id "
+        "rows": _cards(conn, "SELECT i.id FROM image_tags it JOIN images i ON i.id = it.image_id "
                              "WHERE it.tag_id = ? ORDER BY it.image_id DESC LIMIT ? OFFSET ?",
                        [tag_id, PER_PAGE, (page - 1) * PER_PAGE]),
         "pages": math.ceil(mirrored / PER_PAGE),
@@ -103,14 +105,14 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int) -> dict[str, An
         "ORDER BY 1 DESC LIMIT 50", [user_id, user_id])]
     return {
         "title": user.get("name") or f"user {user_id}", "subtitle": user.get("role"),
-        "facts": [("joined", user.get("created_at")), ("uploads", user.get("uploads_count")),
+        "facts": [("joined", relative_time(user.get("created_at"))), ("uploads", user.get("uploads_count")),
                   ("comments", user.get("comments_count")), ("posts", user.get("posts_count"))],
         "texts": [user["description"]] if user.get("description") else [],
         "link_lists": [("artist links", links),
                        ("awards", [_link(f"{a.get('title')} ({a.get('label') or ''})") for a in user.get("awards") or []
                                    if isinstance(a, dict)])],
         "cards_title": f"Uploads ({uploads:,} mirrored)",
-        "rows": _cards(conn, "SELECT id, tags, source_url FROM images WHERE uploader_id = ? ORDER BY id DESC "
+        "rows": _cards(conn, "SELECT id FROM images WHERE uploader_id = ? ORDER BY id DESC "
                              "LIMIT ? OFFSET ?", [user_id, PER_PAGE, (page - 1) * PER_PAGE]),
         "pages": math.ceil(uploads / PER_PAGE), "messages_title": "Latest comments and posts", "messages": messages,
     }
@@ -131,11 +133,34 @@ def gallery_page(conn: sqlite3.Connection, gallery_id: int, page: int) -> dict[s
         "link_lists": [("", [_link("its images as a search", f"{SEARCH_PATH}?q=gallery_id:{gallery_id}"
                                                               f"&sf=gallery_id:{gallery_id}&sd=desc")])],
         "cards_title": "Its images, in gallery order",
-        "rows": _cards(conn, "SELECT i.id, i.tags, i.source_url FROM gallery_images gi JOIN images i ON i.id = gi.image_id "
+        "rows": _cards(conn, "SELECT i.id FROM gallery_images gi JOIN images i ON i.id = gi.image_id "
                              "WHERE gi.gallery_id = ? ORDER BY gi.position LIMIT ? OFFSET ?",
                        [gallery_id, PER_PAGE, (page - 1) * PER_PAGE]),
         "pages": math.ceil(count / PER_PAGE),
     }
+
+
+def tags_page(conn: sqlite3.Connection, page: int) -> dict[str, Any]:
+    """The board's tags, the most used first, coloured by category."""
+    count = conn.execute("SELECT count(*) FROM tags").fetchone()[0]
+    tags = conn.execute("SELECT id, name, category, images FROM tags ORDER BY images DESC, name LIMIT ? OFFSET ?",
+                        [TAGS_PER_PAGE, (page - 1) * TAGS_PER_PAGE]).fetchall()
+    return {"title": "Tags", "subtitle": f"{count:,} tags, the most used first",
+            "link_lists": [("", [_link(f"{name} ({images or 0:,})", f"/-/tag/{tag_id}", category or "")
+                                 for tag_id, name, category, images in tags])],
+            "pages": math.ceil(count / TAGS_PER_PAGE)}
+
+
+def galleries_page(conn: sqlite3.Connection, page: int) -> dict[str, Any]:
+    """The board's galleries, the newest first."""
+    count = conn.execute("SELECT count(*) FROM galleries").fetchone()[0]
+    galleries = conn.execute("SELECT g.id, g.title, g.creator, (SELECT count(*) FROM gallery_images gi "
+                             "WHERE gi.gallery_id = g.id) FROM galleries g ORDER BY g.id DESC LIMIT ? OFFSET ?",
+                             [PER_PAGE, (page - 1) * PER_PAGE]).fetchall()
+    return {"title": "Galleries", "subtitle": f"{count:,} galleries, the newest first",
+            "link_lists": [("", [_link(f"{title or f'gallery {gallery_id}'} ({images:,} images, by {creator or 'unknown'})",
+                                       f"/-/gallery/{gallery_id}") for gallery_id, title, creator, images in galleries])],
+            "pages": math.ceil(count / PER_PAGE)}
 
 
 def forums_page(conn: sqlite3.Connection, page: int) -> dict[str, Any]:
@@ -176,21 +201,42 @@ def topic_page(conn: sqlite3.Connection, short_name: str, slug: str, page: int) 
             "messages_title": "Posts, in order", "messages": posts, "pages": math.ceil(count / POSTS_PER_PAGE)}
 
 
+def _shown(conn: sqlite3.Connection, found: dict[str, Any], chosen: int | None, site: str) -> dict[str, Any]:
+    """A page's images as cards under the filter in use, and its texts and bodies rendered as the
+    site renders its markup (their image references looked up together)."""
+    used = filter_in_use(conn, chosen)
+    if found.get("rows") is not None:
+        found["rows"] = image_cards(conn, found["rows"], used)
+    messages = found.get("messages") or []
+    bodies = [m.pop("body") for m in messages] + list(found.get("texts") or [])
+    rendered = render_all(conn, bodies, site, lambda ids: spoilered(conn, ids, used))
+    for message, body in zip(messages, rendered):
+        message["body"] = body
+    found["texts"] = rendered[len(messages):]
+    found["filter"] = used
+    return found
+
+
 def _view(build: Callable[..., dict[str, Any] | None], *keys: str, integer: bool = True) -> Callable[..., Any]:
     async def view(datasette: Any, request: Any) -> Response:
         args = [int(request.url_vars[k]) if integer else request.url_vars[k] for k in keys]
         page = page_number(request.args)
         database = database_name(datasette)
-        found = await datasette.get_database(database).execute_fn(lambda conn: build(conn, *args, page))
+        site = site_address(datasette)
+        chosen = chosen_filter(request)
+
+        def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
+            found = build(conn, *args, page)
+            return None if found is None else _shown(conn, found, chosen, site)
+
+        found = await datasette.get_database(database).execute_fn(read)
         if found is None:
             raise NotFound("the mirror has no such record")
-        site = site_address(datasette)
         rows = found.pop("rows", None)
-        cards = None if rows is None else [
-            ImageCard(image_id, artists_of_tags(tags), source or None, kept).html(site, SEARCH_PATH, image_url(image_id))
-            for image_id, tags, source, kept in rows]
-        context = {"css": css(), "subtitle": None, "facts": [], "texts": [], "link_lists": [], "cards": cards,
-                   "cards_title": "", "messages": None, "messages_title": "", "page": page, "pages": 0, **found}
+        cards = None if rows is None else [card.html(site, SEARCH_PATH, image_url(card.image_id)) for card in rows]
+        context = {"css": css(), "subtitle": None, "title_category": None, "facts": [], "texts": [], "link_lists": [], "cards": cards,
+                   "cards_title": "", "messages": None, "messages_title": "", "page": page, "pages": 0,
+                   "page_url": lambda number: f"?page={number}", **found}
         return Response.html(await datasette.render_template("booru_page.html", context, request=request))
 
     return view
@@ -201,6 +247,8 @@ ROUTES = [
     (r"^/-/user/(?P<id>[0-9]{1,10})$", _view(user_page, "id")),
     (r"^/-/gallery/(?P<id>[0-9]{1,10})$", _view(gallery_page, "id")),
     (r"^/-/forums$", _view(forums_page)),
+    (r"^/-/tags$", _view(tags_page)),
+    (r"^/-/galleries$", _view(galleries_page)),
     (r"^/-/forum/(?P<short>[^/]+)$", _view(forum_page, "short", integer=False)),
     (r"^/-/topic/(?P<short>[^/]+)/(?P<slug>[^/]+)$", _view(topic_page, "short", "slug", integer=False)),
 ]

@@ -10,8 +10,8 @@ from datasette.utils.asgi import Response
 from sqlite_utils import Database
 
 from ..search.similar import HashIndex, groups
-from .figure import ImageCard, artists_of_tags
-from .metadata import kept_extension
+from .cards import chosen_filter, filter_in_use, image_cards
+from .figure import ImageCard
 from .places import image_url
 from .search_page import PATH as SEARCH_PATH
 from .settings import css, database_name, site_address
@@ -21,29 +21,22 @@ PATH = "/-/duplicates"
 MOST = 200
 
 
-def _groups(conn: sqlite3.Connection) -> list[list[tuple[int, str | None, str | None, str | None]]]:
-    """Each group's images: (id, tags, source_url, the kept thumbnail's extension)."""
+def _groups(conn: sqlite3.Connection, chosen: int | None) -> list[list[ImageCard]]:
+    """Each group's images as cards under the filter in use."""
     try:
         found = groups(HashIndex.load(Database(conn)))[:MOST]
     except sqlite3.OperationalError:  # a mirror from before fingerprints
         return []
-    shown = []
-    for group in found:
-        rows = []
-        for image_id in group:
-            row = conn.execute("SELECT tags, source_url FROM images WHERE id = ?", [image_id]).fetchone()
-            rows.append((image_id, row[0] if row else None, row[1] if row else None, kept_extension(conn, image_id)))
-        shown.append(rows)
-    return shown
+    used = filter_in_use(conn, chosen)
+    return [image_cards(conn, list(group), used) for group in found]
 
 
 async def booru_duplicates(datasette: Any, request: Any) -> Response:
     database = database_name(datasette)
-    found = await datasette.get_database(database).execute_fn(_groups)
+    chosen = chosen_filter(request)
+    found = await datasette.get_database(database).execute_fn(lambda conn: _groups(conn, chosen))
     site = site_address(datasette)
-    cards = [[ImageCard(image_id, artists_of_tags(tags), source or None, kept).html(
-                  site, SEARCH_PATH, image_url(image_id))
-              for image_id, tags, source, kept in group] for group in found]
+    cards = [[card.html(site, SEARCH_PATH, image_url(card.image_id)) for card in group] for group in found]
     context = {"css": css(), "groups": cards,
                "error": None if cards or found else "No near-duplicates found (or no fingerprints yet: they are "
                                                     "read from the files `mirror download` keeps)."}

@@ -23,7 +23,9 @@ from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
 from ..search.query import QueryError
 from ..urls import is_web_url
+from .cards import chosen_filter, filter_in_use, spoilered
 from .figure import VIDEO
+from .markup import render_all
 from .metadata import KEPT_PICTURE, kept_extension
 from .places import SearchPlace, image_url, place_of
 from .search_page import PATH as SEARCH_PATH
@@ -31,12 +33,16 @@ from .search_page import SECONDS as SEARCH_SECONDS
 from .search_page import mirror_query, search_url
 from .searching import run_search
 from .settings import css, database_name, site_address
+from .times import relative_time
 
 PATH = "/-/image"
 
 
-def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | None:
-    """Everything the page shows, from the mirror's tables; None when the mirror has no such image."""
+def image_context(conn: sqlite3.Connection, image_id: int, chosen: int | None = None,
+                  site: str = "") -> dict[str, Any] | None:
+    """Everything the page shows, from the mirror's tables, its bodies rendered as the site renders
+    them (``site`` is where an image they name but the mirror lacks is linked); None when the
+    mirror has no such image."""
     row = conn.execute("SELECT raw, stub, hidden_from_users, deletion_reason, duplicate_of FROM images WHERE id = ?",
                        [image_id]).fetchone()
     if row is None:
@@ -49,11 +55,16 @@ def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
     groups: dict[str, list[dict[str, Any]]] = {}
     for tag_id, name, category, count in sorted(tags, key=lambda t: display_key(t[2], t[1])):
         groups.setdefault(category if category in DISPLAY_CATEGORIES else "other", []).append(
-            {"id": tag_id, "name": name, "count": count, "href": search_url(name)})
+            {"id": tag_id, "name": name, "count": count, "href": search_url(name), "category": category or ""})
     comments = [{"author": author, "created_at": created, "body": body or "(hidden on the site)"}
                 for author, created, body in conn.execute(
                     "SELECT author, created_at, body FROM comments WHERE image_id = ? ORDER BY created_at, id",
                     [image_id])]
+    used = filter_in_use(conn, chosen)
+    *bodies, description = render_all(conn, [c["body"] for c in comments] + [record.get("description")], site,
+                                      lambda ids: spoilered(conn, ids, used))
+    for comment, body in zip(comments, bodies):
+        comment["body"] = body
     galleries = [{"id": gid, "title": title, "previous": prev, "next": nxt} for gid, title, prev, nxt in conn.execute(
         "SELECT g.id, g.title, (SELECT image_id FROM gallery_images p WHERE p.gallery_id = gi.gallery_id "
         "AND p.position < gi.position ORDER BY p.position DESC LIMIT 1), (SELECT image_id FROM gallery_images n "
@@ -64,13 +75,15 @@ def image_context(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
                               "WHERE id > ?)", [image_id, image_id]).fetchone()
     sources = [s for s in (record.get("source_urls") or [record.get("source_url")]) if isinstance(s, str) and s]
     return {
-        "id": image_id, "record": record, "hidden": bool(row[2]), "deletion_reason": row[3], "duplicate_of": row[4],
+        "id": image_id, "record": record, "description": description, "hidden": bool(row[2]),
+        "deletion_reason": row[3], "duplicate_of": row[4],
         "picture": picture, "video": picture in VIDEO,
         "artists": [t["name"][len("artist:"):] for g in groups.values() for t in g if t["name"].startswith("artist:")],
         "sources": [{"text": s, "link": is_web_url(s)} for s in sources],
         "tag_groups": list(groups.items()), "comments": comments, "galleries": galleries,
         "previous": neighbours[0], "next": neighbours[1],
-        "figures": [(label, record.get(key)) for label, key in (
+        "figures": [(label, relative_time(record.get(key)) if key.endswith("_at") else record.get(key))
+                    for label, key in (
             ("score", "score"), ("faves", "faves"), ("upvotes", "upvotes"), ("downvotes", "downvotes"),
             ("format", "format"), ("uploader", "uploader"), ("uploaded", "created_at"),
             ("first seen", "first_seen_at"))] + [("size", f"{record.get('width')}x{record.get('height')}")],
@@ -104,7 +117,10 @@ async def booru_image(datasette: Any, request: Any) -> Response:
     database = database_name(datasette)
     place = place_of(request.args)
 
-    found = await datasette.get_database(database).execute_fn(lambda conn: image_context(conn, image_id))
+    site = site_address(datasette)
+    chosen = chosen_filter(request)
+    found = await datasette.get_database(database).execute_fn(
+        lambda conn: image_context(conn, image_id, chosen, site))
     if found is None:
         raise NotFound(f"the mirror has no image {image_id}")
     searched = (None, None)
@@ -113,7 +129,7 @@ async def booru_image(datasette: Any, request: Any) -> Response:
     by_id = tuple(None if found[side] is None else image_url(found[side]) for side in ("previous", "next"))
     found["in_search"] = searched != (None, None)
     found["previous_url"], found["next_url"] = searched if found["in_search"] else by_id
-    found.update(css=css(), path=PATH, site=site_address(datasette), search_path=SEARCH_PATH,
+    found.update(css=css(), path=PATH, site=site, search_path=SEARCH_PATH,
                  searchbox_q=place.q if place else "",
                  json_url=datasette.urls.row(database, "images", str(image_id)) + ".json",
                  history_url=datasette.urls.database(database) + f"/image_history?image={image_id}")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -65,20 +65,20 @@ def references_in(texts: Iterable[str | None]) -> set[int]:
 
 
 def find_references(conn: sqlite3.Connection, ids: Iterable[int],
-                    spoilered: Iterable[int] = ()) -> dict[int, Reference]:
-    """The mirrored images among ``ids``; those in ``spoilered`` (the filter in use spoilers
+                    spoilers: Callable[[list[int]], Container[int]] | None = None) -> dict[int, Reference]:
+    """The mirrored images among ``ids``; those ``spoilers`` names (the filter in use spoilers
     them) are linked, not shown."""
     wanted = sorted(set(ids))
     if not wanted:
         return {}
-    hidden = set(spoilered)
+    rows = conn.execute("SELECT id, hidden_from_users, duplicate_of, tags, source_url FROM images "
+                        "WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(wanted)]).fetchall()
+    covered = spoilers([row[0] for row in rows]) if spoilers and rows else ()
     found = {}
-    for image_id, gone, merged, tags, source in conn.execute(
-            "SELECT id, hidden_from_users, duplicate_of, tags, source_url FROM images "
-            "WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(wanted)]):
+    for image_id, gone, merged, tags, source in rows:
         state = "merged" if merged else "deleted" if gone else None
         card = ImageCard(image_id, artists_of_tags(tags), source or None, kept_extension(conn, image_id))
-        found[image_id] = Reference(image_id, state, card, image_id in hidden)
+        found[image_id] = Reference(image_id, state, card, image_id in covered)
     return found
 
 
@@ -200,7 +200,7 @@ def render(text: str | None, references: dict[int, Reference], site: str) -> Mar
 
 
 def render_all(conn: sqlite3.Connection, texts: Sequence[str | None], site: str,
-               spoilered: Iterable[int] = ()) -> list[Markup]:
+               spoilers: Callable[[list[int]], Container[int]] | None = None) -> list[Markup]:
     """Every body of a page, their image references looked up in the mirror at once."""
-    references = find_references(conn, references_in(texts), spoilered)
+    references = find_references(conn, references_in(texts), spoilers)
     return [render(text, references, site) for text in texts]

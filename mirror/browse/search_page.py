@@ -17,8 +17,8 @@ from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
 from ..search.query import MatchNone, Node, QueryError
 from ..search.sort import IMAGE_SORT_FIELDS
-from .figure import ImageCard, artists_of_tags
-from .metadata import kept_extension
+from .cards import chosen_filter, filter_in_use, image_cards
+from .figure import ImageCard
 from .places import SearchPlace, image_url
 from .searching import run_search
 from .settings import css, site_address
@@ -59,13 +59,12 @@ def page_number(args: Any) -> int:
         return 1
 
 
-def _page(conn: sqlite3.Connection, postings: Postings, node: Node, sf: str | None, sd: str | None, page: int,
-          include_gone: bool) -> tuple[list[tuple[Any, ...]], int, dict[int, str]]:
-    """(rows of id, tags, source_url; total; the kept thumbnail's extension by image id) for one page."""
+def search_page_of(conn: sqlite3.Connection, postings: Postings, node: Node, sf: str | None, sd: str | None, page: int,
+          include_gone: bool, chosen: int | None) -> tuple[list[ImageCard], int]:
+    """(the cards of one page under the filter in use, the total)."""
     found = images.search(conn, postings, node, ImageScope(deleted=include_gone), sf=sf, sd=sd, limit=PER_PAGE,
-                          offset=(page - 1) * PER_PAGE, columns="{t}.id, {t}.tags, {t}.source_url", seconds=SECONDS)
-    kept = {row[0]: kept_extension(conn, row[0]) for row in found.rows}
-    return [tuple(row) for row in found.rows], found.total, kept
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS)
+    return image_cards(conn, [row[0] for row in found.rows], filter_in_use(conn, chosen)), found.total
 
 
 async def booru_search(datasette: Any, request: Any) -> Response:
@@ -73,23 +72,24 @@ async def booru_search(datasette: Any, request: Any) -> Response:
     q, sf, sd = args.get("q", ""), args.get("sf") or "first_seen_at", args.get("sd") or "desc"
     include_gone = args.get("del") == "1"
     page = page_number(args)
+    chosen = chosen_filter(request)
     context: dict[str, Any] = {"q": q, "sf": sf, "sd": sd, "page": page, "include_gone": include_gone,
                                "sort_fields": list(IMAGE_SORT_FIELDS) + ["random"], "path": PATH,
                                "css": css(), "error": None, "cards": [], "total": 0, "pages": 0}
     if q.strip():
         try:
             node = mirror_query(q)
-            rows, total, kept = await run_search(
-                datasette, lambda conn, postings: _page(conn, postings, node, sf, sd, page, include_gone))
+            cards, total = await run_search(
+                datasette, lambda conn, postings: search_page_of(conn, postings, node, sf, sd, page, include_gone, chosen))
         except (QueryError, engine.SearchTooSlow) as e:
             context["error"] = str(e)
         else:
             if not isinstance(node, MatchNone):
                 site = site_address(datasette)
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
-                    ImageCard(image_id, artists_of_tags(tags), source or None, kept.get(image_id)).html(
-                        site, PATH, image_url(image_id, SearchPlace(q, sf, sd, include_gone, (page - 1) * PER_PAGE + n)))
-                    for n, (image_id, tags, source) in enumerate(rows)])
+                    card.html(site, PATH, image_url(card.image_id, SearchPlace(q, sf, sd, include_gone,
+                                                                               (page - 1) * PER_PAGE + n)))
+                    for n, card in enumerate(cards)])
 
     def page_url(number: int) -> str:
         return PATH + "?" + urlencode({"q": q, "sf": sf, "sd": sd, "page": number, **({"del": "1"} if include_gone else {})})

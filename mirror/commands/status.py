@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Sequence
+from typing import Any
 
 from sqlite_utils import Database
 
 from ..store import downloads
 from ..store.state import all_cursors, last_runs
+from .cursors import describe_cursor
 
 COUNTS = {
     "images": "SELECT count(*) FROM images",
@@ -55,9 +57,10 @@ def describe(db: Database, representations: Sequence[str] = ()) -> str:
     lines += [f"  {label:<34} {value:>10,}" for label, value in counts(db).items()]
     lines += ["", f"Downloads ({', '.join(representations) or 'none configured'}):"]
     lines += [f"  {label:<34} {value:>10,}" for label, value in download_counts(db, representations).items()]
-    lines += ["", "Cursors:"]
+    lines += [f"  {label:<34} {value:>10}" for label, value in check_lines(downloads.check_ages(db))]
+    lines += ["", "Where each crawler stands:"]
     cursors = all_cursors(db)
-    lines += [f"  {name:<12} {json.dumps(cursor, sort_keys=True)}" for name, cursor in cursors.items()] or ["  (none)"]
+    lines += [f"  {name:<12} {describe_cursor(name, cursor)}" for name, cursor in cursors.items()] or ["  (none)"]
     lines += ["", "Last runs:"]
     runs = last_runs(db)
     for run in runs:
@@ -68,3 +71,32 @@ def describe(db: Database, representations: Sequence[str] = ()) -> str:
     if not runs:
         lines.append("  (none)")
     return "\n".join(lines)
+
+
+def check_lines(ages: dict[str, Any]) -> list[tuple[str, str]]:
+    """When the kept files were last re-hashed (``mirror verify``; a download counts as a check)."""
+    return [("never re-hashed by verify", f"{ages['never_verified']:,}"),
+            ("last re-hashed by verify", _day(ages["last_verified"])),
+            ("oldest check (or download)", _day(ages["oldest_check"]))]
+
+
+def _day(when: str | None) -> str:
+    return when[:10] if when else "never"
+
+
+def key(label: str) -> str:
+    """A label as a JSON key: ``images hidden, deleted or merged`` -> ``images_hidden_deleted_or_merged``."""
+    return re.sub(r"\W+", "_", label).strip("_")
+
+
+def status_json(db: Database, representations: Sequence[str] = ()) -> dict[str, Any]:
+    """What :func:`describe` says, for scripts: the same figures under stable keys (README)."""
+    cursors = all_cursors(db)
+    return {
+        "database": db.conn.execute("PRAGMA database_list").fetchone()[2],
+        "records": {key(label): value for label, value in counts(db).items()},
+        "downloads": {key(label): value for label, value in download_counts(db, representations).items()},
+        "checks": downloads.check_ages(db),
+        "cursors": {name: {"says": describe_cursor(name, cursor), "cursor": cursor} for name, cursor in cursors.items()},
+        "last_runs": last_runs(db),
+    }

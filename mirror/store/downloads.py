@@ -192,8 +192,10 @@ def stalest_slice(db: Database, parts: int) -> int:
 def check_ages(db: Database) -> dict[str, Any]:
     """When the kept files were last checked: the oldest and newest check (a download counts as
     one) and how many were never re-hashed by ``mirror verify``."""
+    # `mirror status` reads a mirror an older version made without migrating it: no verified_at yet.
+    verified = "verified_at" if "verified_at" in db["downloads"].columns_dict else "NULL"
     oldest, newest, never = db.execute(f"""
-        SELECT min(coalesce(verified_at, downloaded_at)), max(verified_at), sum(verified_at IS NULL)
+        SELECT min(coalesce({verified}, downloaded_at)), max({verified}), sum({verified} IS NULL)
         FROM downloads WHERE status = '{DONE}'""").fetchone()
     return {"oldest_check": oldest, "last_verified": newest, "never_verified": never or 0}
 

@@ -14,6 +14,7 @@ from urllib.parse import quote
 import pytest
 
 from mirror.browse.app import make_datasette
+from mirror.browse.markup import IMAGE_REFERENCE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
@@ -132,7 +133,14 @@ def test_in_a_real_browser_every_grid_shows_its_pictures_with_their_attribution(
         posts = tab.evaluate("() => [...document.querySelectorAll('.booru-text')].map(p => p.innerText)")
         kept = [r[0] for r in db.execute("SELECT body FROM posts WHERE forum_short_name = ? AND topic_slug = ? "
                                          "AND body IS NOT NULL ORDER BY created_at, id LIMIT 25", [forum, topic])]
-        assert [post for post in posts if post != "(hidden on the site)"] == [body.replace("\r\n", "\n").strip() for body in kept]
+        posts = [post for post in posts if post != "(hidden on the site)"]
+        assert len(posts) == len(kept)
+        for post, body in zip(posts, kept):  # in order, with their words as written
+            assert all(word in post for word in IMAGE_REFERENCE.sub("", body).split()), (post, body)
+        referenced = {int(m.group(1)) for body in kept for m in IMAGE_REFERENCE.finditer(body)}
+        drawn = set(tab.evaluate("() => [...document.querySelectorAll('.booru-ref-embed, a.booru-ref')].map("
+                                 "e => Number(e.dataset.imageId || e.getAttribute('href').split('/').pop()))"))
+        assert referenced and referenced <= drawn
         screenshot(tab, "browse-thread.png")
         tab.close()
 
@@ -163,25 +171,31 @@ def screenshot(tab, name: str) -> None:
         tab.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], name))
 
 
+def cards_on(html: str) -> list[int]:
+    """The images a page's grid shows, in order (not those its texts refer to)."""
+    return [int(i) for i in re.findall(r'<figure class="booru-image" data-image-id="(\d+)"', html)]
+
+
 def test_the_tag_user_gallery_and_forum_pages(mirrored):
     config, db, shown, gone, tmp = mirrored
-    tag_id, name = db.execute("SELECT t.id, t.name FROM image_tags it JOIN tags t ON t.id = it.tag_id "
-                              "GROUP BY t.id ORDER BY count(*) DESC LIMIT 1").fetchone()
+    tag_id, name, category = db.execute("SELECT t.id, t.name, t.category FROM image_tags it JOIN tags t ON t.id = it.tag_id "
+                                        "GROUP BY t.id ORDER BY count(*) DESC LIMIT 1").fetchone()
     status, html, _ = page(config, f"/-/tag/{tag_id}")
-    images = [int(i) for i in re.findall(r'data-image-id="(\d+)"', html)]
+    images = cards_on(html)
     tagged = [r[0] for r in db.execute("SELECT image_id FROM image_tags WHERE tag_id = ? ORDER BY image_id DESC LIMIT 50",
                                        [tag_id])]
-    assert status == 200 and f"<h1>{name}</h1>" in html and images == tagged
+    assert status == 200 and images == tagged
+    assert f'<h1><span class="booru-tag" data-tag-category="{category or ""}">{name}</span></h1>' in html
     user_id, user = db.execute("SELECT id, name FROM users WHERE raw IS NOT NULL AND id IN "
                                "(SELECT uploader_id FROM images) LIMIT 1").fetchone()
     status, html, _ = page(config, f"/-/user/{user_id}")
     uploads = [r[0] for r in db.execute("SELECT id FROM images WHERE uploader_id = ? ORDER BY id DESC LIMIT 50", [user_id])]
-    assert status == 200 and user in html and [int(i) for i in re.findall(r'data-image-id="(\d+)"', html)] == uploads
+    assert status == 200 and user in html and cards_on(html) == uploads
     gallery_id, = db.execute("SELECT gallery_id FROM gallery_images GROUP BY 1 ORDER BY count(*) DESC").fetchone()
     status, html, _ = page(config, f"/-/gallery/{gallery_id}")
     order = [r[0] for r in db.execute("SELECT image_id FROM gallery_images WHERE gallery_id = ? ORDER BY position LIMIT 50",
                                       [gallery_id])]
-    assert status == 200 and [int(i) for i in re.findall(r'data-image-id="(\d+)"', html)] == order
+    assert status == 200 and cards_on(html) == order
     forum, topic = db.execute("SELECT forum_short_name, topic_slug FROM posts GROUP BY 1, 2 ORDER BY count(*) DESC").fetchone()
     assert f'href="/-/forum/{forum}"' in page(config, "/-/forums")[1]
     assert f'href="/-/topic/{forum}/{topic}"' in page(config, f"/-/forum/{forum}")[1] or "page 1 of" in page(
@@ -190,8 +204,11 @@ def test_the_tag_user_gallery_and_forum_pages(mirrored):
     bodies = [r[0] or "(hidden on the site)" for r in db.execute(
         "SELECT body FROM posts WHERE forum_short_name = ? AND topic_slug = ? ORDER BY created_at, id LIMIT 25",
         [forum, topic])]
-    shown_bodies = [html_text.unescape(b) for b in re.findall(r'<div class="booru-text">(.*?)</div>', html, re.S)]
-    assert status == 200 and shown_bodies == bodies  # in order, as text
+    shown_bodies = [html_text.unescape(re.sub(r"<[^>]+>", " ", b))
+                    for b in re.findall(r'<div class="booru-text booru-markup">(.*?)</div>', html, re.S)]
+    assert status == 200 and len(shown_bodies) == len(bodies)
+    for shown_body, body in zip(shown_bodies, bodies):  # in order, their words as written
+        assert all(word in shown_body for word in IMAGE_REFERENCE.sub("", body).split()), (shown_body, body)
     assert page(config, "/-/tag/99999999")[0] == 404 and page(config, "/-/topic/nope/nope")[0] == 404
 
 

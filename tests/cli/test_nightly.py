@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
-from ..support.configs import changed, site_config, write_config
+from ..support.configs import changed, site_config, site_images, write_config
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")
 API_KEY = "nightly-secret-key-123"
@@ -222,3 +222,66 @@ def test_a_failing_ping_is_one_warning_and_never_fails_the_run(site, tmp_path):
     warnings = run.stderr.splitlines()
     assert len(warnings) == 2 and all("health check: the ping to http://127.0.0.1:" in w for w in warnings)
     assert all("HTTP 500" in w and "3f1c-check" not in w for w in warnings)  # the check's path is its secret
+
+
+def slice_of(db_path: Path, parts: int) -> dict[int, int]:
+    """Kept files per slice (image id modulo ``parts``, plus one), and how many were re-hashed."""
+    import sqlite3
+
+    with sqlite3.connect(db_path) as conn:
+        return dict(conn.execute(f"SELECT image_id % {parts} + 1, count(verified_at) FROM downloads "
+                                 "WHERE status = 'done' GROUP BY 1"))
+
+
+def test_verify_sample_checks_one_slice_a_night_and_auto_goes_round_every_slice(site, tmp_path):
+    config = nightly_config(site, tmp_path)
+    kept = json.loads(mirror(config, "sync", "--json").stdout)["files"]["kept"]
+    one = json.loads(mirror(config, "verify", "--sample", "2/3", "--json").stdout)["verify"]
+    checked = slice_of(tmp_path / "mirror.db", 3)
+    assert one["sample"] == "2/3" and checked[1] == checked[3] == 0 and checked[2] == one["checked"] > 0
+
+    nights = [json.loads(mirror(config, "verify", "--sample", "auto/3", "--json").stdout)["verify"]
+              for _ in range(3)]
+    assert [night["sample"] for night in nights] == ["1/3", "3/3", "2/3"]  # the slice checked longest ago first
+    assert sum(night["checked"] for night in nights) == kept  # every file once in three nights
+    assert set(slice_of(tmp_path / "mirror.db", 1).values()) == {kept}
+
+    status = mirror(config, "status")
+    assert "never re-hashed by verify" in status.stdout
+    assert json.loads(mirror(config, "status", "--json").stdout)["checks"]["never_verified"] == 0
+
+
+@pytest.mark.parametrize("sample", ["0/3", "4/3", "3", "a/3", "1/0"])
+def test_verify_refuses_a_sample_that_is_not_k_of_n(sample, tmp_path):
+    run = mirror(tmp_path / "none.toml", "verify", "--sample", sample)
+    assert run.returncode == 2 and "--sample" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_missing_file_in_the_slice_is_found_and_one_outside_it_is_not(site, tmp_path):
+    config = nightly_config(site, tmp_path)
+    assert mirror(config, "sync", "--quiet").returncode == 0
+    lost = next((tmp_path / "files" / "full").rglob("*.*"))
+    image_id = int(lost.stem)
+    lost.unlink()
+    other = f"{(image_id + 1) % 2 + 1}/2"
+    assert mirror(config, "verify", "--sample", other, "--quiet").returncode == 0
+    found = mirror(config, "verify", "--sample", f"{image_id % 2 + 1}/2", "--quiet")
+    assert found.returncode == 6 and f"missing: image {image_id} full" in found.stderr
+
+
+def test_status_says_where_each_crawler_stands_in_words_and_as_json(site, tmp_path):
+    config = nightly_config(site, tmp_path)
+    assert mirror(config, "sync", "--quiet").returncode == 0
+    shown = mirror(config, "status").stdout.splitlines()
+    stands = shown[shown.index("Where each crawler stands:") + 1:shown.index("Last runs:") - 1]
+    images = next(line for line in stands if line.split()[0] == "images")
+    high = max(record["id"] for record in site_images(site))
+    assert f"every image up to id {high} mirrored" in images and "{" not in images
+    assert all(len(line) < 250 and '"high_water"' not in line for line in stands)
+
+    status = json.loads(mirror(config, "status", "--json").stdout)
+    assert status["exists"] is True and status["records"]["images"] == 40
+    assert status["cursors"]["images"]["cursor"]["high_water"] == high
+    assert status["cursors"]["images"]["says"] == images.split(None, 1)[1]
+    assert status["downloads"]["files_to_download"] == 0 and status["checks"]["never_verified"] > 0
+    assert {run["resource"] for run in status["last_runs"]} >= {"images"}

@@ -32,7 +32,7 @@ def test_status_shows_counts_cursors_and_last_runs_per_resource(site, tmp_path):
     assert any(line.split()[:1] == ["images"] and line.split()[-1] == f"{count:,}" for line in lines)
     comments = db.execute("SELECT count(*) FROM comments").fetchone()[0]
     assert comments and any(line.split() == ["comments", f"{comments:,}"] for line in lines)
-    cursors = lines[lines.index("Cursors:") + 1:lines.index("Last runs:")]
+    cursors = lines[lines.index("Where each crawler stands:") + 1:lines.index("Last runs:")]
     assert {line.split()[0] for line in cursors if line.strip()} >= {"images", "comments"}
     runs = lines[lines.index("Last runs:") + 1:]
     images_run = next(line for line in runs if line.split()[0] == "images")

@@ -476,9 +476,12 @@ def assert_files_kept(run: Run, db, stored: dict[int, dict[str, Any]]) -> str:
 
 # --- the report ---------------------------------------------------------------------------------------
 
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")  # the UTC time a line to a pipe starts with
+
+
 def excerpt(result: Result, code: int) -> str:
     """What the mirror said: the error line of a failed run, else its summary lines."""
-    lines = [line.strip() for line in result.output.splitlines() if line.strip()]
+    lines = [STAMP.sub("", line.strip()) for line in result.output.splitlines() if line.strip()]
     if code:
         return next((line for line in lines if line.startswith("Error:")), lines[-1] if lines else "")
     said = [line for line in lines if line.split(":")[0] in ("images", "downloads", "failed")]

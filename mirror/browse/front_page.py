@@ -1,0 +1,83 @@
+"""``/``: the board at the front door, as the site's own front page: the newest images with their
+counts under the filter in use, the search box with the site's syntax, and the board's menu.
+
+Datasette's own index (every database and table) is not hidden by it: it answers at
+``/-/tables``, the menu's "Tables" link, and the database page stays at ``/<database>``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from datasette.utils.asgi import Response
+from datasette.views.index import IndexView
+
+from ..search import engine
+from ..search.query import QueryError
+from .cards import FILTER_COOKIE, chosen_filter, filter_in_use
+from .places import SearchPlace, image_url
+from .search_page import PATH as SEARCH_PATH
+from .search_page import PER_PAGE, mirror_query, page_number, search_page_of
+from .searching import run_search
+from .settings import css, database_name, site_address
+
+__all__ = ["MENU", "ROUTES"]
+
+# The newest images: what the site's front page lists, as a search the image pages can follow.
+NEWEST = "*"
+SORT = ("first_seen_at", "desc")
+TABLES_PATH = "/-/tables"
+FILTER_PATH = "/-/filter"
+# The board's menu: (label, address). "What changed" is the history pages' overview.
+MENU = [("Search", SEARCH_PATH), ("Tags", "/-/tags"), ("Forums", "/-/forums"), ("Galleries", "/-/galleries"),
+        ("Duplicates", "/-/duplicates"), ("What changed", "/-/changes"), ("Tables", TABLES_PATH)]
+
+
+def _filters(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+    """The filters a person may pick: the site's system filters and the public ones kept."""
+    return conn.execute("SELECT id, coalesce(name, 'filter ' || id) FROM filters WHERE system OR public "
+                        "ORDER BY system DESC, id LIMIT 100").fetchall()
+
+
+async def booru_front(datasette: Any, request: Any) -> Response:
+    page = page_number(request.args)
+    chosen = chosen_filter(request)
+    database = database_name(datasette)
+    used, filters = await datasette.get_database(database).execute_fn(
+        lambda conn: (filter_in_use(conn, chosen), _filters(conn)))
+    sf, sd = SORT
+    error, cards, total = None, [], 0
+    try:
+        node = mirror_query(NEWEST)
+        found, total = await run_search(
+            datasette, lambda conn, postings: search_page_of(conn, postings, node, sf, sd, page, False, chosen))
+    except (QueryError, engine.SearchTooSlow) as e:
+        error = str(e)
+    else:
+        site = site_address(datasette)
+        cards = [card.html(site, SEARCH_PATH, image_url(card.image_id, SearchPlace(
+            NEWEST, sf, sd, False, (page - 1) * PER_PAGE + n))) for n, card in enumerate(found)]
+    context = {"css": css(), "menu": MENU, "cards": cards, "total": total, "page": page, "error": error,
+               "pages": -(-total // PER_PAGE), "page_url": lambda number: f"/?page={number}",
+               "filter": used, "filters": filters, "filter_path": FILTER_PATH, "database": database,
+               "database_url": datasette.urls.database(database), "searchbox_q": ""}
+    return Response.html(await datasette.render_template("booru_front.html", context, request=request))
+
+
+async def choose_filter(datasette: Any, request: Any) -> Response:
+    """Remember the filter picked (a cookie, as the site does for visitors) and go back to the board."""
+    value = request.args.get("id", "")
+    response = Response.redirect("/")
+    if value.isdigit() and len(value) < 10:
+        response.set_cookie(FILTER_COOKIE, value, max_age=10 * 365 * 86400, samesite="lax")
+    return response
+
+
+async def datasette_index(datasette: Any, request: Any) -> Response:
+    """Datasette's own index page, every database and table, at ``/-/tables``."""
+    request.scope["url_route"] = {"kwargs": {"format": None}}
+    return await IndexView(datasette).get(request)
+
+
+ROUTES = [(r"^/$", booru_front), (rf"^{FILTER_PATH}$", choose_filter), (rf"^{TABLES_PATH}$", datasette_index)]
