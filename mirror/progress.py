@@ -10,6 +10,7 @@ spent (:meth:`Reporter.watch`), for the run's summary (``--json``, the metrics f
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import IO, Protocol, TypeVar
 
 from rich.console import Console
@@ -32,6 +33,7 @@ class Budget(Protocol):
     attempts: int
     failures: int
     rate_limited: int
+    on_retry: Callable[[str], None] | None
 
 
 B = TypeVar("B", bound=Budget)
@@ -84,8 +86,10 @@ class Reporter:
         self.line(report.summary())
 
     def watch(self, budget: B) -> B:
-        """Count ``budget``'s requests, retries and 429s in this run's figures; returns it."""
+        """Count ``budget``'s requests, retries and 429s in this run's figures, and say each of its
+        waits before a retry as a warning (a site that is down is not silence); returns it."""
         self.budgets.append(budget)
+        budget.on_retry = self.warn
         return budget
 
     def warn(self, text: str) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,7 +21,7 @@ import httpx
 
 from .. import __version__
 from ..urls import redact, shortened
-from .errors import ApiError, BadQuery, Forbidden, KeyRequired, NotFound, UnexpectedResponse
+from .errors import ApiError, BadQuery, Forbidden, KeyRequired, NotFound, NotPhilomena, UnexpectedResponse
 from .polite import CHALLENGE_BACKOFF, Politeness, RetryableFailure, parse_retry_after
 
 API_PREFIX = "/api/v1/json"
@@ -185,7 +187,7 @@ class PhilomenaClient:
         try:
             return await self._http.post(path, data=form, files=files)
         except httpx.TransportError as e:
-            raise RetryableFailure(describe_transport_error(e)) from None
+            raise transport_failure(e) from None
 
     # Tags ---------------------------------------------------------------------------------
 
@@ -296,7 +298,7 @@ class PhilomenaClient:
             try:
                 response = await self._http.get(path, params=query)
             except httpx.TransportError as e:
-                raise RetryableFailure(describe_transport_error(e)) from None
+                raise transport_failure(e) from None
             raise_for_retry(response)
             return (_parse_json(response) if response.status_code == 200 else None), response
 
@@ -328,7 +330,29 @@ def _parse_json(response: httpx.Response) -> Any:
     try:
         return response.json()
     except ValueError:
+        if is_html(response):
+            raise RetryableFailure("the site answered 200 with an HTML page, not JSON", status=200,
+                                   hint=f"check that site.base_url ({_site_of(response)}) is a Philomena site") from None
         raise RetryableFailure("the site answered 200 with a body that is not JSON", status=200) from None
+
+
+def is_html(response: httpx.Response) -> bool:
+    """Whether the body is a web page: what a site that is not Philomena, or not at that address, sends."""
+    if "html" in response.headers.get("content-type", "").lower():
+        return True
+    return response.content[:256].lstrip().lower().startswith((b"<!doctype html", b"<html"))
+
+
+def _site_of(response: httpx.Response) -> str:
+    """The address asked, up to the API's path: the configured site.base_url (no query, so no key)."""
+    return str(response.request.url).partition(API_PREFIX)[0] or "the site"
+
+
+def transport_failure(error: httpx.TransportError) -> RetryableFailure:
+    """A failed request to the API, with what to check when it never passes."""
+    unreachable = isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout))
+    return RetryableFailure(describe_transport_error(error),
+                            hint="check site.base_url and your network" if unreachable else None)
 
 
 def _json_object(body: Any, path: str) -> dict[str, Any]:
@@ -346,6 +370,9 @@ def _error_for(response: httpx.Response, shown: str) -> ApiError:
         return KeyRequired(f"{shown}: this needs a valid API key; set MIRROR_API_KEY", url=shown, status=status)
     if status == 403:
         return Forbidden(f"{shown}: the site refused (403){': ' + message if message else ''}", url=shown, status=status)
+    if status == 404 and is_html(response):  # Philomena's API answers 404 in JSON, or empty
+        return NotPhilomena(f"{_site_of(response)} answered {shown} with an HTML page (404), not Philomena's "
+                            "JSON API: check site.base_url", url=shown, status=status)
     if status == 404:
         return NotFound(f"{shown}: not found", url=shown, status=status)
     return ApiError(f"{shown}: unexpected answer {status}{': ' + message if message else ''}", url=shown, status=status)
@@ -362,10 +389,48 @@ def _error_message(response: httpx.Response) -> str:
 
 
 def describe_transport_error(error: httpx.TransportError) -> str:
-    """The error's kind and detail, with any key redacted."""
-    detail = str(error).strip()
+    """What failed, naming the host and port, in words: "cannot connect to derpibooru.org:443
+    (connection refused)", "derpibooru.org:443 stopped answering (read timeout)". Any key is redacted."""
+    where = _host_and_port(error)
+    cause = _os_error(error)
+    if isinstance(error, httpx.ConnectTimeout):
+        return f"cannot connect to {where} (no answer within the timeout)"
+    if isinstance(error, httpx.ConnectError):
+        if isinstance(cause, socket.gaierror):
+            return f"cannot find {where.rpartition(':')[0]} (name lookup: {_lower(cause.strerror)})"
+        why = os.strerror(cause.errno).lower() if cause is not None else _detail(error)
+        return f"cannot connect to {where} ({why})"
+    if isinstance(error, httpx.TimeoutException):
+        return f"{where} stopped answering ({type(error).__name__.removesuffix('Timeout').lower()} timeout)"
+    return f"{where} dropped the connection ({_detail(error)})"
+
+
+def _host_and_port(error: httpx.TransportError) -> str:
+    try:
+        url = error.request.url
+    except RuntimeError:  # raised without a request
+        return "the site"
+    return f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+
+
+def _os_error(error: BaseException) -> OSError | None:
+    """The operating system's own error behind httpx's and httpcore's wrappers, if any."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno is not None:
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _detail(error: httpx.TransportError) -> str:
+    detail = redact(str(error).strip())
     name = type(error).__name__
-    return f"{name}: {redact(detail)}" if detail else name
+    return f"{name}: {detail}" if detail else name
+
+
+def _lower(text: str | None) -> str:
+    return (text or "").lower() or "no reason given"
 
 
 def _server_date(response: httpx.Response) -> datetime | None:

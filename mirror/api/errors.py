@@ -8,7 +8,8 @@
         ├── Forbidden                     403
         │   └── KeyRequired               401, or 403 where only a key would do
         ├── UnexpectedResponse            200 with a body that is not what the endpoint promises
-        │   └── WalkStalled               a page that does not move a walk on (mirror.sync.paging)
+        │   ├── WalkStalled               a page that does not move a walk on (mirror.sync.paging)
+        │   └── NotPhilomena              a web page where the API should be: site.base_url is wrong
         └── SiteUnavailable         3  down, failing or rate-limiting past the retry budget; run again later
             ├── RetriesExhausted          one request failed on every retry
             ├── RateLimited               429 past the retry budget
@@ -64,6 +65,10 @@ class RateLimited(SiteUnavailable):
 
 class UnexpectedResponse(ApiError):
     """The site answered 200 with a body that is not the JSON the endpoint promises."""
+
+
+class NotPhilomena(UnexpectedResponse):
+    """The address answers, but with a web page where Philomena's JSON API would be."""
 
 
 class UploadRejected(BadQuery):

@@ -38,12 +38,13 @@ class RetryableFailure(Exception):
     """One attempt failed in a way that may pass: 429, 5xx, a timeout or a broken connection."""
 
     def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None,
-                 min_wait: float = 0.0) -> None:
+                 min_wait: float = 0.0, hint: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.status = status
         self.retry_after = retry_after
         self.min_wait = min_wait
+        self.hint = hint  # what to check if it never passes, when that is not "is the site up?"
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -73,6 +74,9 @@ class Politeness:
         self.limiter = AsyncLimiter(1, PACING_MARGIN / requests_per_second)
         self.consecutive_failures = 0
         self.attempts = 0
+        # Told, in one line, of each wait before a retry (the run's Reporter.warn), so a run waiting
+        # on a site that is down says so instead of staying silent.
+        self.on_retry: Callable[[str], None] | None = None
         self.failures = 0  # attempts that failed in a way that may pass (each retried unless the run gave up)
         self.rate_limited = 0  # of those, the 429s
         self._resume_at = 0.0
@@ -108,6 +112,7 @@ class Politeness:
             retry=retry_if_exception_type(RetryableFailure),
             wait=self._wait,
             stop=stop_after_attempt(self.max_retries + 1),
+            before_sleep=self._announce,
             reraise=True,
         )
         try:
@@ -149,6 +154,13 @@ class Politeness:
         if self.consecutive_failures >= self.give_up_after:
             raise _exhausted(failure, what, f"after {self.consecutive_failures} failures in a row") from None
 
+    def _announce(self, state: RetryCallState) -> None:
+        failure = state.outcome.exception() if state.outcome else None
+        if self.on_retry is None or not isinstance(failure, RetryableFailure) or state.next_action is None:
+            return
+        self.on_retry(f"{failure.reason}; retrying in {state.next_action.sleep:.0f} s "
+                      f"(attempt {state.attempt_number + 1} of {self.max_retries + 1})")
+
     def _wait(self, state: RetryCallState) -> float:
         failure = state.outcome.exception() if state.outcome else None
         backoff = self._backoff(state)
@@ -164,5 +176,5 @@ def _exhausted(failure: RetryableFailure, what: str, when: str,
     kind = RateLimited if failure.status == 429 else kind
     return kind(
         f"gave up on {what} {when}: {failure.reason}. Everything fetched so far is kept; "
-        "check that the site is up and run again later.",
+        f"{failure.hint or 'check that the site is up'}, then run again later.",
         url=what, status=failure.status)

@@ -1,0 +1,79 @@
+"""What a newcomer sees when the site is not there or not a Philomena site: one line naming the
+host and port and what to check, and a word while the run waits to retry (issue 30)."""
+
+from __future__ import annotations
+
+import re
+import socket
+
+import pytest
+from click.testing import CliRunner
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from mirror.cli import cli
+from mirror.errors import EXIT_REJECTED, EXIT_UNAVAILABLE
+from mirror.localsite.http.server import LoopbackServer
+
+QUICK = "[polite]\nrequests_per_second = 100\nbackoff = 0.01\nmax_retries = 2\ngive_up_after = 3\n"
+
+
+def config_file(tmp_path, base_url: str) -> str:
+    path = tmp_path / "mirror.toml"
+    path.write_text(f'[site]\nbase_url = "{base_url}"\n{QUICK}[store]\ndatabase = "{tmp_path / "m.db"}"\n')
+    return str(path)
+
+
+def a_closed_port() -> int:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now
+    return port
+
+
+def a_web_site(status: int) -> Starlette:
+    """A site that is not Philomena: every address answers a web page."""
+    async def page(request):
+        return HTMLResponse("<!DOCTYPE html><html><body>Welcome to my blog</body></html>", status_code=status)
+
+    return Starlette(routes=[Route("/{path:path}", page)])
+
+
+def test_a_site_that_refuses_connections_is_named_with_its_port_and_what_to_check(tmp_path):
+    port = a_closed_port()
+    result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, f"http://127.0.0.1:{port}"), "sync"])
+    assert result.exit_code == EXIT_UNAVAILABLE
+    error = result.stderr.splitlines()[-1]
+    assert f"cannot connect to 127.0.0.1:{port} (connection refused)" in error
+    assert "check site.base_url and your network" in error and "Everything fetched so far is kept" in error
+    assert "Traceback" not in result.output
+    assert f"cannot connect to 127.0.0.1:{port} (connection refused); retrying in" in result.stderr
+
+
+def test_while_the_site_is_down_each_wait_is_said_even_under_quiet(site, tmp_path):
+    site.set_faults("down")
+    result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, site.url), "sync", "--quiet"])
+    assert result.exit_code == EXIT_UNAVAILABLE
+    waits = [line for line in result.stderr.splitlines() if "retrying in" in line]
+    assert len(waits) == 2  # max_retries = 2; the third failure in a row gives up
+    assert re.fullmatch(r"\S+ the site answered 503 Service Unavailable; retrying in \d+ s \(attempt 2 of 3\)", waits[0])
+    assert waits[1].endswith("(attempt 3 of 3)")
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("status", [404, 200])
+def test_an_address_that_is_not_a_philomena_api_says_so(tmp_path, status):
+    with LoopbackServer(a_web_site(status)) as blog:
+        result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, blog.url), "sync"])
+    error = result.stderr.splitlines()[-1]
+    if status == 404:  # at once: Philomena's API answers a 404 in JSON (or empty), never with a page
+        assert result.exit_code == EXIT_REJECTED
+        assert error.startswith(f"Error: {blog.url} answered GET /api/v1/json/search/images?")
+        assert error.endswith("with an HTML page (404), not Philomena's JSON API: check site.base_url")
+    else:  # a proxy's page may pass, so it is retried first
+        assert result.exit_code == EXIT_UNAVAILABLE
+        assert "the site answered 200 with an HTML page, not JSON" in error
+        assert f"check that site.base_url ({blog.url}) is a Philomena site" in error
+    assert "not found" not in error
