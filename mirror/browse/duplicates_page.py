@@ -19,16 +19,18 @@ from .settings import css, database_name, site_address
 PATH = "/-/duplicates"
 # Groups shown at most: a curator reviews them a page at a time.
 MOST = 200
+# Images shown of a group at most (a cluster of blank pictures holds thousands).
+SHOWN = 60
 
 
-def _groups(conn: sqlite3.Connection, chosen: int | None) -> list[list[ImageCard]]:
-    """Each group's images as cards under the filter in use."""
+def _groups(conn: sqlite3.Connection, chosen: int | None) -> list[tuple[list[ImageCard], int]]:
+    """Each group's first :data:`SHOWN` images as cards under the filter in use, and how many more it has."""
     try:
         found = groups(HashIndex.load(Database(conn)))[:MOST]
     except sqlite3.OperationalError:  # a mirror from before fingerprints
         return []
     used = filter_in_use(conn, chosen)
-    return [image_cards(conn, list(group), used) for group in found]
+    return [(image_cards(conn, group[:SHOWN], used), max(0, len(group) - SHOWN)) for group in found]
 
 
 async def booru_duplicates(datasette: Any, request: Any) -> Response:
@@ -36,7 +38,8 @@ async def booru_duplicates(datasette: Any, request: Any) -> Response:
     chosen = chosen_filter(request)
     found = await datasette.get_database(database).execute_fn(lambda conn: _groups(conn, chosen))
     site = site_address(datasette)
-    cards = [[card.html(site, SEARCH_PATH, image_url(card.image_id)) for card in group] for group in found]
+    cards = [([card.html(site, SEARCH_PATH, image_url(card.image_id)) for card in group], more)
+             for group, more in found]
     context = {"css": css(), "groups": cards,
                "error": None if cards or found else "No near-duplicates found (or no fingerprints yet: they are "
                                                     "read from the files `mirror download` keeps)."}

@@ -9,7 +9,8 @@ does over a million images in a few tens of milliseconds, with no index to keep 
 the pairs that share a 16-bit band of one of the two pHashes (multi-index hashing: two hashes
 within 3 bits agree on at least one of four bands, and copies further apart usually still do),
 found by sorting each band, and keeps those within ``max_distance``; the pairs found are joined
-into groups. The work is the number of such pairs, not the square of the images.
+into groups. Identical fingerprints count once and a bucket is walked only a window deep
+(:func:`_components`), so the work is linear in the images, even in a cluster of thousands.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = ["HashIndex", "Neighbour", "groups", "GROUP_DISTANCE", "BANDS"]
 # Copies of the kinds bench/similar.py makes were 0-21 apart, unrelated pictures 27 or more.
 GROUP_DISTANCE = 16
 BANDS = 4  # 16-bit bands a pHash is cut into for groups
+WINDOW = 64  # the neighbours, in a band's bucket sorted by pHash, each fingerprint is compared with
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
 _COLOURS = tuple(i for i, kind in enumerate(KINDS) if i not in _PHASHES)
 
@@ -90,47 +92,70 @@ def _distances(bits: np.ndarray) -> np.ndarray:
 
 def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[int]]:
     """Groups of near-duplicates: images joined when within ``max_distance`` of one another
-    (through others too), each group's ids ascending, the groups by their first id."""
-    left, right = _close_pairs(index, max_distance)
-    parent: dict[int, int] = {}
+    (through others too), each group's ids ascending, the groups by their first id.
 
-    def root(node: int) -> int:
-        parent.setdefault(node, node)
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
-
-    for a, b in zip(left.tolist(), right.tolist()):
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    members: dict[int, list[int]] = {}
-    for node in parent:
-        members.setdefault(root(node), []).append(node)
-    return sorted(sorted(int(index.ids[i]) for i in group) for group in members.values())
+    Images with the same fingerprint are one node (a board has clusters of thousands: re-uploads,
+    blank pictures), and the pairs found are joined as they are found, never listed: the time
+    and memory are linear in the images, whatever the size of a cluster.
+    """
+    if not len(index):
+        return []
+    unique, node_of = np.unique(index.columns.T, axis=0, return_inverse=True)
+    label = _components(np.ascontiguousarray(unique.T), max_distance)[node_of.reshape(-1)]
+    order = np.lexsort((index.ids, label))
+    ids, label = index.ids[order], label[order]
+    cuts = np.flatnonzero(np.diff(label)) + 1
+    found = [group.tolist() for group in np.split(ids, cuts) if len(group) > 1]
+    return sorted(found)
 
 
-def _close_pairs(index: HashIndex, max_distance: int) -> tuple[np.ndarray, np.ndarray]:
-    """The positions of the pairs sharing a band of a pHash and within ``max_distance``."""
-    found = []
+def _components(columns: np.ndarray, max_distance: int) -> np.ndarray:
+    """For each fingerprint (a column of ``columns``, one row a kind), the smallest position
+    it is joined to: through pairs sharing a band of a pHash and within ``max_distance``.
+
+    Within a band's bucket the fingerprints are sorted by the whole pHash, so near ones sit side
+    by side, and each is compared with the next :data:`WINDOW` only: a cluster is still joined
+    end to end, through its neighbours, and a bucket of any size costs its size times the window.
+    """
+    count = columns.shape[1]
+    parent = np.arange(count)
     for column in _PHASHES:
         for band in range(BANDS):
-            keys = (index.columns[column] >> np.uint64(16 * band)) & np.uint64(0xFFFF)
-            order = np.argsort(keys, kind="stable")
+            keys = (columns[column] >> np.uint64(16 * band)) & np.uint64(0xFFFF)
+            order = np.lexsort((columns[column], keys))
             ordered = keys[order]
-            # Positions p whose key equals the one k places on: with the keys sorted, a pair
-            # of one bucket k apart, so each k step keeps only the positions that still pair.
-            starts = np.arange(len(order))
-            step = 1
-            while len(starts):
-                starts = starts[starts + step < len(order)]
+            starts = np.arange(count)
+            for step in range(1, WINDOW + 1):
+                starts = starts[starts + step < count]
                 starts = starts[ordered[starts] == ordered[starts + step]]
+                if not len(starts):
+                    break
                 a, b = order[starts], order[starts + step]
-                near = _distances(np.bitwise_count(index.columns[:, a] ^ index.columns[:, b])) <= max_distance
-                found.append(np.stack([np.minimum(a, b)[near], np.maximum(a, b)[near]]))
-                step += 1
-    if not found:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    pairs = np.unique(np.concatenate(found, axis=1), axis=1)
-    return pairs[0], pairs[1]
+                near = _distances(np.bitwise_count(columns[:, a] ^ columns[:, b])) <= max_distance
+                _join(parent, a[near], b[near])
+    return _roots(parent, np.arange(count))
+
+
+def _roots(parent: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    found = parent[nodes]
+    while True:
+        above = parent[found]
+        if np.array_equal(above, found):
+            return found
+        found = above
+
+
+def _join(parent: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+    """Union the pairs (a[i], b[i]); each set's root is its smallest position."""
+    first, second = _roots(parent, a), _roots(parent, b)
+    apart = first != second
+    if not apart.any():
+        return
+    for x, y in zip(first[apart].tolist(), second[apart].tolist()):
+        while parent[x] != x:
+            x = parent[x]
+        while parent[y] != y:
+            y = parent[y]
+        if x != y:
+            parent[max(x, y)] = min(x, y)
+    parent[:] = _roots(parent, np.arange(len(parent)))  # flat again: later lookups are one step

@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import io
+import json
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 from PIL import Image
@@ -57,6 +61,38 @@ def test_groups_of_many_random_hashes_find_only_the_planted_pairs():
     hashes[1] = hashes[0] ^ np.array([1, 1 << 63, 0, 2, 0], dtype=np.uint64)
     hashes[501] = hashes[500] ^ np.array([0, 0, 1 << 20, 0, 1], dtype=np.uint64)
     assert groups(HashIndex(np.arange(1, 20_001), hashes)) == [[1, 2], [501, 502]]
+
+
+CLUSTERS = textwrap.dedent("""
+    import json, resource, sys, time
+    import numpy as np
+    from mirror.search.similar import HashIndex, groups
+    resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))  # the old pairs listing died at 23.6 GB
+    rng = np.random.default_rng(5)
+    n = 20_000
+    others = rng.integers(0, 2**64, size=(n, 5), dtype=np.uint64)
+    same = np.repeat(others[:1], n, axis=0)  # one fingerprint 20,000 times: re-uploads, blank pictures
+    near = np.repeat(others[1:2], n, axis=0)  # 20,000 fingerprints a bit or two from one another
+    near[:, 0] ^= np.uint64(1) << rng.integers(0, 64, n).astype(np.uint64)
+    near[:, 1] ^= np.uint64(1) << rng.integers(0, 64, n).astype(np.uint64)
+    near[:, 2] ^= np.uint64(1) << rng.integers(0, 60, n).astype(np.uint64)
+    hashes = np.concatenate([same, near, others[2:]])
+    started = time.monotonic()
+    found = groups(HashIndex(np.arange(1, len(hashes) + 1), hashes))
+    print(json.dumps({"seconds": time.monotonic() - started, "sizes": [len(g) for g in found],
+                      "distinct_near": len(np.unique(near, axis=0)),
+                      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+""")
+
+
+def test_clusters_of_twenty_thousand_group_in_seconds_and_bounded_memory():
+    """2,000 identical fingerprints took 20 s and 1.1 GB: every pair in a cluster was listed."""
+    done = subprocess.run([sys.executable, "-c", CLUSTERS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout)
+    assert measured["distinct_near"] > 15_000
+    assert measured["sizes"] == [20_000, 20_000]  # each cluster whole, nothing else joined
+    assert measured["seconds"] < 10 and measured["peak_mb"] < 500, measured
 
 
 def test_the_table_round_trips_every_bit(tmp_path):
