@@ -339,7 +339,7 @@ def reverse(ctx: click.Context, source: str, distance: float | None, local: bool
     if local:
         records, total = _search_local(config, file.data or b"", distance)
     else:
-        records, total = _search_site(config, file, distance)
+        records, total = _search_site(config, file, distance, source)
     click.echo(describe_matches(records, total, distance))
 
 
@@ -397,15 +397,15 @@ def _search_local(config: Any, data: bytes, distance: float | None) -> tuple[lis
         return search_archive(db.conn, data, distance)
 
 
-def _search_site(config: Any, file: Any, distance: float | None) -> tuple[list, int]:
+def _search_site(config: Any, file: Any, distance: float | None, source: str) -> tuple[list, int]:
+    from .commands.reverse import search_site
     from .wiring import make_client
 
     async def ask():  # noqa: ANN202
         async with make_client(config) as client:
-            return await client.reverse_search(file, distance=distance)
+            return await search_site(client, file, distance, source)
 
-    page = asyncio.run(ask())
-    return page.records, page.total or len(page.records)
+    return asyncio.run(ask())
 
 
 @cli.command()

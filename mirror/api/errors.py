@@ -49,9 +49,17 @@ class KeyRequired(Forbidden):
 
 
 class SiteUnavailable(ApiError):
-    """The site kept failing (5xx, timeouts, dropped connections) past the retry budget."""
+    """The site kept failing (5xx, timeouts, dropped connections) past the retry budget.
+
+    ``reason`` is the last failure alone ("cannot connect to HOST:PORT (connection refused)"), for
+    a caller that says what to do instead in its own words."""
 
     exit_code = EXIT_UNAVAILABLE
+
+    def __init__(self, message: str, *, url: str | None = None, status: int | None = None,
+                 reason: str | None = None) -> None:
+        super().__init__(message, url=url, status=status)
+        self.reason = reason
 
 
 class RetriesExhausted(SiteUnavailable):

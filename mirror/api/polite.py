@@ -149,7 +149,7 @@ class Politeness:
             if failure.retry_after > LONGEST_RETRY_AFTER:
                 raise RateLimited(
                     f"{what}: the site asks us to wait {failure.retry_after:.0f} s ({failure.reason}); "
-                    "stopping now, run again later", url=what, status=failure.status) from None
+                    "stopping now, run again later", url=what, status=failure.status, reason=failure.reason) from None
             self.pause(failure.retry_after)
         if self.consecutive_failures >= self.give_up_after:
             raise _exhausted(failure, what, f"after {self.consecutive_failures} failures in a row") from None
@@ -177,4 +177,4 @@ def _exhausted(failure: RetryableFailure, what: str, when: str,
     return kind(
         f"gave up on {what} {when}: {failure.reason}. Everything fetched so far is kept; "
         f"{failure.hint or 'check that the site is up'}, then run again later.",
-        url=what, status=failure.status)
+        url=what, status=failure.status, reason=failure.reason)

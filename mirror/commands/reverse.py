@@ -9,19 +9,21 @@ the site's usage rules ask wherever an image is shown.
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from ..api import PhilomenaClient, SiteUnavailable
 from ..api.client import Upload, user_agent
 from ..errors import EXIT_USAGE, MirrorError
 from ..imaging import MediaError, intensities_of
 from ..philomena import MAX_FILE_SIZE
 from ..search.reverse import DEFAULT_DISTANCE, MAX_DISTANCE, PAGE_SIZE, ReverseQuery, find_matches
 
-__all__ = ["read_source", "search_archive", "describe_matches", "record_line", "SourceError"]
+__all__ = ["read_source", "search_site", "search_archive", "describe_matches", "record_line", "SourceError"]
 
 
 class SourceError(MirrorError):
@@ -64,6 +66,19 @@ def _check_size(source: str, size: int) -> None:
     if size > MAX_FILE_SIZE:
         raise SourceError(f"{source} is larger than {MAX_FILE_SIZE / 2**20:.0f} MiB, the most the site takes "
                           "for an image")
+
+
+async def search_site(client: PhilomenaClient, file: Upload, distance: float | None, source: str
+                      ) -> tuple[list[dict[str, Any]], int]:
+    """The site's matches and its total. A site that cannot be asked now points at the archive,
+    which answers the same question offline."""
+    try:
+        page = await client.reverse_search(file, distance=distance)
+    except SiteUnavailable as e:
+        raise type(e)(f"{e.reason or e}, so the site's reverse search cannot be asked now; search the archive "
+                      f"offline instead: mirror reverse --local {shlex.quote(source)}", url=e.url, status=e.status,
+                      reason=e.reason) from None
+    return page.records, page.total or len(page.records)
 
 
 def search_archive(conn: sqlite3.Connection, data: bytes, distance: float | None) -> tuple[list[dict[str, Any]], int]:

@@ -67,7 +67,7 @@ def test_while_the_site_is_down_each_wait_is_said_even_under_quiet(site, tmp_pat
 def test_an_address_that_is_not_a_philomena_api_says_so(tmp_path, status):
     with LoopbackServer(a_web_site(status)) as blog:
         result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, blog.url), "sync"])
-    error = result.stderr.splitlines()[-1]
+    error = re.sub(r"^\S+Z ", "", result.stderr.splitlines()[-1])  # the UTC time a line to a log starts with
     if status == 404:  # at once: Philomena's API answers a 404 in JSON (or empty), never with a page
         assert result.exit_code == EXIT_REJECTED
         assert error.startswith(f"Error: {blog.url} answered GET /api/v1/json/search/images?")
@@ -77,3 +77,15 @@ def test_an_address_that_is_not_a_philomena_api_says_so(tmp_path, status):
         assert "the site answered 200 with an HTML page, not JSON" in error
         assert f"check that site.base_url ({blog.url}) is a Philomena site" in error
     assert "not found" not in error
+
+
+def test_reverse_search_against_a_dead_site_suggests_the_archive(tmp_path):
+    picture = tmp_path / "my picture.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    port = a_closed_port()
+    result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, f"http://127.0.0.1:{port}"), "reverse",
+                                      str(picture)])
+    assert result.exit_code == EXIT_UNAVAILABLE
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: cannot connect to 127.0.0.1:{port} (connection refused), so the site's reverse search cannot be "
+        f"asked now; search the archive offline instead: mirror reverse --local '{picture}'")
