@@ -22,6 +22,7 @@ from .duplicates_page import booru_duplicates
 from .figure import ImageCard, artists_of_tags, artists_of_text
 from .front_page import ROUTES as FRONT_ROUTES
 from .front_page import TABLES_PATH
+from .history_page import ROUTES as HISTORY_ROUTES
 from .image_page import booru_image
 from .metadata import kept_extension
 from .places import image_url
@@ -69,7 +70,8 @@ async def _stylesheet(request: Any) -> Response:
 @hookimpl
 def register_routes() -> list[tuple[str, Any]]:
     return [(r"^/-/booru$", booru_search), (r"^/-/image/(?P<id>[0-9]{1,10})$", booru_image),
-            (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet), *BOARD_ROUTES, *FRONT_ROUTES]
+            (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet), *BOARD_ROUTES, *FRONT_ROUTES,
+            *HISTORY_ROUTES]
 
 
 @hookimpl

@@ -17,6 +17,7 @@ from urllib.parse import quote
 from datasette.utils.asgi import NotFound, Response
 
 from .cards import chosen_filter, filter_in_use, image_cards, spoilered
+from .history_page import tag_lately
 from .markup import render_all
 from .places import image_url
 from .search_page import PATH as SEARCH_PATH
@@ -72,6 +73,7 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int) -> dict[str, Any]
             ("implied by", [_link(t, search_url(t)) for t in tag.get("implied_by_tags") or [] if isinstance(t, str)]),
             ("do-not-post entries", [_link(_dnp(e)) for e in tag.get("dnp_entries") or []]),
             ("", [_link("all its images, with the site's search", search_url(name))]),
+            *tag_lately(conn, tag_id),
         ],
         "cards_title": "Its newest images", "searchbox_q": quoted_term(name),
         "rows": _cards(conn, "SELECT i.id FROM image_tags it JOIN images i ON i.id = it.image_id "

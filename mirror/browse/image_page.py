@@ -25,6 +25,7 @@ from ..search.query import QueryError
 from ..urls import is_web_url
 from .cards import chosen_filter, filter_in_use, spoilered
 from .figure import VIDEO
+from .history_page import history_url
 from .markup import render_all
 from .metadata import KEPT_PICTURE, kept_extension
 from .places import SearchPlace, image_url, place_of
@@ -132,5 +133,5 @@ async def booru_image(datasette: Any, request: Any) -> Response:
     found.update(css=css(), path=PATH, site=site, search_path=SEARCH_PATH,
                  searchbox_q=place.q if place else "",
                  json_url=datasette.urls.row(database, "images", str(image_id)) + ".json",
-                 history_url=datasette.urls.database(database) + f"/image_history?image={image_id}")
+                 history_url=history_url(image_id))
     return Response.html(await datasette.render_template("booru_image.html", found, request=request))

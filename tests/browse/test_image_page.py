@@ -65,7 +65,7 @@ def test_the_image_page_shows_the_picture_its_attribution_tags_text_and_comments
                                                              [shown]).fetchone()[0]
     assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in html and "<script>window.pwned" not in html
     assert f'href="{config.base_url}/images/{shown}"' in html  # its page on the site
-    assert f"/mirror/images/{shown}.json" in html and f"image_history?image={shown}" in html
+    assert f"/mirror/images/{shown}.json" in html and f'href="/-/image/{shown}/history"' in html
 
 
 def test_an_image_gone_from_the_site_says_why_and_links_where_it_went(mirrored):
