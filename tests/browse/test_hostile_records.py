@@ -9,6 +9,7 @@ import pytest
 
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
+from mirror.store.history import SiteChange, save_site_changes
 from mirror.urls import is_web_url
 
 from ..support.browsing import browsing
@@ -42,8 +43,18 @@ def hostile(tmp_path_factory):
         editor.add_posts(topic["id"], 1, body=MARKUP[0] + " " + SCRIPT_URLS[0])
         config = mirror_config(site, tmp, editor.everything_filter_id)
         sync(config, RESOURCES)
+        for n, image_id in enumerate(ids):  # their history: edits that add markup and script URLs
+            editor.edit_image(image_id, source_url=SCRIPT_URLS[(n + 1) % len(SCRIPT_URLS)],
+                              description=MARKUP[(image_id + 1) % 2] + " " + MARKUP[image_id % 2],
+                              tags=["safe", "pony", MARKUP[0]])
+        _, db = sync(config, RESOURCES)
+        save_site_changes(db, None, [  # and the site's own, as its dump would bring them
+            SiteChange(ids[0], "2015-01-01T00:00:00Z", 1, "site_source", source=SCRIPT_URLS[0]),
+            SiteChange(ids[0], "2015-01-02T00:00:00Z", 1, "site_tags", tags=(("+", 1, MARKUP[1]),))])
+        db.conn.commit()
     pages = [f"-/tag/{editor.tag_by_name('pony')['id']}", f"-/user/{user['id']}", f"-/gallery/{gallery}",
-             "-/forums", f"-/forum/{quote(forum)}", f"-/topic/{quote(forum)}/{quote(topic['slug'])}"]
+             "-/forums", f"-/forum/{quote(forum)}", f"-/topic/{quote(forum)}/{quote(topic['slug'])}",
+             f"-/image/{ids[0]}/history", "-/changes", "-/changes?event=site_tags,site_source,first_seen"]
     with browsing(write_config(config, tmp / "mirror.toml")) as url:
         yield url, ids, pages
 
@@ -69,6 +80,7 @@ def test_no_page_turns_a_record_into_a_script_link_or_runs_one(hostile, browser)
     pages = [url + path for path in board_pages] + [f"{url}-/booru?q=*", f"{url}-/booru?q={quote('artist:*')}", f"{url}mirror/images",
              f"{url}mirror/image_details", f"{url}mirror/last_sync", f"{url}mirror/tags"]
     pages += [f"{url}mirror/images/{image_id}" for image_id in ids] + [f"{url}-/image/{image_id}" for image_id in ids]
+    pages += [f"{url}-/image/{image_id}/history" for image_id in ids]
     page = browser.new_page()
     for address in pages:
         found = links_and_state(page, address)
@@ -79,6 +91,8 @@ def test_no_page_turns_a_record_into_a_script_link_or_runs_one(hostile, browser)
         assert page.evaluate("() => window.pwned || null") is None, address
     shown = links_and_state(page, f"{url}mirror/images/{ids[0]}")["text"]
     assert SCRIPT_URLS[0] in shown  # shown as text, for the reader to judge
-    for path in board_pages[:3] + board_pages[-1:]:  # the tag, user, gallery and thread show the markup as text
+    history = links_and_state(page, f"{url}-/image/{ids[0]}/history")["text"]
+    assert MARKUP[0] in history and MARKUP[1] in history and SCRIPT_URLS[0] in history  # diffs and the site's, as text
+    for path in board_pages[:3] + board_pages[5:6]:  # the tag, user, gallery and thread show the markup as text
         assert MARKUP[0] in links_and_state(page, url + path)["text"], path
     page.close()
