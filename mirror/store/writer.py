@@ -28,8 +28,8 @@ Key = Any  # an int id, a short name, or a tuple for compound keys
 class Saved:
     """What one batch did to a table."""
 
-    new: int = 0
-    updated: int = 0
+    new: int = 0  # records kept for the first time (no row, or a row holding only a name)
+    updated: int = 0  # kept records whose stored content changed (not those sent again unchanged)
     hidden: int = 0
     rejected: int = 0
     unpaired_tags: int = 0  # image records whose tags and tag_ids disagree: linked by id, no tag named from them
@@ -105,13 +105,27 @@ class RecordWriter:
                 recorder.saw(self.spec.table, self._seen(before, columns, full, stubs))
         result.rejected = len(bad)
         result.hidden = len(dict(stubs))
+        changed = self._changed(before, columns, latest, dict(stubs))
         for key in dict.fromkeys(key for key, _ in full + stubs):  # a key twice in the batch counts once
             result.keys.append(key)
-            if key in known:
-                result.updated += 1
-            else:
+            if known.get(key) is None:  # no row, or one holding only a name so far
                 result.new += 1
+            elif key in changed:
+                result.updated += 1
         return result
+
+    def _changed(self, before: Mapping[Key, Row], columns: tuple[str, ...], latest: Mapping[Key, Row],
+                 stubs: Mapping[Key, Any]) -> set[Key]:
+        """The kept keys whose stored content this batch changed: a full record whose ``raw`` differs
+        from the one kept, a stub that hides a shown row or differs from the stub kept. A nightly
+        refresh re-reads many records that did not change, and "updated" must not count them."""
+        raw = columns.index("raw")
+        changed = {key for key, row in latest.items() if key in before and before[key][raw] != row[raw]}
+        if stubs and self.spec.hideable:
+            stub, hidden = columns.index("stub"), columns.index("hidden_from_users")
+            changed |= {key for key, record in stubs.items() if key in before and key not in latest
+                        and (not before[key][hidden] or before[key][stub] != to_json(record))}
+        return changed
 
     def _seen(self, before: Mapping[Key, Row], columns: tuple[str, ...], full: list[tuple[Key, Any]],
               stubs: list[tuple[Key, Any]]) -> list[Seen]:

@@ -155,3 +155,16 @@ def test_a_walk_saves_its_cursor_with_the_keys_and_order_it_always_had():
     assert json.dumps(Walk.from_json(saved).to_json()) == json.dumps(saved)
     fresh = Walk(high_water=None, since=None, started="2026-01-03T00:00:00Z")
     assert list(fresh.to_json()) == list(saved)
+
+
+def test_updated_counts_only_the_records_whose_stored_content_changed(site, tmp_path):
+    """A refresh re-reads every image the overlap covers; "updated" is the ones that differ from what
+    was kept (the summary said every known record was updated), and a stub seen again is no change."""
+    config = site_config(site, tmp_path, images={"refresh_overlap": 10**9})
+    report, _ = sync(config)
+    edited = sorted(site.editor.images)[7]
+    site.editor.edit_image(edited, score=site.editor.images[edited]["score"] + 3)
+    again, db = sync(config)
+    assert again.fetched >= report.fetched - 1 and again.new == 0 and again.updated == 1
+    assert "1 updated" in again.summary()
+    assert db.execute("SELECT updated FROM sync_runs ORDER BY id DESC LIMIT 1").fetchone()[0] == 1
