@@ -33,13 +33,21 @@ from .commands.monitor import Monitor, download_plan, sync_plan, verify_plan
 from .config import RESOURCES, load_config
 from .download import Sample
 from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorError
-from .progress import Reporter
+from .progress import Reporter, stamped
 from .store import DEFAULT_BUSY_TIMEOUT, database_errors, open_database, open_read_only, run_lock
 from .store.errors import store_error
 
 
+# Set in ``ctx.meta`` by a run the Monitor watches: its error line is stamped like its other lines.
+STAMPED_ERRORS = "mirror.stamped_errors"
+
+
 def _fail(message: str, code: int) -> None:
-    click.echo(f"Error: {message}", err=True)
+    line = f"Error: {message}"
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.meta.get(STAMPED_ERRORS):
+        line = stamped(line, sys.stderr)
+    click.echo(line, err=True)
     sys.exit(code)
 
 
@@ -120,6 +128,7 @@ def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOu
     monitor = Monitor(config, output.command, output.plan(config), reporter) if output.command else None
     db, code, error = None, 0, None
     if monitor:
+        ctx.meta[STAMPED_ERRORS] = True  # the error line goes to the same log as the run's lines
         monitor.start()
     try:
         with run_lock(config.database), database_errors(config.database, busy_timeout):

@@ -285,3 +285,12 @@ def test_status_says_where_each_crawler_stands_in_words_and_as_json(site, tmp_pa
     assert status["cursors"]["images"]["says"] == images.split(None, 1)[1]
     assert status["downloads"]["files_to_download"] == 0 and status["checks"]["never_verified"] > 0
     assert {run["resource"] for run in status["last_runs"]} >= {"images"}
+
+
+def test_the_error_line_of_a_run_in_a_log_carries_its_time_too(site, tmp_path):
+    path = write_config(site_config(site, tmp_path, polite={"give_up_after": 2}), tmp_path / "mirror.toml")
+    site.set_faults("down")
+    run = mirror(path, "sync", "--quiet")
+    assert run.returncode == 3
+    error = run.stderr.splitlines()[-1]
+    assert STAMP.match(error) and STAMP.sub("", error).startswith("Error: gave up on ")
