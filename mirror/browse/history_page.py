@@ -212,7 +212,7 @@ def archive_changes(conn: sqlite3.Connection, selection: Selection) -> dict[str,
     rows = [{"change": c, "what": record_name(c), "line": describe(c)[len(record_name(c)):].lstrip(": "),
              "href": record_href(c)} for c in found[:PER_PAGE]]
     older = found[PER_PAGE - 1] if len(found) > PER_PAGE else None
-    summed = [] if "first_seen" in selection.events or selection.before else first_seen(conn, resources=resources)
+    summed = [] if selection.events or selection.before else first_seen(conn, resources=resources)
     return {"rows": rows, "first_seen": summed,
             "older": selection.query(before=f"{older.seen_at}~{older.id}") if older else None}
 

@@ -159,14 +159,21 @@ def changes_page(conn: sqlite3.Connection, *, events: Sequence[str], resources: 
 
 def first_seen(conn: sqlite3.Connection, *, since: str | None = None,
                resources: Sequence[str] = RESOURCES) -> list[FirstSeen]:
-    """How many records of each resource were first seen (at or after ``since``), and when."""
+    """How many records of each resource were first seen (at or after ``since``), and when: since
+    ever, from the counts kept as the history is written; since a time, counted."""
     found = []
+    kept = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'history_first_seen'").fetchone()
     for resource in resources:
-        count, first_at, last_at = conn.execute(
-            "SELECT count(*), min(seen_at), max(seen_at) FROM history INDEXED BY history_by_resource_event "
-            "WHERE resource = ? AND event = 'first_seen' AND seen_at >= ?", [resource, since or ""]).fetchone()
-        if count:
-            found.append(FirstSeen(resource, count, first_at, last_at))
+        if since is None and kept:
+            row = conn.execute("SELECT count, first_at, last_at FROM history_first_seen WHERE resource = ?",
+                               [resource]).fetchone()
+        else:
+            row = conn.execute("SELECT count(*), min(seen_at), max(seen_at) FROM history "
+                               "INDEXED BY history_by_resource_event "
+                               "WHERE resource = ? AND event = 'first_seen' AND seen_at >= ?",
+                               [resource, since or ""]).fetchone()
+        if row and row[0]:
+            found.append(FirstSeen(resource, *row))
     return found
 
 

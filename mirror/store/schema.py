@@ -521,3 +521,22 @@ def _downloads_verified_at(db: Database) -> None:
     nightly ``verify --sample auto/N`` can take the slice checked longest ago and ``mirror status``
     can say how fresh the checks are."""
     db["downloads"].add_column("verified_at", str)
+
+
+@migrations(name="0027_first_sightings_counted")
+def _first_sightings_counted(db: Database) -> None:
+    """The records first seen, counted per resource as the history is written (a trigger), so
+    `mirror browse`'s "what changed" page sums up a first sync without counting a million rows on
+    every view (170 ms per million here; the history is only ever added to)."""
+    db.execute("""CREATE TABLE history_first_seen (
+        resource TEXT PRIMARY KEY, count INTEGER NOT NULL, first_at TEXT NOT NULL, last_at TEXT NOT NULL)""")
+    db.execute("""INSERT INTO history_first_seen (resource, count, first_at, last_at)
+                  SELECT resource, count(*), min(seen_at), max(seen_at) FROM history WHERE event = 'first_seen'
+                  GROUP BY resource""")
+    db.execute("""CREATE TRIGGER history_first_seen_counted AFTER INSERT ON history WHEN NEW.event = 'first_seen'
+                  BEGIN
+                    INSERT INTO history_first_seen (resource, count, first_at, last_at)
+                    VALUES (NEW.resource, 1, NEW.seen_at, NEW.seen_at)
+                    ON CONFLICT (resource) DO UPDATE SET count = count + 1,
+                      first_at = min(first_at, excluded.first_at), last_at = max(last_at, excluded.last_at);
+                  END""")
