@@ -129,10 +129,11 @@ class PhilomenaClient:
     # Images -------------------------------------------------------------------------------
 
     async def search_images(self, q: str, *, page: int = 1, per_page: int = MAX_PER_PAGE, sf: str | None = None,
-                            sd: str | None = None, include_hidden: bool = False) -> Page:
-        """GET /search/images. ``include_hidden`` sends ``del=1``: hidden images come as stubs."""
+                            sd: str | None = None, include_hidden: bool = False, filter_id: int | None = None) -> Page:
+        """GET /search/images. ``include_hidden`` sends ``del=1``: hidden images come as stubs;
+        ``filter_id`` searches through that filter instead of the client's."""
         params = {"q": q, "page": page, "per_page": per_page, "sf": sf, "sd": sd,
-                  "del": "1" if include_hidden else None}
+                  "del": "1" if include_hidden else None, "filter_id": filter_id}
         return await self._page("/search/images", params, "images")
 
     async def image(self, image_id: int) -> Record:

@@ -22,6 +22,7 @@ from ..dates import utc_text
 from ..store import ImageWriter
 from ..store.state import load_cursor, save_cursor
 from .clock import earliest, since
+from .filtered import note_filtered_out
 from .paging import PER_PAGE, ProgressGuard, keyset_unseen, last_search_page
 from .report import Progress, SyncReport, recorded_run
 
@@ -106,6 +107,7 @@ async def sync(client: PhilomenaClient, db: Database, options: ImagesOptions,
             if finished:
                 _note_unseen(report, walk)
                 break
+        await note_filtered_out(client, query, options.include_hidden, report)
     return report
 
 

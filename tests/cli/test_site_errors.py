@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 import socket
+import sqlite3
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from starlette.applications import Starlette
@@ -19,9 +21,9 @@ from mirror.localsite.http.server import LoopbackServer
 QUICK = "[polite]\nrequests_per_second = 100\nbackoff = 0.01\nmax_retries = 2\ngive_up_after = 3\n"
 
 
-def config_file(tmp_path, base_url: str) -> str:
+def config_file(tmp_path, base_url: str, site: str = "") -> str:
     path = tmp_path / "mirror.toml"
-    path.write_text(f'[site]\nbase_url = "{base_url}"\n{QUICK}[store]\ndatabase = "{tmp_path / "m.db"}"\n')
+    path.write_text(f'[site]\nbase_url = "{base_url}"\n{site}{QUICK}[store]\ndatabase = "{tmp_path / "m.db"}"\n')
     return str(path)
 
 
@@ -89,3 +91,30 @@ def test_reverse_search_against_a_dead_site_suggests_the_archive(tmp_path):
     assert result.stderr.splitlines()[-1] == (
         f"Error: cannot connect to 127.0.0.1:{port} (connection refused), so the site's reverse search cannot be "
         f"asked now; search the archive offline instead: mirror reverse --local '{picture}'")
+
+
+def site_total(site, **params) -> int:
+    return httpx.get(site.api_url + "/search/images", params={"q": "*", "per_page": 1, "del": "1", **params}).json()["total"]
+
+
+def test_a_sync_without_a_filter_says_how_many_images_the_sites_filter_hid_and_how_to_get_them(site, tmp_path):
+    everything = site.editor.everything_filter_id
+    shown, counted = site_total(site), site_total(site, filter_id=everything)
+    assert counted > shown  # the local site's Default filter hides some, as the real one does
+    result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, site.url), "sync"])
+    assert result.exit_code == 0, result.output
+    note = (f"the site's filter hid {counted - shown} of the {counted} images it counts for images.query, since no "
+            f'site.filter_id is set; to mirror them too, set filter_id = {everything} in [site] (its "Everything" '
+            "filter, which hides nothing)")
+    assert note in result.stdout
+    db = sqlite3.connect(tmp_path / "m.db")
+    assert db.execute("SELECT count(*) FROM images").fetchone()[0] == shown
+    assert note in db.execute("SELECT message FROM sync_runs WHERE resource = 'images'").fetchone()[0]
+
+
+def test_with_a_filter_set_nothing_more_is_asked_or_said(site, tmp_path):
+    path = config_file(tmp_path, site.url, f"filter_id = {site.editor.default_filter_id}\n")
+    result = CliRunner().invoke(cli, ["-c", path, "sync"])
+    assert result.exit_code == 0, result.output
+    assert "filter hid" not in result.stdout
+    assert not [r for r in site.requests if r.path.endswith("/filters/system")]
