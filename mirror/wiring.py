@@ -22,7 +22,8 @@ from .sync.runner import OPTIONS
 def make_politeness(polite: PoliteSection, requests_per_second: float | None = None) -> Politeness:
     """A pacing budget with the ``[polite]`` retry rules; ``requests_per_second`` overrides its pace."""
     return Politeness(requests_per_second or polite.requests_per_second, max_retries=polite.max_retries,
-                      give_up_after=polite.give_up_after, backoff=polite.backoff)
+                      give_up_after=polite.give_up_after, backoff=polite.backoff,
+                      searches_per_10s=polite.searches_per_10s)
 
 
 def file_politeness(config: Config) -> Politeness:

@@ -161,7 +161,7 @@ class PhilomenaClient:
             return (_parse_json(response) if response.status_code == 200 else None), response
 
         shown = f"POST {API_PREFIX}/search/reverse"
-        body, response = await self.politeness.call(attempt, shown)
+        body, response = await self.politeness.call(attempt, shown, path=f"{API_PREFIX}/search/reverse")
         if response.status_code != 200:
             raise _error_for(response, shown)
         return self._page_of(_json_object(body, shown), response, "images", shown)
@@ -303,7 +303,7 @@ class PhilomenaClient:
             raise_for_retry(response)
             return (_parse_json(response) if response.status_code == 200 else None), response
 
-        body, response = await self.politeness.call(attempt, shown)
+        body, response = await self.politeness.call(attempt, shown, path=API_PREFIX + path)
         if response.status_code != 200:
             raise _error_for(response, shown)
         return body, response

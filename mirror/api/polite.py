@@ -1,7 +1,9 @@
 """Politeness: one pacing budget per site, retries that wait, and knowing when to give up.
 
 Every attempt, retries included, takes a slot from one ``aiolimiter`` bucket of size 1, so the
-site never sees more than ``requests_per_second``. Slots are 1% longer than ``1 / rate``: paced
+site never sees more than ``requests_per_second``; a search also takes one from a second bucket
+paced by the site's search limit (20 per 10 s), so a walk stays under it at any configured rate.
+Slots are 1% longer than ``1 / rate``: paced
 exactly at the rate, 26 requests span exactly 5 s at 5 a second, and a first one that reaches the
 site a few milliseconds late (the network, a busy machine) put 26 in a 5 s window there (seen). A 429 or 503 with ``Retry-After`` pauses the
 whole budget for at least that long, so concurrent callers wait too. Other failures back off
@@ -30,6 +32,10 @@ T = TypeVar("T")
 LONGEST_RETRY_AFTER = 900.0
 # How much longer than 1 / rate each slot lasts: room for 50 ms of arrival jitter per 5 s at 5/s.
 PACING_MARGIN = 1.01
+# The site's own limit on its search endpoints (Derpibooru: 20 per 10 s, beside 30 per 5 s overall):
+# searches get a second bucket of one slot every 10/20 s (with the margin), whatever the overall rate.
+SEARCH_PATH = "/api/v1/json/search"
+SEARCHES_PER_10S = 20.0
 # Derpibooru's anti-bot middleware answers 501 and wants clients to back off at least this long.
 CHALLENGE_BACKOFF = 5.0
 
@@ -67,11 +73,12 @@ class Politeness:
     """The pacing budget, retry policy and failure count shared by every request to one site."""
 
     def __init__(self, requests_per_second: float = 1.0, *, max_retries: int = 5, give_up_after: int = 10,
-                 backoff: float = 1.0, max_backoff: float = 60.0) -> None:
+                 backoff: float = 1.0, max_backoff: float = 60.0, searches_per_10s: float = SEARCHES_PER_10S) -> None:
         self.requests_per_second = requests_per_second
         self.max_retries = max_retries
         self.give_up_after = give_up_after
         self.limiter = AsyncLimiter(1, PACING_MARGIN / requests_per_second)
+        self.search_limiter = AsyncLimiter(1, PACING_MARGIN * 10.0 / searches_per_10s)
         self.consecutive_failures = 0
         self.attempts = 0
         # Told, in one line, of each wait before a retry (the run's Reporter.warn), so a run waiting
@@ -83,30 +90,34 @@ class Politeness:
         self._backoff = wait_exponential_jitter(multiplier=backoff, max=max_backoff, jitter=backoff)
         self._backoff_base, self._max_backoff = backoff, max_backoff
 
-    async def slot(self) -> None:
-        """Wait until a pause (from ``Retry-After``) is over and the pacing bucket has room."""
+    async def slot(self, path: str = "") -> None:
+        """Wait until a pause (from ``Retry-After``) is over and the pacing bucket has room; for a
+        search (``path`` under the search endpoints), the search bucket too."""
         while True:
             delay = self._resume_at - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
+            if path.startswith(SEARCH_PATH):
+                await self.search_limiter.acquire()
             await self.limiter.acquire()
             if time.monotonic() >= self._resume_at:
                 return
 
-    async def take_turn(self) -> None:
+    async def take_turn(self, path: str = "") -> None:
         """Wait for a slot and count the request that takes it. Every request sent goes through
         here, retries and a download's redirect hops included, so the pace and the count hold."""
-        await self.slot()
+        await self.slot(path)
         self.attempts += 1
 
     def pause(self, seconds: float) -> None:
         """Hold every request to this site for ``seconds`` from now."""
         self._resume_at = max(self._resume_at, time.monotonic() + seconds)
 
-    async def call(self, attempt: Callable[[], Awaitable[T]], what: str) -> T:
+    async def call(self, attempt: Callable[[], Awaitable[T]], what: str, *, path: str = "") -> T:
         """Run ``attempt`` paced, retrying :class:`RetryableFailure` as the rules say.
 
-        ``what`` names the request in error messages (already redacted by the caller).
+        ``what`` names the request in error messages (already redacted by the caller); ``path``,
+        the URL path asked, paces searches by their own limit too.
         """
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(RetryableFailure),
@@ -118,7 +129,7 @@ class Politeness:
         try:
             async for try_ in retrying:
                 with try_:
-                    await self.take_turn()
+                    await self.take_turn(path)
                     try:
                         result = await attempt()
                     except RetryableFailure as failure:

@@ -116,6 +116,7 @@ def checked(section: str, key: str, value: Any, source: str | None) -> Any:
 
 # Numbers that must be above 0; every other number must be at least 0.
 POSITIVE = {("polite", "requests_per_second"), ("polite", "timeout"), ("polite", "backoff"),
+            ("polite", "searches_per_10s"),
             ("polite", "give_up_after"), ("download", "concurrency"), ("download", "requests_per_second"),
             ("download", "file_deadline"), ("report", "healthcheck_timeout")}
 

@@ -23,6 +23,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "timeout": 30.0,
         # Base of the exponential backoff between retries, in seconds (a Retry-After wins).
         "backoff": 1.0,
+        # Requests to the site's search endpoints (/api/v1/json/search*) in any 10 s, besides the
+        # overall rate: Derpibooru's own limit there is 20.
+        "searches_per_10s": 20.0,
     },
     "store": {
         "database": "data/mirror.db",

@@ -52,6 +52,7 @@ class PoliteSection:
     give_up_after: int
     timeout: float
     backoff: float
+    searches_per_10s: float
 
 
 @dataclass(frozen=True)

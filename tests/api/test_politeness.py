@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 import logging
 
 from click.testing import CliRunner
 
 from mirror.cli import cli
 from mirror.errors import EXIT_UNAVAILABLE
+from mirror.wiring import make_client
 
 from ..support.configs import site_config, site_images, sync, write_config
 from ..support.mirrored import assert_mirror_matches
@@ -101,3 +104,29 @@ def test_a_bad_query_is_reported_as_rejected(site, tmp_path):
     assert result.exit_code == 4
     assert "Imbalanced parentheses" in result.stderr
     assert len(site_images(site)) > 0
+
+
+def most_in_window(times: list[float], window: float) -> int:
+    """The most arrivals in any window [t, t + window) starting at an arrival."""
+    return max(bisect.bisect_left(times, t + window) - i for i, t in enumerate(times))
+
+
+def test_searches_keep_the_sites_own_limit_whatever_the_configured_rate(site, tmp_path):
+    """Derpibooru allows 20 searches in 10 s beside 30 requests in 5 s: at 5 requests a second a walk
+    sent 25 searches in 5 s. Searches keep their own pace; other requests keep the configured one."""
+    config = site_config(site, tmp_path, polite={"requests_per_second": 5, "searches_per_10s": 20})
+    ids = sorted(site.editor.images)[:10]
+
+    async def walk_then_show() -> None:
+        async with make_client(config) as client:
+            for page in range(1, 26):
+                await client.search_images("*", page=page, per_page=10)
+            for image_id in ids:
+                await client.image(image_id)
+
+    site.clear_requests()
+    asyncio.run(walk_then_show())
+    searches = sorted(r.time for r in api_requests(site) if r.path.startswith("/api/v1/json/search"))
+    shown = sorted(r.time for r in api_requests(site) if r.path.startswith("/api/v1/json/images/"))
+    assert len(searches) == 25 and most_in_window(searches, 10.0) <= 20
+    assert len(shown) == 10 and most_in_window(shown, 1.0) == 5  # the configured 5 a second, not 2

@@ -16,7 +16,8 @@ from mirror.localsite.http.server import LoopbackServer, SiteServer
 from mirror.store import open_database
 
 # Fast pacing for the local site; politeness is tested on its own with the real limits.
-FAST = {"requests_per_second": 200, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 5}
+FAST = {"requests_per_second": 200, "backoff": 0.05, "max_retries": 8, "give_up_after": 12, "timeout": 5,
+        "searches_per_10s": 2000}
 
 
 def site_config(site: SiteServer, tmp_path: Path, *, polite: dict | None = None, api_key: str | None = None,
