@@ -1,8 +1,8 @@
 """``/``: the board at the front door, as the site's own front page: the newest images with their
 counts under the filter in use, the search box with the site's syntax, and the board's menu.
 
-Datasette's own index (every database and table) is not hidden by it: it answers at
-``/-/tables``, the menu's "Tables" link, and the database page stays at ``/<database>``.
+Datasette is not hidden by it: the menu's "Tables" opens the database page (``/<database>``),
+which lists every table and view, and Datasette's own index answers at ``/-/tables``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ TABLES_PATH = "/-/tables"
 FILTER_PATH = "/-/filter"
 # The board's menu: (label, address). "What changed" is the history pages' overview.
 MENU = [("Search", SEARCH_PATH), ("Tags", "/-/tags"), ("Forums", "/-/forums"), ("Galleries", "/-/galleries"),
-        ("Duplicates", "/-/duplicates"), ("What changed", "/-/changes"), ("Tables", TABLES_PATH)]
+        ("Duplicates", "/-/duplicates"), ("What changed", "/-/changes")]
 
 
 def _filters(conn: sqlite3.Connection) -> list[tuple[int, str]]:
@@ -61,7 +61,8 @@ async def booru_front(datasette: Any, request: Any) -> Response:
     context = {"css": css(), "menu": MENU, "cards": cards, "total": total, "page": page, "error": error,
                "pages": -(-total // PER_PAGE), "page_url": lambda number: f"/?page={number}",
                "filter": used, "filters": filters, "filter_path": FILTER_PATH, "database": database,
-               "database_url": datasette.urls.database(database), "searchbox_q": ""}
+               "database_url": datasette.urls.database(database), "searchbox_q": "", "tables_path": TABLES_PATH,
+               "title": datasette.metadata("title") or "booru mirror"}
     return Response.html(await datasette.render_template("booru_front.html", context, request=request))
 
 

@@ -12,7 +12,6 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
 from sqlite_utils import Database
 
@@ -57,8 +56,7 @@ class Monitor:
     def end(self, exit_code: int, error: str | None, db: Database | None) -> RunOutcome:
         """Close the run: the metrics file, then the end ping with ``exit_code``."""
         outcome = self.outcome
-        outcome.finish(self.reporter, exit_code, error, file_counts(db, wanted_representations(self.config)),
-                       file_checks(db))
+        outcome.finish(self.reporter, exit_code, error, file_counts(db, wanted_representations(self.config)))
         if self.config.report.metrics_file:
             try:
                 write_metrics(self.config.report.metrics_file, outcome)
@@ -79,14 +77,6 @@ def file_counts(db: Database | None, representations: Sequence[str]) -> dict[str
         by_status = downloads.counts(db)
         return {"pending": downloads.outstanding(db, representations), "kept": by_status[downloads.DONE],
                 "failed": by_status[downloads.FAILED]}
-    except sqlite3.Error:
-        return None
-
-
-def file_checks(db: Database | None) -> dict[str, Any] | None:
-    """When the kept files were last re-hashed; None if the database cannot be read."""
-    try:
-        return downloads.check_ages(db) if db is not None else None
     except sqlite3.Error:
         return None
 

@@ -23,6 +23,15 @@ MARKUP = ['<script>window.pwned=7</script>', '"><img src=x onerror="window.pwned
 DANGEROUS = ("javascript:", "data:", "vbscript:")
 
 
+def hostile_markdown(image_ids: list[int]) -> str:
+    """A body in the site's markup with image references, script links of every kind, and HTML."""
+    return (f">>{image_ids[1]}t >>{image_ids[2]} >>{image_ids[3]}p >>99999999s "
+            "[a](javascript:window.pwned=9) [b]( JaVaScRiPt:window.pwned=10) <javascript:window.pwned=11> "
+            "![c](javascript:window.pwned=12) [d](data:text/html,<script>opener.pwned=13</script>) "
+            "<script>window.pwned=14</script> <img src=x onerror=\"window.pwned=15\"> "
+            "**[e](javascript:window.pwned=16)** ||[f](vbscript:x)|| [g]: javascript:window.pwned=17\n[g]")
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     """A mirror whose images carry script URLs as sources and markup in descriptions and tag names."""
@@ -38,9 +47,11 @@ def hostile(tmp_path_factory):
         user = editor.add_user("hostile", description=MARKUP[0], awards=[{"id": 1, "title": MARKUP[1], "label": MARKUP[0],
                                                                           "image": "x.svg", "awarded_on": "2020-01-01T00:00:00Z"}])
         gallery = editor.add_gallery(ids, title=MARKUP[1], description=MARKUP[0], user_id=user["id"])
+        editor.add_comments(ids[0], 1, body=hostile_markdown(ids))
         forum = sorted(editor.forums)[0]
         topic = editor.add_topic(forum, MARKUP[1], posts=1, user_id=user["id"])
         editor.add_posts(topic["id"], 1, body=MARKUP[0] + " " + SCRIPT_URLS[0])
+        editor.add_posts(topic["id"], 1, body=hostile_markdown(ids), user_id=user["id"])
         config = mirror_config(site, tmp, editor.everything_filter_id)
         sync(config, RESOURCES)
         for n, image_id in enumerate(ids):  # their history: edits that add markup and script URLs
@@ -95,4 +106,29 @@ def test_no_page_turns_a_record_into_a_script_link_or_runs_one(hostile, browser)
     assert MARKUP[0] in history and MARKUP[1] in history and SCRIPT_URLS[0] in history  # diffs and the site's, as text
     for path in board_pages[:3] + board_pages[5:6]:  # the tag, user, gallery and thread show the markup as text
         assert MARKUP[0] in links_and_state(page, url + path)["text"], path
+    page.close()
+
+
+def test_bodies_in_the_sites_markup_stay_inert_and_their_image_references_link_the_mirror(hostile, browser):
+    """Comments and posts (on the image, the thread and the user's pages) with image references,
+    script links of every spelling and HTML: the references are drawn, no link but http(s) and the
+    mirror's own, no element from the text."""
+    url, ids, board_pages = hostile
+    page = browser.new_page()
+    for address in (f"{url}-/image/{ids[0]}", url + board_pages[5], url + board_pages[1]):  # the thread, the user
+        found = links_and_state(page, address)
+        assert found["pwned"] is None, address
+        bodies = page.evaluate("""() => [...document.querySelectorAll('.booru-markup')].map(b => ({
+            tags: [...b.querySelectorAll('*')].map(e => e.tagName.toLowerCase()),
+            hrefs: [...b.querySelectorAll('[href], [src]')].map(e => e.getAttribute('href') || e.getAttribute('src'))}))""")
+        hostile_ones = [b for b in bodies if any(f"/-/image/{ids[2]}" == h for h in b["hrefs"])]
+        assert hostile_ones, address
+        for body in hostile_ones:
+            assert set(body["tags"]) <= {"p", "a", "img", "video", "span", "small", "strong", "em", "br", "s", "code"}
+            assert all(h.startswith(("/-/image/", "/-/media/", "/-/booru", "http://", "https://")) for h in body["hrefs"])
+            assert f"/-/image/{ids[1]}" in body["hrefs"]
+        for link in page.query_selector_all(".booru-markup a"):
+            link.click(modifiers=["Control"])
+        assert page.evaluate("() => window.pwned || null") is None, address
+        assert "<script>window.pwned=14</script>" in page.evaluate("() => document.body.innerText")
     page.close()
