@@ -40,14 +40,17 @@ def check_size(analysis: Analysis, box: tuple[int, int] | None = None) -> None:
 
 @contextmanager
 def decoding(analysis: Analysis) -> Iterator[None]:
-    """Hold the process's one decoding turn while the picture is read, and give a large
-    picture's memory back afterwards."""
+    """Hold the process's one decoding turn while a large picture is read, and give its memory
+    back afterwards. Small pictures (a few megabytes decoded) take no turn: they never wait
+    behind a large one."""
+    if analysis.width * analysis.height < _LARGE:
+        yield
+        return
     with _ONE_AT_A_TIME:
         try:
             yield
         finally:
-            if analysis.width * analysis.height >= _LARGE:
-                release_memory()
+            release_memory()
 
 
 def _glibc() -> ctypes.CDLL | None:

@@ -73,9 +73,9 @@ def intensities_of(data: bytes) -> tuple[Intensities, float]:
     """The intensities of a file's still frame, and the file's aspect ratio.
 
     Raises :class:`MediaError` when the file is not a picture or video the site accepts.
-    Files are read one at a time in a process: a picture the site accepts can take over a
-    gigabyte decoded (a 500 KiB PNG of 16000x11000 pixels does), so the download workers, or
-    the reverse searches ``mirror serve`` is sent, must not decode several at once.
+    Large files are read one at a time in a process (:mod:`.bounds`): a picture the site accepts
+    can take over a gigabyte decoded (a 500 KiB PNG of 16000x11000 pixels does), so the download
+    workers, or the reverse searches ``mirror serve`` is sent, must not decode several at once.
     """
     analysis = analyze(data)
     if not analysis.supported or not analysis.width:

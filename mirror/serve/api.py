@@ -52,6 +52,7 @@ from .http import (
     parse_id,
     parse_integer_id,
 )
+from .lanes import RETRY_AFTER, Overloaded, lanes_of
 
 __all__ = ["api_routes", "Context", "IMAGE_COLUMNS"]
 
@@ -105,7 +106,7 @@ class Context:
 
 
 def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
-    def endpoint(request: Request) -> Response:
+    def answer(request: Request) -> Response:
         board: Board = request.app.state.board
         try:
             body = handler(Context.from_request(request, board), **request.path_params)
@@ -116,6 +117,14 @@ def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
         except engine.SearchTooSlow as error:
             return JsonAnswer({"error": str(error)}, status_code=400)
         return body if isinstance(body, Response) else JsonAnswer(body)
+
+    async def endpoint(request: Request) -> Response:
+        """Run in the request's lane (:mod:`.lanes`): a crowd of expensive searches cannot hold up a cheap one."""
+        lane = lanes_of(request).for_search(request.url.path, request.query_params)
+        try:
+            return await lane.run(lambda: answer(request))
+        except Overloaded as busy:
+            return JsonAnswer({"error": str(busy)}, status_code=503, headers={"Retry-After": str(RETRY_AFTER)})
 
     endpoint.__name__ = handler.__name__
     return endpoint

@@ -14,18 +14,22 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from PIL import Image
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from ..philomena import MAX_FILE_SIZE
 
-__all__ = ["Params", "FetchUrl", "read_params", "file_turns", "file_of"]
+__all__ = ["Params", "FetchUrl", "read_params", "file_turns", "is_large", "file_of"]
 
 Params = dict[str, Any]
 # Fetches a URL a client gave: (bytes, file name), or None if it cannot be had.
 FetchUrl = Callable[[str], tuple[bytes, str] | None]
 _KEY_PART = re.compile(r"\[([^\]]*)\]")
 FILES_AT_ONCE = 2
+SMALL_AT_ONCE = 4
+LARGE_BYTES = 16 * 2**20
+LARGE_PIXELS = 4_000_000  # as many as mirror.imaging decodes without taking its one-at-a-time turn
 
 
 async def read_params(request: Request) -> tuple[Params, UploadFile | None]:
@@ -59,14 +63,32 @@ def _nest(items: list[tuple[str, Any]]) -> Params:
     return out
 
 
-def file_turns(request: Request) -> asyncio.Semaphore:
+def file_turns(request: Request, large: bool = True) -> asyncio.Semaphore:
     """Turns for the requests whose file is read into memory (up to 130 MiB each) and decoded:
     the rest wait, their bodies still spooled to disk, so that a burst of large uploads or
-    searches cannot hold them all in memory at once. One per app, in its own event loop."""
+    searches cannot hold them all in memory at once. Small pictures (:func:`is_large`) have
+    turns of their own, so they never wait behind large ones. One set per app, in its own event loop."""
     state = request.app.state
     if not hasattr(state, "file_turns"):
-        state.file_turns = asyncio.Semaphore(FILES_AT_ONCE)
-    return state.file_turns
+        state.file_turns = {True: asyncio.Semaphore(FILES_AT_ONCE), False: asyncio.Semaphore(SMALL_AT_ONCE)}
+    return state.file_turns[large]
+
+
+def is_large(upload: UploadFile | None) -> bool:
+    """Whether an uploaded file is a large one to read, by its size and by the dimensions its
+    header claims (a 400 KB PNG can claim 108 megapixels); a URL's file is taken to be large."""
+    if upload is None:
+        return True
+    if (upload.size or 0) > LARGE_BYTES:
+        return True
+    try:
+        with Image.open(upload.file) as picture:
+            width, height = picture.size
+    except (OSError, ValueError, Image.DecompressionBombError, SyntaxError):
+        return False  # not a picture Pillow reads (an SVG, a video): its bytes are small
+    finally:
+        upload.file.seek(0)
+    return width * height >= LARGE_PIXELS
 
 
 async def file_of(request: Request, params: Params, upload: UploadFile | None) -> tuple[bytes, str] | None:
