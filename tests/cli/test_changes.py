@@ -115,3 +115,35 @@ def test_json_lists_every_change_the_filters_select(night):
     refused = run(night["path"], "--json", "--event", "nothing_here", code=2).output
     assert refused.startswith("Error: --event nothing_here")
     assert json.loads(run(night["path"], "--since", "1h", "--json", "--event", "shown").output) == []
+
+
+def test_json_streams_a_history_larger_than_its_memory(tmp_path):
+    """`--json` writes each change as it reads it: 160 MB of history come out through well under
+    160 MB of memory (it held the whole list, then the whole text: 3 GB for 300 MB)."""
+    import os
+    import subprocess
+    import sys
+
+    from mirror.store import open_database
+
+    db = open_database(tmp_path / "mirror.db")
+    text = "x" * 10_000
+    with db.conn:
+        db.conn.executemany(
+            "INSERT INTO history (resource, record_key, run_id, seen_at, event, changes) VALUES (?, ?, ?, ?, ?, ?)",
+            (("images", str(i), None, "2026-11-20T00:00:00Z", "changed",
+              json.dumps({"description": [text, f"{text} {i}"]})) for i in range(8000)))
+    db.close()
+    config = tmp_path / "mirror.toml"
+    config.write_text(f'[store]\ndatabase = "{tmp_path / "mirror.db"}"\nfiles = "{tmp_path / "files"}"\n')
+    out = tmp_path / "changes.json"
+    with out.open("wb") as sink:
+        child = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config), "changes", "--since",
+                                  "2026-11-01", "--json"], stdout=sink)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+    size = out.stat().st_size
+    assert child.returncode == 0 and size > 160_000_000
+    assert usage.ru_maxrss * 1024 < 0.75 * size, f"peak {usage.ru_maxrss // 1024} MB for {size // 2**20} MB of JSON"
+    with out.open("rb") as written:
+        assert written.read(2) == b"[\n" and written.seek(-3, os.SEEK_END) and written.read() == b"\n]\n"
