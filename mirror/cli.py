@@ -88,10 +88,10 @@ def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})  # every command's -h, as is usual
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: ./mirror.toml when present, else built-in defaults).")
-@click.version_option(package_name="booru-mirror")
+@click.version_option(None, "-V", "--version", package_name="booru-mirror")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None) -> None:
     """Keep an offline, queryable mirror of a Philomena image board."""
@@ -477,7 +477,21 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
               "its dumps.")
 def site(seed: int, image_count: int, host: str, port: int, faults: str, fixtures: str | None,
          processing_delay: float, dump_path: str | None, dump_layout: str, dumps_dir: str | None) -> None:
-    """Run the local Philomena-compatible site (for tests, demos and benchmarks)."""
+    """Run the local Philomena-compatible site (for tests, demos and benchmarks).
+
+    Besides the API under /api/v1/json it answers a control API, to change the board while it runs
+    (JSON bodies; never rate limited, faulted or logged). With SITE its address:
+
+    \b
+      curl -d '{"n": 5}' SITE/_control/images/add           add images -> {"ids": [...]}
+      curl -d '{"tags": ["safe", "pony"], "score": 10}' SITE/_control/images/ID/edit
+                      set tags, score, description, thumbnails_generated or any other field
+      curl -d '{"reason": "Rule #0"}' SITE/_control/images/ID/hide   hide (delete) an image
+      curl -d '{"into": 12}' SITE/_control/images/ID/merge  merge an image into another
+      curl -d '{"spec": "ratelimit,flaky"}' SITE/_control/faults     switch faults ("" for none)
+      curl SITE/_control/requests                           every request seen, as JSON
+      curl -X POST SITE/_control/requests/clear             forget them
+    """
     if dump_path:
         from .localsite.dump import dump_site
 

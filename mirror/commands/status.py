@@ -10,6 +10,7 @@ from sqlite_utils import Database
 
 from ..store import downloads
 from ..store.state import all_cursors, last_runs
+from ..words import counted
 from .cursors import describe_cursor
 
 COUNTS = {
@@ -67,7 +68,7 @@ def describe(db: Database, representations: Sequence[str] = ()) -> str:
         outcome = run["status"] + (f" ({run['message']})" if run["message"] else "")
         lines.append(f"  {run['resource']:<12} {run['started_at']} -> {run['finished_at'] or '...'}  {outcome}; "
                      f"{run['fetched'] or 0} fetched, {run['new'] or 0} new, {run['updated'] or 0} updated, "
-                     f"{run['requests'] or 0} requests")
+                     f"{counted(run['requests'] or 0, 'request')}")
     if not runs:
         lines.append("  (none)")
     return "\n".join(lines)

@@ -23,6 +23,7 @@ from ..api.polite import Politeness
 from ..progress import Reporter
 from ..store import ImageWriter, is_image_stub
 from ..store import downloads as state
+from ..words import counted
 from .fetch import Fetcher, FileFailed, Job, Recheck
 from .file_facts import keep_file_facts
 from .fingerprints import backfill_fingerprints, keep_fingerprint
@@ -65,10 +66,10 @@ class DownloadReport:
 
     def summary(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-6)
-        parts = [f"{self.downloaded} files", human_bytes(self.bytes),
+        parts = [counted(self.downloaded, "file"), human_bytes(self.bytes),
                  f"{self.downloaded / elapsed:.1f} files/s", f"{human_bytes(self.bytes / elapsed)}/s"]
         if self.fetched:
-            parts.append(f"kept {self.originals} originals (sha512 checked) and "
+            parts.append(f"kept {counted(self.originals, 'original')} (sha512 checked) and "
                          f"{self.fetched - self.originals} thumbnails and renderings (format checked)")
         if self.adopted:
             parts.append(f"{self.adopted} already kept")
@@ -76,7 +77,7 @@ class DownloadReport:
             parts.append(f"{self.failed} failed (see `mirror status`)")
         if self.expected is not None and self.fetched + self.failed < self.expected:
             parts.append(f"{self.expected - self.fetched - self.failed} left")
-        return f"{self.resource}: {', '.join(parts)}; {self.requests} requests"
+        return f"{self.resource}: {', '.join(parts)}; {counted(self.requests, 'request')}"
 
 
 def human_bytes(n: float) -> str:

@@ -12,6 +12,7 @@ from sqlite_utils import Database
 from ..api import PhilomenaClient
 from ..store.state import start_run
 from ..store.writer import Saved
+from ..words import counted
 
 
 @dataclass
@@ -73,7 +74,7 @@ class SyncReport:
         if self.rejected:
             parts.append(f"{self.rejected} kept in rejects")
         notes = "".join(f"; {note}" for note in self.remarks())
-        return f"{self.resource}: {', '.join(parts)}; {self.requests} requests{notes}"
+        return f"{self.resource}: {', '.join(parts)}; {counted(self.requests, 'request')}{notes}"
 
 
 Progress = Callable[[SyncReport], None]
