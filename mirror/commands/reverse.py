@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,9 @@ from ..philomena import MAX_FILE_SIZE
 from ..search.reverse import DEFAULT_DISTANCE, MAX_DISTANCE, PAGE_SIZE, ReverseQuery, find_matches
 
 __all__ = ["read_source", "search_site", "search_archive", "describe_matches", "record_line", "SourceError"]
+
+# How long fetching a URL for --local or --similar may take in all.
+FETCH_DEADLINE = 60.0
 
 
 class SourceError(MirrorError):
@@ -46,6 +50,9 @@ def read_source(source: str, *, fetch: bool = False) -> Upload:
 
 
 def _fetched(url: str) -> Upload:
+    """The file at ``url``, whole within :data:`FETCH_DEADLINE` (each read's own timeout does not
+    stop a server that sends a byte now and then, forever)."""
+    deadline = time.monotonic() + FETCH_DEADLINE
     try:
         with httpx.stream("GET", url, headers={"User-Agent": user_agent()}, timeout=30.0,
                           follow_redirects=True) as response:
@@ -57,6 +64,9 @@ def _fetched(url: str) -> Upload:
             for chunk in response.iter_bytes():
                 body += chunk
                 _check_size(url, len(body))
+                if time.monotonic() > deadline:
+                    raise SourceError(f"cannot fetch {url}: it took longer than {FETCH_DEADLINE:g} s "
+                                      f"({len(body):,} bytes so far); download it yourself and give the file")
             return Upload(bytes(body), Path(response.url.path).name or "image")
     except httpx.HTTPError as e:
         raise SourceError(f"cannot fetch {url}: {type(e).__name__}") from None
