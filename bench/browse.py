@@ -48,6 +48,12 @@ the issue's tuning (da13931's browse and schema), on the same 300,000-image boar
     user_awards               551 / 553          52 / 91           41 / 42
     images, facet by hand  13,424 / 13,431    2,391 / 2,497     5,684 / 6,068  (typed by hand)
 
+The history pages (issue 29) on the same million-image board with the history
+bench/board_history.py writes into it (2.8 million rows: a first sync, 30 nights, 300,000 of the
+site's own tag changes), p50 / p95 ms: an image's history 9.5 / 39, /-/changes (its filters, a
+page in the middle, first sightings) 12 / 39. The first sightings are counted as they are written
+(migration 0027): counted per view, a million of them took 170-750 ms.
+
 What made the difference: no default facets on the large tables and Datasette's suggested facets
 off (a GROUP BY per column, seconds a page); ``tag_usage`` counting with a subquery, 25 rows a
 page; ``posts_by_user`` counted from covering indexes, its bodies read only for the rows shown;
@@ -73,10 +79,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 import httpx
+from board_history import FIRST_SYNC, ensure_history, stamp
 from common import browse_process, cached_board, percentile
 
 TARGET_MS = 300.0
@@ -124,8 +132,25 @@ def board_pages(db: sqlite3.Connection, seed: int) -> dict[str, list[str]]:
         "thread": [f"/-/topic/{quote(forum)}/{quote(slug)}" + (f"?page={page}" if page > 1 else "")
                    for forum, slug, posts in topics for page in (1, max(1, -(-(posts or 1) // 25)))],
         "search": [f"/-/booru?q={quote(q)}" for q in SEARCHES],
+        **history_pages(db, seed),
         "tags list": ["/-/tags", "/-/tags?page=20"],
         "galleries list": ["/-/galleries", "/-/galleries?page=50"],
+    }
+
+
+def history_pages(db: sqlite3.Connection, seed: int) -> dict[str, list[str]]:
+    """An image's history (edited images, and images seen once), and /-/changes as its filters and
+    pages reach it (bench/board_history.py writes the history they read)."""
+    edited = [row[0] for row in sample(db, "SELECT record_key FROM history INDEXED BY history_by_event "
+                                           "WHERE event = 'changed' LIMIT 5000", 4, seed)]
+    quiet = [row[0] for row in sample(db, "SELECT id FROM images LIMIT 100000", 4, seed)]
+    middle = quote(f"{stamp(FIRST_SYNC + timedelta(days=15))}~{2**40}")
+    return {
+        "image history": [f"/-/image/{image}/history" for image in edited + quiet],
+        "changes (/-/changes)": ["/-/changes", f"/-/changes?before={middle}", "/-/changes?event=deleted,merged",
+                                 "/-/changes?resource=tags", "/-/changes?event=counters",
+                                 "/-/changes?event=site_tags", "/-/changes?event=changed&resource=filters",
+                                 "/-/changes?event=first_seen", "/-/changes?event=first_seen&resource=comments"],
     }
 
 
@@ -219,6 +244,8 @@ def main() -> None:
     path, seconds = cached_board(work, args.images, args.seed)
     print(f"board: {path} ({path.stat().st_size / 2**30:.2f} GiB); "
           + (f"generated in {seconds:.0f} s" if seconds is not None else "cached"))
+    rows, seconds = ensure_history(str(path), args.seed)
+    print(f"history: {rows:,} rows; " + (f"written in {seconds:.0f} s" if seconds is not None else "kept"))
     config = work / f"browse-{args.images}.toml"
     config.write_text(f'[site]\nbase_url = "https://board.example"\n\n'
                       f'[store]\ndatabase = "{path}"\nfiles = "{work / "files"}"\n')
