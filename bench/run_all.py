@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-NOT_BENCHMARKS = {"common", "run_all"}
+NOT_BENCHMARKS = {"common", "run_all", "board_history"}  # board_history: what browse.py measures on
 # Known benchmarks in the order they run, with the sizes --quick passes them.
 QUICK = {
     "crawl_cost": "--images 500 --changes 200",
