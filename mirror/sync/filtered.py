@@ -11,15 +11,23 @@ means to keep the filtered view sets filter_id to that filter's id and hears no 
 
 from __future__ import annotations
 
-from ..api import PhilomenaClient
+from contextlib import suppress
+
+from ..api import ApiError, PhilomenaClient
 from ..api.client import Record
 from .report import SyncReport
 
 
 async def note_filtered_out(client: PhilomenaClient, query: str, include_hidden: bool, report: SyncReport) -> None:
-    """Note in ``report`` how many images of ``query`` the site's filter hid, when it hid any."""
-    if client.filter_id is not None:
-        return
+    """Note in ``report`` how many images of ``query`` the site's filter hid, when it hid any.
+
+    The walk is done by then: a site that will not answer these counts costs the note, not the run."""
+    if client.filter_id is None:
+        with suppress(ApiError):
+            await _note(client, query, include_hidden, report)
+
+
+async def _note(client: PhilomenaClient, query: str, include_hidden: bool, report: SyncReport) -> None:
     everything = hiding_nothing((await client.system_filters()).records)
     if everything is None:
         return
