@@ -45,8 +45,9 @@ PER_PAGE = 50
 QUIET_EVENTS = ("counters", "first_seen")
 # Fields edited as text, shown as a diff.
 TEXT_FIELDS = ("description", "source_url", "source_urls", "source")
-# Fields that move on their own (the site moves updated_at on each vote).
-UNSHOWN = frozenset({"updated_at", "tag_ids", "tags"})
+# Fields that move on their own (the site moves updated_at on each vote) or follow others (the
+# addresses of the files name the tags).
+UNSHOWN = frozenset({"updated_at", "tag_ids", "tags", "view_url", "representations"})
 COUNTED = ("score", "faves")
 TITLES = {"first_seen": "first seen by the mirror", "changed": "edited", "counters": "counts moved",
           "hidden": "hidden on the site", "deleted": "deleted on the site", "merged": "merged",
@@ -139,13 +140,25 @@ def image_history(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
     users = {c.user_id for c in history if c.user_id is not None}
     known = {r[0] for r in conn.execute("SELECT id FROM users WHERE id IN (SELECT value FROM json_each(?))",
                                         [json.dumps(sorted(users))])}
+    entries = [entry(c) for c in history]
+    _colour_tags(conn, entries)
     return {
         "id": image_id, "record": record, "artists": artists_of_tags(row[2]), "source": row[3] or None,
         "kept": kept_extension(conn, image_id), "hidden": bool(row[4]), "deletion_reason": row[5],
-        "duplicate_of": row[6], "entries": [entry(c) for c in history], "known_users": known,
+        "duplicate_of": row[6], "entries": entries, "known_users": known,
         "chart": chart(counted_series(history, record, utc_text())),
         "counts": [(name, record.get(name)) for name in COUNTED],
     }
+
+
+def _colour_tags(conn: sqlite3.Connection, entries: list[Entry]) -> None:
+    """Give each tag added or removed its category, which the board colours it by."""
+    tags = [t for e in entries for t in e.tags_added + e.tags_removed]
+    names = sorted({t["name"] for t in tags})
+    categories = dict(conn.execute("SELECT name, category FROM tags WHERE name IN (SELECT value FROM json_each(?))",
+                                   [json.dumps(names)]).fetchall()) if names else {}
+    for tag in tags:
+        tag["category"] = categories.get(tag["name"]) or ""
 
 
 def tag_lately(conn: sqlite3.Connection, tag_id: int, limit: int = 12) -> list[tuple[str, list[dict[str, Any]]]]:

@@ -76,6 +76,8 @@ def test_an_images_history_is_a_board_page_with_its_picture_chart_and_timeline(a
     assert events_shown(html) == ["counters", "changed", "first_seen", "site_tags"]  # newest first, by time
     timeline = html[html.index('class="booru-timeline"'):]
     assert f">&minus;{html_text.escape(archive['dropped'])}</a>" in timeline and ">+brand new tag</a>" in timeline
+    assert re.search(r'class="booru-tag booru-tag-removed" data-tag-category="[a-z-]+"', timeline)  # coloured
+    assert "view_url" not in timeline
     assert "&lt;b&gt;bold&lt;/b&gt;" in timeline and "<b>bold</b>" not in timeline  # the diff is escaped
     assert re.search(r'<ins class="booru-added">[^<]*&lt;b&gt;bold', timeline)
     assert '<ins class="booru-added">https://example.com/new-source</ins>' in timeline
