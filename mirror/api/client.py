@@ -26,6 +26,7 @@ from .polite import CHALLENGE_BACKOFF, Politeness, RetryableFailure, parse_retry
 
 API_PREFIX = "/api/v1/json"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Derpibooru's anti-bot challenge; see reference section 8.
 CHALLENGE_STATUS = 501
 MAX_PER_PAGE = 50
@@ -376,7 +377,20 @@ def _error_for(response: httpx.Response, shown: str) -> ApiError:
                             "JSON API: check site.base_url", url=shown, status=status)
     if status == 404:
         return NotFound(f"{shown}: not found", url=shown, status=status)
+    if status in REDIRECT_STATUSES and response.headers.get("location"):
+        return _redirected(response, shown)
     return ApiError(f"{shown}: unexpected answer {status}{': ' + message if message else ''}", url=shown, status=status)
+
+
+def _redirected(response: httpx.Response, shown: str) -> ApiError:
+    """A redirect is never followed (see :func:`http_client`), but where it points is most often
+    the site's address as it should be configured (``www.``, another domain)."""
+    url = response.request.url.join(response.headers["location"])
+    target = str(url)
+    base = target.partition(API_PREFIX)[0] if API_PREFIX in target else f"{url.scheme}://{url.netloc.decode()}"
+    return NotPhilomena(f"{_site_of(response)} answered {shown} with a redirect ({response.status_code}) to "
+                        f"{redact(base)}: set site.base_url = \"{redact(base)}\" if that is the site",
+                        url=shown, status=response.status_code)
 
 
 def _error_message(response: httpx.Response) -> str:

@@ -9,7 +9,7 @@
         │   └── KeyRequired               401, or 403 where only a key would do
         ├── UnexpectedResponse            200 with a body that is not what the endpoint promises
         │   ├── WalkStalled               a page that does not move a walk on (mirror.sync.paging)
-        │   └── NotPhilomena              a web page where the API should be: site.base_url is wrong
+        │   └── NotPhilomena              a web page or a redirect where the API should be: check site.base_url
         └── SiteUnavailable         3  down, failing or rate-limiting past the retry budget; run again later
             ├── RetriesExhausted          one request failed on every retry
             ├── RateLimited               429 past the retry budget
@@ -76,7 +76,7 @@ class UnexpectedResponse(ApiError):
 
 
 class NotPhilomena(UnexpectedResponse):
-    """The address answers, but with a web page where Philomena's JSON API would be."""
+    """The address answers, but not as Philomena's JSON API would: with a web page, or a redirect."""
 
 
 class UploadRejected(BadQuery):

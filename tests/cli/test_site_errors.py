@@ -11,7 +11,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 from starlette.applications import Starlette
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.routing import Route
 
 from mirror.cli import cli
@@ -72,13 +72,26 @@ def test_an_address_that_is_not_a_philomena_api_says_so(tmp_path, status):
     error = re.sub(r"^\S+Z ", "", result.stderr.splitlines()[-1])  # the UTC time a line to a log starts with
     if status == 404:  # at once: Philomena's API answers a 404 in JSON (or empty), never with a page
         assert result.exit_code == EXIT_REJECTED
-        assert error.startswith(f"Error: {blog.url} answered GET /api/v1/json/search/images?")
+        assert f"Error: {blog.url} answered GET /api/v1/json/search/images?" in error
         assert error.endswith("with an HTML page (404), not Philomena's JSON API: check site.base_url")
     else:  # a proxy's page may pass, so it is retried first
         assert result.exit_code == EXIT_UNAVAILABLE
         assert "the site answered 200 with an HTML page, not JSON" in error
         assert f"check that site.base_url ({blog.url}) is a Philomena site" in error
     assert "not found" not in error
+
+
+def test_an_address_that_redirects_names_where_to(tmp_path):
+    async def moved(request):
+        return RedirectResponse(f"https://www.example.org{request.url.path}?{request.url.query}", status_code=301)
+
+    with LoopbackServer(Starlette(routes=[Route("/{path:path}", moved)])) as old:
+        result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, old.url), "sync"])
+    assert result.exit_code == EXIT_REJECTED
+    error = result.stderr.splitlines()[-1]
+    assert f"Error: {old.url} answered GET /api/v1/json/search/images?" in error
+    assert error.endswith('with a redirect (301) to https://www.example.org: set site.base_url = '
+                          '"https://www.example.org" if that is the site')
 
 
 def test_reverse_search_against_a_dead_site_suggests_the_archive(tmp_path):
