@@ -16,7 +16,8 @@ from mirror.errors import MirrorError
 
 DOCUMENTED = {  # the README's exit codes, by the class that ends a run with each
     "ConfigError": 2, "SourceError": 2, "SiteUnavailable": 3, "RateLimited": 3,
-    "RetriesExhausted": 3, "ApiError": 4, "NotFound": 4, "BadQuery": 4, "KeyRequired": 4, "WalkStalled": 4,
+    "RetriesExhausted": 3, "ApiError": 4, "NotFound": 4, "NotPhilomena": 4, "BadQuery": 4, "KeyRequired": 4,
+    "WalkStalled": 4,
     "StoreError": 5, "StorageFailure": 5, "BoardMissing": 5, "MirrorBusy": 7, "PortUnavailable": 8,
 }
 
