@@ -557,3 +557,21 @@ def test_mirror_site_generates_its_board_apart_and_serves_it(tmp_path):
         site.terminate()
         site.wait(timeout=10)
     assert not list(temporary.iterdir())  # stopped as systemd stops it, it leaves no board behind
+
+
+def test_an_svgs_intensities_are_those_of_the_png_rendering_served(board, site):
+    """The site computes an SVG's intensities from the PNG rendering it serves (every non-download
+    URL of an SVG), so a reverse search with that PNG finds the image."""
+    from mirror.imaging import intensities_of
+
+    svgs = [im for im in board.images.values() if im["format"] == "svg" and not im["hidden_from_users"]]
+    assert svgs
+    for image in svgs[:3]:
+        record = httpx.get(f"{site.api_url}/images/{image['id']}").json()["image"]
+        rendering = httpx.get(record["representations"]["full"]).content
+        served, _ = intensities_of(rendering)
+        assert tuple(record["intensities"][corner] for corner in ("nw", "ne", "sw", "se")) == pytest.approx(
+            served.as_tuple(), abs=1e-5)
+        found = httpx.post(f"{site.api_url}/search/reverse", data={"distance": "0.25"},
+                           files={"image[image]": ("q.png", rendering, "image/png")}).json()
+        assert image["id"] in [im["id"] for im in found["images"]]

@@ -100,13 +100,16 @@ class FileSource:
 
 
 def finish_image_file(image: Record, source: FileSource) -> Record:
-    """Set size, hashes and intensities from the image's files (as the site's processing does)."""
+    """Set size, hashes and intensities from the image's files (as the site's processing does: an
+    SVG's intensities are read from the PNG rendering it serves, not from the SVG itself, so a
+    reverse search with the picture a client is shown finds the image)."""
     full = source.data(image, "full", image["format"])
     orig = source.data(image, "orig", image["format"])
     image["size"], image["orig_size"] = len(full), len(orig)
     image["sha512_hash"] = hashlib.sha512(full).hexdigest()
     image["orig_sha512_hash"] = hashlib.sha512(orig).hexdigest()
-    image["intensities"] = _intensities(full)
+    shown = source.data(image, "rendered", "png") if image["format"] == "svg" else full
+    image["intensities"] = _intensities(shown)
     return image
 
 
