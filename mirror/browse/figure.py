@@ -43,7 +43,7 @@ class Counts:
     def html(self) -> Markup:
         return Markup('<span class="booru-counts"><span class="booru-score" title="score">\u2191{}</span> '
                       '<span class="booru-faves" title="faves">\u2605{}</span> '
-                      '<span class="booru-comments" title="comments">\U0001f4ac{}</span></span>').format(
+                      '<span class="booru-comments" title="comments">\u275d{}</span></span>').format(
             _count(self.score), _count(self.faves), _count(self.comments))
 
 

@@ -87,7 +87,7 @@ def test_cards_carry_the_sites_counts(board):
         score, faves, comments = db.execute("SELECT score, faves, comment_count FROM images WHERE id = ?",
                                             [int(image_id)]).fetchone()
         assert f'title="score">\u2191{score:,}<' in inner and f'title="faves">\u2605{faves:,}<' in inner
-        assert f'title="comments">\U0001f4ac{comments:,}<' in inner
+        assert f'title="comments">\u275d{comments:,}<' in inner
 
 
 def test_the_filter_in_use_spoilers_what_it_names_and_says_why(board):
@@ -130,7 +130,7 @@ def test_in_a_real_browser_the_front_page_and_the_tags_colours(board, browser):
         cards = shown_images(tab)
         assert len(cards) == min(50, db.execute("SELECT count(*) FROM images WHERE NOT hidden_from_users").fetchone()[0])
         assert all(card["width"] > 0 for card in cards if card["width"] is not None)
-        assert all(re.search(r"\u2191-?[\d,]+\s*\u2605[\d,]+\s*\U0001f4ac[\d,]+", card["caption"] + tab.inner_text(
+        assert all(re.search(r"\u2191-?[\d,]+\s*\u2605[\d,]+\s*\u275d[\d,]+", card["caption"] + tab.inner_text(
             f'figure[data-image-id="{card["id"]}"] .booru-counts')) for card in cards)
         if os.environ.get("MIRROR_SCREENSHOTS"):  # the README's screenshot
             tab.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], "browse-front.png"))
