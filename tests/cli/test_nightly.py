@@ -101,6 +101,8 @@ def test_json_describes_each_run_as_one_object_on_stdout(site, tmp_path):
     verified = json.loads(mirror(config, "verify", "--json").stdout)
     assert verified["verify"] == {"checked": run["files"]["kept"], "sample": None, "missing": [], "corrupt": [],
                                   "repaired": None, "not_repaired": 0}
+    assert run["checks"]["never_verified"] == run["files"]["kept"] and verified["checks"]["never_verified"] == 0
+    assert verified["checks"]["last_verified"] >= verified["started_at"]
 
 
 def test_json_of_a_failed_run_carries_its_exit_code_and_error(site, tmp_path):
@@ -138,6 +140,9 @@ def test_the_metrics_file_holds_each_commands_last_run(site, tmp_path):
     kept = found["mirror_files", frozenset({("state", "kept")})]
     assert kept == found["mirror_run_downloaded_files", sync] and found["mirror_files", frozenset({("state", "pending")})] == 0
     assert found["mirror_run_damaged_files", verify] == 0
+    assert found["mirror_files_never_verified", frozenset()] == 0  # the verify re-hashed every file
+    assert found["mirror_files_oldest_check_timestamp_seconds", frozenset()] >= found[
+        "mirror_run_start_timestamp_seconds", sync] - 1
     assert found["mirror_run_start_timestamp_seconds", sync] <= found["mirror_run_end_timestamp_seconds", sync]
     assert found["mirror_run_end_timestamp_seconds", sync] <= found["mirror_run_start_timestamp_seconds", verify]
     assert [p.name for p in metrics.parent.iterdir()] == ["mirror.prom"]  # no temporary file left
@@ -294,3 +299,23 @@ def test_the_error_line_of_a_run_in_a_log_carries_its_time_too(site, tmp_path):
     assert run.returncode == 3
     error = run.stderr.splitlines()[-1]
     assert STAMP.match(error) and STAMP.sub("", error).startswith("Error: gave up on ")
+
+
+def test_status_reads_a_mirror_made_before_files_had_a_check_time(site, tmp_path):
+    """status migrates nothing, so a mirror an older version made has no downloads.verified_at yet."""
+    import sqlite3
+
+    config = nightly_config(site, tmp_path)
+    assert mirror(config, "sync", "--quiet").returncode == 0
+    with sqlite3.connect(tmp_path / "mirror.db") as conn:
+        kept = conn.execute("SELECT count(*) FROM downloads WHERE status = 'done'").fetchone()[0]
+        conn.execute("ALTER TABLE downloads DROP COLUMN verified_at")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = '0026_downloads_verified_at'")
+    conn.close()
+    status = mirror(config, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["checks"]["never_verified"] == kept
+    assert mirror(config, "verify", "--sample", "auto/2", "--quiet").returncode == 0  # a writing run migrates it
+    with sqlite3.connect(tmp_path / "mirror.db") as conn:
+        assert conn.execute("SELECT count(verified_at) FROM downloads").fetchone()[0] > 0
+    conn.close()
