@@ -40,7 +40,8 @@ from .query import (
 )
 from .slugs import unslug
 
-__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Linked", "TrigramIndexed", "Unknown", "Field", "compile_node", "register_functions"]
+__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Linked", "TrigramIndexed", "Unknown", "Field", "compile_node",
+           "register_functions", "sqlite_number"]
 
 _OPERATORS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
@@ -258,7 +259,13 @@ def _bound(value: object) -> object:
         return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     if isinstance(value, bool):
         return int(value)
-    return value
+    return sqlite_number(value) if isinstance(value, int) else value
+
+
+def sqlite_number(value: int) -> int | float:
+    """An integer SQLite can take as a parameter: one past its 64 bits (``gallery_id:2^66``) as a
+    float, which compares with every stored integer exactly as the integer would (it is beyond them all)."""
+    return value if -(2**63) <= value < 2**63 else float(value)
 
 
 def glob_pattern(pattern: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .compile import Sql
+from .compile import Sql, sqlite_number
 
 IMAGE_SORT_FIELDS = {
     "id": "{t}.id", "updated_at": "{t}.updated_at", "first_seen_at": "{t}.first_seen_at",
@@ -52,7 +52,8 @@ def image_order(sf: str | None, sd: str | None, alias: str, *, seed: int) -> Sql
         if not value.isdigit():
             return Sql("NULL")  # no sort at all is sent: the engine's own order
         position = f"(SELECT position FROM gallery_images WHERE gallery_id = ? AND image_id = {t}.id)"
-        return Sql(f"{position} IS NULL, {position} {direction}, {t}.id DESC", (int(value), int(value)))
+        gallery = sqlite_number(int(value))
+        return Sql(f"{position} IS NULL, {position} {direction}, {t}.id DESC", (gallery, gallery))
     column = IMAGE_SORT_FIELDS.get(sf, IMAGE_SORT_FIELDS["first_seen_at"]).format(t=t)
     return Sql(f"{column} {direction}, {t}.id {direction}")
 

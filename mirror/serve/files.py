@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute, Route
 
 from ..download.storage import Storage
 from ..philomena import MIME_TYPES, parse_img_path
+from ..store.records import MAX_ID
 from .board import Board
 
 __all__ = ["kept_file_routes", "kept_path"]
@@ -32,7 +33,9 @@ __all__ = ["kept_file_routes", "kept_path"]
 def _canonical(path: str) -> tuple[int, str] | None:
     """(image id, the path the mirror would have fetched the file from), or None if not a file path."""
     found = parse_img_path(path.removeprefix("/img/")) if path.startswith("/img/") else None
-    return (found.image_id, "/img/" + found.canonical) if found else None
+    if found is None or found.image_id > MAX_ID:  # an id no record is kept under
+        return None
+    return found.image_id, "/img/" + found.canonical
 
 
 def kept_path(board: Board, path: str) -> str | None:

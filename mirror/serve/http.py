@@ -24,6 +24,8 @@ __all__ = ["JsonAnswer", "JSON_TYPE", "json_bytes", "ErrorAnswer", "not_found", 
 API_PREFIX = "/api/v1/json"
 BODY_LIMIT = 136_314_880  # the proxy's request_body max_size: 130 MiB
 INT4_MAX = 2**31 - 1
+# The deepest page read: past the end of any board at any page size, and its offset still a 64-bit integer.
+MAX_PAGE = 2**40
 
 
 JSON_TYPE = "application/json; charset=utf-8"  # the site's, exactly: clients (PyPI's derpi) assert it
@@ -100,7 +102,7 @@ class Paging:
 
     @classmethod
     def from_params(cls, params: Any) -> Paging:
-        page = max(1, integer_parse(params.get("page")) or 1)
+        page = min(MAX_PAGE, max(1, integer_parse(params.get("page")) or 1))
         per_page = None
         if "per_page" in params:
             parsed = integer_parse(params["per_page"])

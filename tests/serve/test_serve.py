@@ -240,3 +240,23 @@ def test_every_json_answer_says_charset_utf_8_as_the_site_does(archive):
         assert_json_says_utf_8(json_answers(site.api_url, min(site.editor.images)))
         control = httpx.get(f"{site.url}/_control/requests")
         assert control.headers["content-type"] == JSON_TYPE
+
+
+HUGE = str(2**66)  # past SQLite's 64-bit integers
+
+
+def test_ids_and_pages_past_2_63_answer_as_for_a_record_not_kept_never_a_traceback(archive):
+    """A gallery, an image or a page number no 64-bit integer holds: nothing matches (200, empty), no
+    file is kept (404), a page is past the end; never a 500 from an OverflowError."""
+    config, db, served, everything = archive
+    api = httpx.Client(base_url=served.api_url, timeout=10)
+    for params in ({"q": f"gallery_id:{HUGE}"}, {"q": f"safe || gallery_id:{HUGE}", "sf": f"gallery_id:{HUGE}"}):
+        answer = api.get("/search/images", params={**params, "filter_id": everything})
+        assert answer.status_code == 200, (params, answer.text[:200])
+    assert api.get("/search/images", params={"q": f"gallery_id:{HUGE}"}).json()["total"] == 0
+    forum, slug = db.execute("SELECT forum_short_name, slug FROM topics WHERE raw IS NOT NULL").fetchone()
+    deep = api.get(f"/forums/{forum}/topics/{slug}/posts", params={"page": HUGE})
+    assert deep.status_code == 200 and deep.json()["posts"] == [] and deep.json()["total"] > 0
+    for path in (f"/img/2012/2/24/{HUGE}/thumb.png", f"/img/view/2012/2/24/{HUGE}.png",
+                 f"/img/download/2012/2/24/{HUGE}__x.png"):
+        assert httpx.get(served.url + path).status_code == 404, path
