@@ -13,6 +13,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
 from prometheus_client.parser import text_string_to_metric_families
 
+from ..dates import parse_utc
 from .outcome import RunOutcome
 
 RUN_PREFIX = "mirror_run_"
@@ -50,6 +51,14 @@ def write_metrics(path: str | Path, outcome: RunOutcome) -> None:
                       registry=registry)
         for state, count in outcome.files.items():
             files.labels(state=state).set(count)
+    if outcome.checks is not None:
+        Gauge("mirror_files_never_verified", "Kept files mirror verify has not re-hashed since they were downloaded.",
+              registry=registry).set(outcome.checks["never_verified"])
+        oldest = parse_utc(outcome.checks["oldest_check"] or "")
+        if oldest is not None:
+            Gauge("mirror_files_oldest_check_timestamp_seconds",
+                  "When the kept file checked longest ago was last checked (re-hashed, or downloaded; Unix time).",
+                  registry=registry).set(oldest.timestamp())
     write_to_textfile(str(path), registry)
 
 

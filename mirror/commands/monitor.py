@@ -12,6 +12,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -39,8 +40,8 @@ class Monitor:
         self.config = config
         self.reporter = reporter
         self.outcome = RunOutcome(command=command, version=mirror_version(),
-                                  config=str(config.path) if config.path else None,
-                                  database=str(config.database), plan=plan)
+                                  config=str(config.path.resolve()) if config.path else None,
+                                  database=str(config.database.resolve()), plan=plan)  # a log has no cwd
         url = config.report.healthcheck_url
         self.pinger = url and Pinger(url, timeout=config.report.healthcheck_timeout,
                                      user_agent=f"booru-mirror/{self.outcome.version}", warn=reporter.warn)
@@ -56,7 +57,8 @@ class Monitor:
     def end(self, exit_code: int, error: str | None, db: Database | None) -> RunOutcome:
         """Close the run: the metrics file, then the end ping with ``exit_code``."""
         outcome = self.outcome
-        outcome.finish(self.reporter, exit_code, error, file_counts(db, wanted_representations(self.config)))
+        outcome.finish(self.reporter, exit_code, error, file_counts(db, wanted_representations(self.config)),
+                       file_checks(db))
         if self.config.report.metrics_file:
             try:
                 write_metrics(self.config.report.metrics_file, outcome)
@@ -77,6 +79,14 @@ def file_counts(db: Database | None, representations: Sequence[str]) -> dict[str
         by_status = downloads.counts(db)
         return {"pending": downloads.outstanding(db, representations), "kept": by_status[downloads.DONE],
                 "failed": by_status[downloads.FAILED]}
+    except sqlite3.Error:
+        return None
+
+
+def file_checks(db: Database | None) -> dict[str, Any] | None:
+    """When the kept files were last re-hashed; None if the database cannot be read."""
+    try:
+        return downloads.check_ages(db) if db is not None else None
     except sqlite3.Error:
         return None
 

@@ -37,15 +37,18 @@ class RunOutcome:
     retries: int = 0
     rate_limited: int = 0
     files: dict[str, int] | None = None
+    checks: dict[str, Any] | None = None  # when the kept files were last re-hashed (store.downloads.check_ages)
 
     @property
     def duration(self) -> float | None:
         return None if self.finished is None else round(self.finished - self.started, 3)
 
-    def finish(self, reporter: Reporter, exit_code: int, error: str | None, files: dict[str, int] | None) -> None:
-        """Close the run: its exit code, its error line, the reporter's reports and budgets."""
+    def finish(self, reporter: Reporter, exit_code: int, error: str | None, files: dict[str, int] | None,
+               checks: dict[str, Any] | None = None) -> None:
+        """Close the run: its exit code, its error line, the reporter's reports and budgets, and the
+        files as the run left them."""
         self.finished, self.finished_at = time.time(), utc_text()
-        self.exit_code, self.error, self.files = exit_code, error, files
+        self.exit_code, self.error, self.files, self.checks = exit_code, error, files, checks
         self.reports = list(reporter.reports)
         self.requests = sum(budget.attempts for budget in reporter.budgets)
         self.retries = sum(budget.failures for budget in reporter.budgets)
@@ -85,5 +88,5 @@ class RunOutcome:
             "duration_seconds": self.duration, "exit_code": self.exit_code, "error": self.error,
             "resources": self.resources(), "downloads": self.downloads(), "verify": self.verify(),
             "requests": self.requests, "retries": self.retries, "rate_limited": self.rate_limited,
-            "files": self.files,
+            "files": self.files, "checks": self.checks,
         }
