@@ -103,8 +103,8 @@ class TrigramIndexed(Scalar):
 
     def condition(self, term: Term, alias: str) -> Sql:
         exact = super().condition(term, alias)
-        if term.kind != "phrase" or len(term.value) < 3 or not term.value.isascii():
-            return exact
+        if term.kind != "phrase" or len(term.value) < 3 or not term.value.isascii() or "\x00" in term.value:
+            return exact  # a NUL ends an FTS5 query ("unterminated string"): the text is read instead
         phrases = [term.value] + ([term.value[:-1] + "\u0130"] if term.value.endswith("i") else [])
         match = " OR ".join('"' + p.replace('"', '""') + '"' for p in phrases)
         found = Sql(f'{alias}.rowid IN (SELECT rowid FROM "{self.index}" WHERE "{self.index}" MATCH ?)', (match,))

@@ -216,3 +216,12 @@ def test_stub_rows_are_searched_by_what_they_keep(board):
     agree(board, "images", "id.gte:0")
     assert set(hidden) <= agree(board, "images", "*")
     assert json.loads(db["images"].get(hidden[0])["raw"])
+
+
+def test_a_nul_in_a_phrase_is_searched_for_like_any_character(board):
+    """FTS5's query syntax cannot carry a NUL ("unterminated string"): such a phrase is looked for in the
+    text itself, as the site's ngram search would look for it, not refused as a broken database."""
+    db = board[0]
+    text = next(row[0] for row in db.execute("SELECT description FROM images WHERE length(description) > 8"))
+    for phrase in (text[:6].lower() + "\x00", "aa\x00", "\x00" + text[:5].lower()):
+        agree(board, "images", f'description:"{phrase}"')
