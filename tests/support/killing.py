@@ -25,8 +25,9 @@ BOOKKEEPING = {"mirrored_at", "first_seen_at", "downloaded_at", "seen_at", "chec
 OWN_UPDATED_AT = {"downloads", "topic_progress"}
 # Tables about runs rather than what was mirrored.
 RUN_TABLES = {"_sqlite_migrations", "sync_state", "sync_runs"}
-# The history is compared on its own (ids, run ids and times differ from one run to another).
-HISTORY_TABLES = {"history", "image_tag_changes"}
+# The history is compared on its own (ids, run ids and times differ from one run to another); the
+# first sightings' counts (migration 0027) follow from it, with the times of the run that wrote them.
+HISTORY_TABLES = {"history", "image_tag_changes", "history_first_seen"}
 
 
 def sync_command(config: Config, path: Path, resource: str = "") -> list[str]:
