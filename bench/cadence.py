@@ -83,8 +83,8 @@ def report(args: argparse.Namespace, times: list[float], searches: list[float]) 
     ])
     rate_ok, window_ok = achieved / pace >= 0.98, most <= allowed and most_searches <= search_allowed
     print(f"target (at least 0.98 of the pace, never above the rate or the search limit): "
-          f"{'met' if rate_ok and window_ok else 'NOT met'} (rate ratio {achieved / pace:.3f}, window {most}/{allowed}, "
-          f"searches {most_searches}/{search_allowed} in {SEARCH_WINDOW:g} s)")
+          f"{'met' if rate_ok and window_ok else 'NOT met'} (rate ratio {achieved / pace:.3f}, "
+          f"window {most}/{allowed}, searches {most_searches}/{search_allowed} in {SEARCH_WINDOW:g} s)")
 
 
 if __name__ == "__main__":

@@ -3,10 +3,10 @@
 Every attempt, retries included, takes a slot from one ``aiolimiter`` bucket of size 1, so the
 site never sees more than ``requests_per_second``; a search also takes one from a second bucket
 paced by the site's search limit (20 per 10 s), so a walk stays under it at any configured rate.
-Slots are 1% longer than ``1 / rate``: paced
-exactly at the rate, 26 requests span exactly 5 s at 5 a second, and a first one that reaches the
-site a few milliseconds late (the network, a busy machine) put 26 in a 5 s window there (seen). A 429 or 503 with ``Retry-After`` pauses the
-whole budget for at least that long, so concurrent callers wait too. Other failures back off
+Slots are 1% longer than ``1 / rate``: paced exactly at the rate, 26 requests span exactly 5 s at
+5 a second, and a first one that reaches the site a few milliseconds late (the network, a busy
+machine) put 26 in a 5 s window there (seen). A 429 or 503 with ``Retry-After`` pauses the whole
+budget for at least that long, so concurrent callers wait too. Other failures back off
 exponentially with jitter (tenacity). ``give_up_after`` failures in a row, across requests,
 end the run: a site that is down should cost it a handful of requests, not a night of them.
 """
