@@ -68,6 +68,12 @@ class FirstSeen:
     last_at: str
 
 
+def _kept(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether the mirror has ``table`` (one made before history was kept has none, and browsing
+    migrates nothing)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [table]).fetchone() is not None
+
+
 def _decode(text: str | None) -> Any:
     return json.JSONDecoder().raw_decode(text)[0] if text else None
 
@@ -144,15 +150,17 @@ def changes_since(conn: sqlite3.Connection, since: str, *, events: Sequence[str]
 def changes_page(conn: sqlite3.Connection, *, events: Sequence[str], resources: Sequence[str],
                  before: tuple[str, int] | None = None, limit: int = 50) -> list[Change]:
     """The ``limit`` newest changes by time (then id) before ``before`` (a (seen_at, id) cursor), of
-    the given events and resources: one index range for each pair, merged."""
+    the given events and resources: one index range for each pair (``history_by_resource_event``), merged."""
+    if not _kept(conn, "history"):
+        return []
     cursor = before or ("\uffff", 2**62)
     ranges = []
     for resource in resources:
         for event in events:
             ranges.append([_change(row) for row in conn.execute(
-                f"SELECT {_COLUMNS} FROM history INDEXED BY history_by_resource_event "
-                "WHERE resource = ? AND event = ? AND (seen_at < ? OR (seen_at = ? AND id < ?)) "
-                "ORDER BY seen_at DESC, id DESC LIMIT ?", [resource, event, cursor[0], cursor[0], cursor[1], limit])])
+                f"SELECT {_COLUMNS} FROM history WHERE resource = ? AND event = ? "
+                "AND (seen_at < ? OR (seen_at = ? AND id < ?)) ORDER BY seen_at DESC, id DESC LIMIT ?",
+                [resource, event, cursor[0], cursor[0], cursor[1], limit])])
     newest = heapq.merge(*ranges, key=lambda c: (c.seen_at, c.id), reverse=True)
     return _fill(conn, [c for _, c in zip(range(limit), newest, strict=False)])
 
@@ -161,15 +169,16 @@ def first_seen(conn: sqlite3.Connection, *, since: str | None = None,
                resources: Sequence[str] = RESOURCES) -> list[FirstSeen]:
     """How many records of each resource were first seen (at or after ``since``), and when: since
     ever, from the counts kept as the history is written; since a time, counted."""
-    found = []
-    kept = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'history_first_seen'").fetchone()
+    found: list[FirstSeen] = []
+    if not _kept(conn, "history"):
+        return found
+    kept = _kept(conn, "history_first_seen")
     for resource in resources:
         if since is None and kept:
             row = conn.execute("SELECT count, first_at, last_at FROM history_first_seen WHERE resource = ?",
                                [resource]).fetchone()
         else:
             row = conn.execute("SELECT count(*), min(seen_at), max(seen_at) FROM history "
-                               "INDEXED BY history_by_resource_event "
                                "WHERE resource = ? AND event = 'first_seen' AND seen_at >= ?",
                                [resource, since or ""]).fetchone()
         if row and row[0]:
@@ -179,6 +188,8 @@ def first_seen(conn: sqlite3.Connection, *, since: str | None = None,
 
 def record_history(conn: sqlite3.Connection, resource: str, key: str) -> list[Change]:
     """Every change of one record, newest first by time (the site's own changes in their place)."""
+    if not _kept(conn, "history"):
+        return []
     rows = conn.execute(f"SELECT {_COLUMNS} FROM history WHERE resource = ? AND record_key = ? "
                         "ORDER BY seen_at DESC, id DESC", [resource, key]).fetchall()
     return _fill(conn, [_change(row) for row in rows])
@@ -196,6 +207,8 @@ class TagChange:
 
 def tag_changes(conn: sqlite3.Connection, tag_id: int, limit: int = 20) -> list[TagChange]:
     """The images that gained or lost a tag lately, newest first."""
+    if not _kept(conn, "image_tag_changes"):
+        return []
     rows = conn.execute("SELECT c.image_id, c.change, c.seen_at, h.event FROM image_tag_changes c "
                         "JOIN history h ON h.id = c.history_id WHERE c.tag_id = ? ORDER BY c.seen_at DESC, c.id DESC "
                         "LIMIT ?", [tag_id, limit])

@@ -170,3 +170,15 @@ def test_in_a_real_browser_the_timeline_reads_newest_first_with_its_chart(archiv
         tab.click("a.booru-back")
         tab.wait_for_url(re.compile(rf"/-/image/{image}$"))
         tab.close()
+
+
+def test_a_mirror_made_before_history_was_kept_says_nothing_changed(archive, tmp_path):
+    """Browsing migrates nothing: a database without the history tables shows an empty page, not an error."""
+    import dataclasses
+    import sqlite3
+
+    old = tmp_path / "old.db"
+    sqlite3.connect(old).execute("CREATE TABLE images (id INTEGER PRIMARY KEY, tags TEXT)").connection.close()
+    config = dataclasses.replace(archive["config"], store=dataclasses.replace(archive["config"].store, database=old))
+    status, html = get(config, "/-/changes")
+    assert status == 200 and "Nothing changed" in html and not rows(html)
