@@ -9,6 +9,7 @@ searches with the site's syntax.
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
@@ -19,6 +20,7 @@ from markupsafe import Markup
 from .board_pages import ROUTES as BOARD_ROUTES
 from .duplicates_page import PATH as DUPLICATES_PATH
 from .duplicates_page import booru_duplicates
+from .error_pages import error_page, is_client_error
 from .figure import ImageCard, artists_of_tags, artists_of_text
 from .front_page import ROUTES as FRONT_ROUTES
 from .front_page import TABLES_PATH
@@ -74,6 +76,17 @@ def register_routes() -> list[tuple[str, Any]]:
             *HISTORY_ROUTES]
 
 
+@hookimpl(hookwrapper=True)
+def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
+    """A client's error gets :func:`error_page` instead of what Datasette's handler would print and show."""
+    outcome = yield
+    if is_client_error(exception):
+        for dropped in outcome.get_result():
+            if inspect.iscoroutine(dropped):
+                dropped.close()  # never run: it is the one that prints
+        outcome.force_result([error_page(datasette, request, exception)])
+
+
 @hookimpl
 def extra_css_urls() -> list[str]:
     return ["/-/booru.css"]
@@ -92,5 +105,5 @@ def prepare_jinja2_environment(env: Any) -> None:
     env.filters["ago"] = relative_time
 
 
-__all__ = ["database_name", "extra_css_urls", "menu_links", "prepare_jinja2_environment", "register_routes",
-           "render_cell"]
+__all__ = ["database_name", "extra_css_urls", "handle_exception", "menu_links", "prepare_jinja2_environment",
+           "register_routes", "render_cell"]

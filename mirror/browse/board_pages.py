@@ -12,14 +12,13 @@ import math
 import sqlite3
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
 from datasette.utils.asgi import NotFound, Response
 
 from .cards import chosen_filter, filter_in_use, image_cards, spoilered
 from .history_page import tag_lately
 from .markup import render_all
-from .places import image_url
+from .places import forum_url, image_url, path_name, topic_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import page_number, quoted_term, search_url
 from .settings import css, database_name, site_address
@@ -100,10 +99,9 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int) -> dict[str, An
         if tag:
             links.append(_link(f"{tag[0]} ({link.get('state', '')})", search_url(tag[0])))
     messages = [{"author": user.get("name"), "created_at": created, "body": body or "(hidden on the site)",
-                 "where": where, "href": href} for created, body, where, href in conn.execute(
-        "SELECT created_at, body, 'on image #' || image_id, '/-/image/' || image_id FROM comments WHERE user_id = ? "
-        "UNION ALL SELECT created_at, body, 'in ' || forum_short_name || '/' || topic_slug, "
-        "'/-/topic/' || forum_short_name || '/' || topic_slug FROM posts WHERE user_id = ? "
+                 **_where(image_id, forum, slug)} for created, body, image_id, forum, slug in conn.execute(
+        "SELECT created_at, body, image_id, NULL, NULL FROM comments WHERE user_id = ? "
+        "UNION ALL SELECT created_at, body, NULL, forum_short_name, topic_slug FROM posts WHERE user_id = ? "
         "ORDER BY 1 DESC LIMIT 50", [user_id, user_id])]
     return {
         "title": user.get("name") or f"user {user_id}", "subtitle": user.get("role"),
@@ -118,6 +116,13 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int) -> dict[str, An
                              "LIMIT ? OFFSET ?", [user_id, PER_PAGE, (page - 1) * PER_PAGE]),
         "pages": math.ceil(uploads / PER_PAGE), "messages_title": "Latest comments and posts", "messages": messages,
     }
+
+
+def _where(image_id: int | None, forum: str | None, slug: str | None) -> dict[str, str]:
+    """Where a comment (on an image) or a post (in a topic) was written, and the link there."""
+    if forum is None:
+        return {"where": f"on image #{image_id}", "href": image_url(image_id)}
+    return {"where": f"in {forum}/{slug}", "href": topic_url(forum, slug or "")}
 
 
 def gallery_page(conn: sqlite3.Connection, gallery_id: int, page: int) -> dict[str, Any] | None:
@@ -168,7 +173,7 @@ def galleries_page(conn: sqlite3.Connection, page: int) -> dict[str, Any]:
 def forums_page(conn: sqlite3.Connection, page: int) -> dict[str, Any]:
     forums = conn.execute("SELECT short_name, name, topic_count, post_count FROM forums ORDER BY name").fetchall()
     return {"title": "Forums", "link_lists": [("", [_link(f"{name} ({topics or 0} topics, {posts or 0} posts)",
-                                                          f"/-/forum/{quote(short)}") for short, name, topics, posts in forums])]}
+                                                          forum_url(short)) for short, name, topics, posts in forums])]}
 
 
 def forum_page(conn: sqlite3.Connection, short_name: str, page: int) -> dict[str, Any] | None:
@@ -181,7 +186,7 @@ def forum_page(conn: sqlite3.Connection, short_name: str, page: int) -> dict[str
                           [short_name, PER_PAGE, (page - 1) * PER_PAGE]).fetchall()
     return {"title": forum[0], "texts": [forum[1]] if forum[1] else [],
             "link_lists": [("topics", [_link(f"{title} ({posts or 0} posts, by {author or 'unknown'})",
-                                             f"/-/topic/{quote(short_name)}/{quote(slug)}")
+                                             topic_url(short_name, slug))
                                        for slug, title, posts, author, _ in topics])],
             "pages": math.ceil(count / PER_PAGE)}
 
@@ -199,7 +204,7 @@ def topic_page(conn: sqlite3.Connection, short_name: str, slug: str, page: int) 
                  "ORDER BY created_at, id LIMIT ? OFFSET ?", [short_name, slug, POSTS_PER_PAGE, (page - 1) * POSTS_PER_PAGE])]
     return {"title": topic[0], "subtitle": f"in {short_name}, started by {topic[1] or 'unknown'}",
             "facts": [("posts on the site", topic[2]), ("posts mirrored", count)],
-            "link_lists": [("", [_link("the forum", f"/-/forum/{quote(short_name)}")])],
+            "link_lists": [("", [_link("the forum", forum_url(short_name))])],
             "messages_title": "Posts, in order", "messages": posts, "pages": math.ceil(count / POSTS_PER_PAGE)}
 
 
@@ -221,7 +226,7 @@ def _shown(conn: sqlite3.Connection, found: dict[str, Any], chosen: int | None, 
 
 def _view(build: Callable[..., dict[str, Any] | None], *keys: str, integer: bool = True) -> Callable[..., Any]:
     async def view(datasette: Any, request: Any) -> Response:
-        args = [int(request.url_vars[k]) if integer else request.url_vars[k] for k in keys]
+        args = [int(request.url_vars[k]) if integer else path_name(request.url_vars[k]) for k in keys]
         page = page_number(request.args)
         database = database_name(datasette)
         site = site_address(datasette)

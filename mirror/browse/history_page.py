@@ -18,7 +18,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from datasette.utils.asgi import NotFound, Response
 from markupsafe import Markup
@@ -30,7 +30,7 @@ from ..urls import is_web_url
 from .figure import ImageCard, artists_of_tags
 from .history_chart import Series, chart
 from .metadata import kept_extension
-from .places import image_url
+from .places import forum_url, image_url, topic_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import search_url
 from .settings import css, database_name, site_address
@@ -179,10 +179,10 @@ def record_href(change: Change) -> str | None:
     if change.resource in ("tags", "users", "galleries") and key.isdigit():
         return f"/-/{change.resource[:-1] if change.resource != 'galleries' else 'gallery'}/{key}"
     if change.resource == "forums":
-        return f"/-/forum/{quote(key, safe='')}"
+        return forum_url(key)
     if change.resource == "topics" and key.startswith("["):
         forum, slug = json.loads(key)
-        return f"/-/topic/{quote(forum, safe='')}/{quote(slug, safe='')}"
+        return topic_url(forum, slug)
     return None
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
-__all__ = ["SearchPlace", "image_url", "place_of"]
+from datasette.utils import tilde_decode, tilde_encode
+
+__all__ = ["SearchPlace", "forum_url", "image_url", "path_name", "place_of", "topic_url"]
 
 
 @dataclass(frozen=True)
@@ -44,3 +46,19 @@ def place_of(args: Any) -> SearchPlace | None:
     if not q.strip() or not pos.isdigit():
         return None
     return SearchPlace(q, args.get("sf") or None, args.get("sd") or None, args.get("del") == "1", int(pos))
+
+
+def forum_url(short_name: str) -> str:
+    """A forum's page. Its short name is a record's text and may hold a ``/``: Datasette routes on the
+    raw path and sends a ``%2F`` elsewhere, so names are tilde-encoded, as Datasette encodes its tables'."""
+    return f"/-/forum/{tilde_encode(short_name)}"
+
+
+def topic_url(short_name: str, slug: str) -> str:
+    """A topic's page (both names encoded as in :func:`forum_url`)."""
+    return f"/-/topic/{tilde_encode(short_name)}/{tilde_encode(slug)}"
+
+
+def path_name(raw: str) -> str:
+    """A name as a page's path carries it: tilde-encoded (:func:`forum_url`), or percent-encoded as typed."""
+    return tilde_decode(unquote(raw))

@@ -27,6 +27,8 @@ PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
 SECONDS = 5.0
 PATH = "/-/booru"
+# The deepest page read: past the end of any board, its offset (a page times up to 200) still a 64-bit integer.
+MAX_PAGE = 2**40
 
 
 def quoted_term(name: str) -> str:
@@ -52,9 +54,9 @@ def mirror_query(q: str) -> Node:
 
 
 def page_number(args: Any) -> int:
-    """The page a request's ``page`` argument asks for, from 1."""
+    """The page a request's ``page`` argument asks for, from 1 to :data:`MAX_PAGE`."""
     try:
-        return max(1, int(args.get("page", "1")))
+        return min(MAX_PAGE, max(1, int(args.get("page", "1"))))
     except ValueError:
         return 1
 
