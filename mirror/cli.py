@@ -254,7 +254,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
               help="Only these resources (repeat, or a comma list): images, tags, users...")
 @click.option("--id", "record_id", default=None,
               help="Only this record: image:5, tag:265, forum:art, topic:art/a-topic (or an id with one --resource).")
-@click.option("--limit", type=click.IntRange(1), default=None, help="At most this many, newest first.")
+@click.option("--limit", type=int, default=None, help="At most this many, newest first.")
 @click.option("--json", "as_json", is_flag=True, help="Objects with every old and new value, as JSON.")
 @click.pass_context
 @handle_errors
@@ -268,7 +268,7 @@ def changes(ctx: click.Context, since: str, events: tuple[str, ...], resources: 
         click.echo(f"No mirror yet at {config.database}; run `mirror sync` to start one.")
         return
     try:
-        start = listing.parse_since(since)
+        start, limit = listing.parse_since(since), listing.parse_limit(limit)
         wanted, tables = listing.parse_events(events), listing.parse_resources(resources)
         table, key = listing.parse_record(record_id, tables) if record_id is not None else (None, None)
     except ValueError as e:

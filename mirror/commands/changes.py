@@ -21,7 +21,7 @@ from sqlite_utils import Database
 from ..dates import utc_text
 from ..store.history_read import EVENTS, RESOURCES, Change, changes_since, first_seen
 
-__all__ = ["Change", "changes", "describe", "lines", "parse_since", "parse_events", "parse_resources",
+__all__ = ["Change", "changes", "describe", "lines", "parse_since", "parse_limit", "parse_events", "parse_resources",
            "parse_record", "to_json", "json_chunks", "record_name", "RESOURCE_NAMES", "EVENTS"]
 
 # What a user may call a resource, and the table its history is kept under.
@@ -32,6 +32,7 @@ _SINGULAR = {"images": "image", "comments": "comment", "posts": "post", "galleri
              "forums": "forum", "topics": "topic", "filters": "filter", "users": "user"}
 _BY_SINGULAR = {**{one: table for table, one in _SINGULAR.items()}, "profile": "users"}
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+MAX_LIMIT = 10**12
 # Fields whose change is said as "edited" rather than shown: long text, lists, objects.
 _SHORT = 40
 # Records said by their name rather than their id.
@@ -46,12 +47,23 @@ def parse_since(text: str, now: datetime | None = None) -> str:
     """``7d``, ``12h``, ``30m``, ``2w`` ago, or a date or time (``2026-11-01``), as stored text."""
     now = now or datetime.now(timezone.utc)
     if match := re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text):
-        return utc_text(now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}))
+        try:
+            return utc_text(now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}))
+        except OverflowError:  # past the year 1, or more days than a timedelta holds
+            raise ValueError(f"--since {text.strip()}: further back than the calendar goes (year 1); "
+                             "give a time ago such as 7d or 2w, or a date (2026-11-01)") from None
     try:
         when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(f"--since {text!r}: give a time ago (7d, 12h, 30m, 2w) or a date (2026-11-01)") from None
     return utc_text(when if when.tzinfo else when.replace(tzinfo=timezone.utc))
+
+
+def parse_limit(limit: int | None) -> int | None:
+    """``--limit``: None (no limit) or a number from 1 to :data:`MAX_LIMIT`; ValueError otherwise."""
+    if limit is not None and not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"--limit {limit}: give a number from 1 to {MAX_LIMIT:,}, or no --limit for every change")
+    return limit
 
 
 def _words(values: Sequence[str]) -> list[str]:

@@ -150,3 +150,10 @@ def test_json_streams_a_history_larger_than_its_memory(tmp_path):
     assert peak < 0.75 * size, f"peak {peak // 2**20} MB for {size // 2**20} MB of JSON"
     with out.open("rb") as written:
         assert written.read(2) == b"[\n" and written.seek(-3, os.SEEK_END) and written.read() == b"\n]\n"
+
+
+@pytest.mark.parametrize("option", [("--since", "99999999999d"), ("--since", "999999999w"), ("--limit", str(2**66)),
+                                    ("--limit", "0")])
+def test_a_time_or_a_limit_out_of_range_is_one_line_naming_the_option(night, option):
+    said = run(night["path"], *option, code=2).output.strip()
+    assert len(said.splitlines()) == 1 and said.startswith(f"Error: {option[0]} {option[1]}:"), said
