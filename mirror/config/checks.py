@@ -11,6 +11,7 @@ import difflib
 import math
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import EXIT_USAGE, MirrorError
 from ..philomena import REPRESENTATIONS
@@ -135,10 +136,24 @@ def _check_rules(section: str, key: str, value: Any) -> None:
             raise ConfigError(f"[{section}] {key}: {problem}")
 
 
+def _port_problem(url: str) -> str | None:
+    """A port no connection can be made to (``:99999``, ``:0``, ``:https``) is refused here, not met
+    as a traceback at the first request."""
+    try:
+        port = urlsplit(url).port
+    except ValueError:
+        port = 0
+    if port is not None and not 1 <= port <= 65535:
+        return f"its port must be a number from 1 to 65535, got {shown(redact(url))}"
+    return None
+
+
 def _base_url_problem(url: str) -> str | None:
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme not in ("http", "https") or not url.split("://", 1)[1].strip("/"):
         return f"must start with https:// and name the site, got {shown(redact(url))}"
+    if problem := _port_problem(url):
+        return problem
     if scheme == "http" and not is_loopback(url):
         return ("http:// is only for a site on this machine (127.0.0.1, ::1, localhost); the site's rules "
                 f"require https://, got {shown(redact(url))}")
@@ -149,7 +164,7 @@ def _healthcheck_url_problem(url: str) -> str | None:
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme not in ("http", "https") or not url.split("://", 1)[1].strip("/"):
         return f"must be an http:// or https:// URL, such as https://hc-ping.com/UUID, got {shown(redact(url))}"
-    return None
+    return _port_problem(url)
 
 
 def _representations_problem(names: list[Any]) -> str | None:

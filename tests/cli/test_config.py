@@ -159,6 +159,11 @@ def test_environment_overrides_go_through_the_same_checks(tmp_path, monkeypatch,
      "[images] query: is 4,804 characters long; the most is 4,096"),
     ('[site]\nbase_url = "{url}"\nuser_agent = "me\\r\\nX-Evil: 1"\n', "[site] user_agent: must be one line of text"),
     ('[site]\nbase_url = "{url}"\n[store]\nfiles = "nosuch://bucket/x"\n', "[store] files: unknown protocol 'nosuch'"),
+    ('[site]\nbase_url = "http://127.0.0.1:99999"\n', "[site] base_url: its port must be a number from 1 to 65535"),
+    ('[site]\nbase_url = "https://derpibooru.org:0/"\n', "[site] base_url: its port must be a number from 1 to 65535"),
+    ('[site]\nbase_url = "https://derpibooru.org:https"\n', "[site] base_url: its port must be a number from 1"),
+    ('[site]\nbase_url = "{url}"\n[report]\nhealthcheck_url = "https://hc-ping.com:70000/x"\n',
+     "[report] healthcheck_url: its port must be a number from 1 to 65535"),
 ])
 def test_the_cli_refuses_a_bad_config_with_exit_2_before_any_request(site, tmp_path, text, message):
     path = tmp_path / "mirror.toml"
