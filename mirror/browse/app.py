@@ -15,7 +15,7 @@ from datasette.database import Database, QueryInterrupted
 from datasette.utils import escape_sqlite
 
 from ..listening import listen
-from ..store import StoreError
+from ..store import StoreError, reader_uri
 from .metadata import metadata
 
 __all__ = ["make_datasette", "browse_metadata", "run_browse"]
@@ -46,6 +46,15 @@ class MirrorDatabase(Database):
     file nor its write-ahead log changed, the counts are the ones found last time."""
 
     _counted: tuple[tuple[tuple[int, int] | None, ...], dict[str, int | None]] | None = None
+
+    def connect(self, write: bool = False) -> sqlite3.Connection:
+        """A read connection as a server's (:func:`~mirror.store.database.reader_uri`): a database on a
+        read-only mount, or another user's, is browsed too."""
+        if write:
+            return super().connect(write=True)
+        conn = sqlite3.connect(reader_uri(self.path), uri=True, check_same_thread=False)
+        self._all_file_connections.append(conn)
+        return conn
 
     def _file_state(self) -> tuple[tuple[int, int] | None, ...]:
         """(modification time, size) of the database file and of its write-ahead log."""

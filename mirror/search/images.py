@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..store.database import reader_uri
 from . import bitmap_search, engine
 from .bitmap_search import ImageScope
 from .engine import Page
@@ -70,7 +71,7 @@ def search(conn: sqlite3.Connection, postings: Postings, node: Node, scope: Imag
 
 def open_reader(path: Path) -> sqlite3.Connection:
     """A read-only connection to the database at ``path`` that can run image searches (any thread)."""
-    conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    conn = sqlite3.connect(reader_uri(path), uri=True, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=5000")
     engine.prepare(conn)
     return conn

@@ -97,6 +97,29 @@ def open_read_only(path: str | Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEO
     return db
 
 
+def reader_uri(path: str | Path) -> str:
+    """The URI a server's long-lived read connections open the mirror at ``path`` with.
+
+    ``mode=ro``, which sees a sync's commits as they come, needs the ``-shm`` and ``-wal`` files
+    beside the database, and creates them when they are not there: on a read-only mount, or in
+    a folder of another user, it cannot ("unable to open database file"). Such a database is then
+    read as ``mirror status`` reads it (:func:`open_read_only`): with no ``-wal`` it is complete as
+    it stands, and ``immutable=1`` reads it without them. (Whether the folder can be written is
+    found by trying: ``os.access`` says yes to root on a file it may not write.)
+    """
+    base = Path(path).absolute().as_uri()
+    probe = sqlite3.connect(f"{base}?mode=ro", uri=True)
+    try:
+        probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return f"{base}?mode=ro"
+    except sqlite3.OperationalError:
+        if Path(f"{path}-wal").exists():
+            return f"{base}?mode=ro"  # being written: only mode=ro sees it whole; it says why it cannot
+        return f"{base}?mode=ro&immutable=1"
+    finally:
+        probe.close()
+
+
 # Keys per ``IN (...)`` query, to stay under SQLite's bound-variable limit.
 CHUNK = 400
 

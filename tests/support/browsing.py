@@ -7,16 +7,18 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 
 @contextmanager
-def browsing(config_path: Path) -> Iterator[str]:
-    """The address `mirror browse -c CONFIG --port 0` answers at, while it runs."""
+def browsing(config_path: Path, preexec_fn: Callable[[], None] | None = None) -> Iterator[str]:
+    """The address `mirror browse -c CONFIG --port 0` answers at, while it runs (``preexec_fn`` runs in
+    the child before it starts: to run it as another user, say)."""
     process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "browse", "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn,
+                               cwd=None if preexec_fn is None else "/")
     try:
         line = process.stdout.readline()
         found = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
@@ -28,11 +30,12 @@ def browsing(config_path: Path) -> Iterator[str]:
 
 
 @contextmanager
-def serving(config_path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+def serving(config_path: Path, preexec_fn: Callable[[], None] | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
     """The API address `mirror serve -c CONFIG --port 0` answers at, and its process (its output
-    readable line by line), while it runs."""
+    readable line by line), while it runs (``preexec_fn`` as for :func:`browsing`)."""
     process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "serve", "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn,
+                               cwd=None if preexec_fn is None else "/")
     try:
         found = None
         while found is None:
