@@ -57,13 +57,15 @@ def render(rows: list[dict[str, Any]], outcome: str, seconds: float) -> str:
         f"SQLite {sqlite3.sqlite_version}.",
         "- Each case makes the local site (its fault profiles, `mirror/localsite/http/faults.py`) or a fault proxy in front "
         "of it (`tests/support/fault_proxy.py`) misbehave in one way, and runs `mirror sync` or `mirror download` "
-        "through the CLI against it on 127.0.0.1.",
+        "through the CLI against it on 127.0.0.1. Others are an operator's mistakes (a config, `mirror changes` "
+        "options) or a hostile client of `mirror serve` and `mirror browse`, and a database they may only read.",
         "- *Lost* is checked, not claimed: every record the site served with a valid id is stored exactly as "
         "served (`raw`), the others are in `rejects`, every thumbnail of a ready image is kept and passes "
         "`mirror verify`, and `PRAGMA integrity_check` (and each full-text index) is sound. Where the run "
         "stopped, what it kept is checked, then a rerun once the fault cleared must complete the mirror.",
         "- Exit codes are those of the README: 0 done, 2 bad configuration, 4 the site answered wrongly, "
-        "5 the database or files cannot be written.",
+        "5 the database or files cannot be written; `-` for a server, which keeps running: what it said is "
+        "the status of its answers.",
         "",
         "| fault | what the site (or the machine) did | exit | what the mirror said | what was lost | s |",
         "|---|---|---|---|---|---|",

@@ -22,8 +22,10 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,18 +35,22 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
+from mirror.browse.app import make_datasette
 from mirror.cli import cli
 from mirror.commands import runs
 from mirror.config import Config
 from mirror.download.kinds import file_problem
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.faults import _spoilt
-from mirror.localsite.http.server import SiteServer
+from mirror.localsite.http.server import LoopbackServer, SiteServer
+from mirror.serve.app import create_serve_app
+from mirror.serve.board import Board
 from mirror.store import open_database
 from mirror.store.records import to_json, valid_id
+from mirror.wiring import open_storage
 
 from ..support import fault_proxy as proxy_rules
-from ..support.configs import changed, site_config, site_images, write_config
+from ..support.configs import RESOURCES, changed, mirror_config, site_config, site_images, sync, write_config
 from ..support.disks import fill, mounted_tmpfs
 from ..support.fault_proxy import FaultProxy, Rule
 from ..support.killing import assert_store_intact, mirror_state
@@ -214,6 +220,12 @@ def line_break_in_user_agent(run: Run) -> None:
     run.config_path.write_text(text)
 
 
+def port_out_of_range(run: Run) -> None:
+    text = re.sub(r'^base_url = .*$', 'base_url = "http://127.0.0.1:99999"', run.config_path.read_text(), count=1,
+                  flags=re.M)
+    run.config_path.write_text(text)
+
+
 def files_on_an_ftp_server_not_there(run: Run) -> None:
     text = re.sub(r'^files = .*$', 'files = "ftp://127.0.0.1:9/files"', run.config_path.read_text(), count=1, flags=re.M)
     run.config_path.write_text(text)
@@ -334,6 +346,15 @@ CASES = [
     Case("a line break in the user agent", "`user_agent = \"tests\\r\\nX-Evil: 1\"` in [site]",
          arrange=line_break_in_user_agent, release=fix_config, code=2, says="user_agent: must be one line of text",
          check=asked_nothing, rerun=("sync",)),
+    Case("a port past 65535", "`base_url = \"http://127.0.0.1:99999\"` in [site]", arrange=port_out_of_range,
+         release=fix_config, code=2, says="base_url: its port must be a number from 1 to 65535", check=asked_nothing,
+         rerun=("sync",)),
+    Case("a time ago before the year 1", "`mirror changes --since 99999999999d` after a clean sync",
+         command=("changes", "--since", "99999999999d"), prepared=True, code=2,
+         says="--since 99999999999d: further back than the calendar goes", check=asked_nothing),
+    Case("a limit past 2^63", "`mirror changes --limit 2^66` after a clean sync",
+         command=("changes", "--limit", str(2**66)), prepared=True, code=2, says=f"--limit {2**66}: give a number",
+         check=asked_nothing),
     Case("a files store that cannot be opened", "`files = \"ftp://127.0.0.1:9/files\"` in [store]: nothing listens",
          command=("download",), prepared=True, arrange=files_on_an_ftp_server_not_there, release=fix_config, code=5,
          says="cannot open store.files", rerun=("download",)),
@@ -489,7 +510,7 @@ def excerpt(result: Result, code: int) -> str:
     return "; ".join([line for line in said if not line.startswith("failed:")] + failed[:1])
 
 
-def row(kind: str, tried: str, code: int, said: str, lost: str, started: float, tmp_path: Path,
+def row(kind: str, tried: str, code: int | str, said: str, lost: str, started: float, tmp_path: Path,
         *servers: Any) -> dict[str, Any]:
     """One line of the report, with this machine's paths and ports taken out."""
     def scrub(text: str) -> str:
@@ -596,3 +617,102 @@ def test_the_files_disk_fills_up_during_downloads(growing_site: SiteServer, tmp_
                       "began", 5, excerpt(full, 5), f"nothing: {kept} files kept whole, none half-written under a "
                       "final name, integrity_check ok; the rerun once space was freed ended equal to an "
                       "undisturbed run", started, tmp_path, growing_site))
+
+
+# --- a hostile client of mirror serve and mirror browse, and a database they may only read ---------------
+
+PAST_2_63 = 2**66  # past SQLite's 64-bit integers
+SERVER = "-"  # a server keeps running: no exit code
+
+
+@pytest.fixture(scope="module")
+def full_mirror(site: SiteServer, tmp_path_factory) -> Config:
+    """Every resource of the site mirrored, with its files: what serve and browse answer from."""
+    tmp = tmp_path_factory.mktemp("full-mirror")
+    config = mirror_config(site, tmp, site.editor.everything_filter_id)
+    sync(config, RESOURCES)
+    return config
+
+
+def statuses(answers: dict[str, int]) -> str:
+    """``200 ×5, 404 ×3`` for what a set of requests got."""
+    counts: dict[int, int] = {}
+    for status in answers.values():
+        counts[status] = counts.get(status, 0) + 1
+    return ", ".join(f"{status} ×{count}" for status, count in sorted(counts.items()))
+
+
+def test_hostile_requests_to_mirror_serve(full_mirror: Config, tmp_path: Path, ledger: list, capfd) -> None:
+    started = time.monotonic()
+    with sqlite3.connect(full_mirror.database) as db:
+        forum, slug = db.execute("SELECT forum_short_name, slug FROM topics").fetchone()
+    paths = [f"/search/images?q=gallery_id:{PAST_2_63}", f"/search/images?q=safe&sf=gallery_id:{PAST_2_63}",
+             f"/forums/{forum}/topics/{slug}/posts?page={PAST_2_63}", "/search/images?q=description:aa%00",
+             f"/search/tags?q=*&page={PAST_2_63}"]
+    files = [f"/img/2012/2/24/{PAST_2_63}/thumb.png", f"/img/view/2012/2/24/{PAST_2_63}.png"]
+    with LoopbackServer(create_serve_app(Board(full_mirror.database), open_storage(full_mirror))) as served:
+        answers = {path: httpx.get(served.api_url + path, timeout=10).status_code for path in paths}
+        answers |= {path: httpx.get(served.url + path, timeout=10).status_code for path in files}
+    assert answers == {**{path: 200 for path in paths}, **{path: 404 for path in files}}
+    assert "Traceback" not in "".join(capfd.readouterr())
+    assert_store_intact(full_mirror.database)
+    ledger.append(row("ids and pages past 2^63, a NUL in a query (mirror serve)",
+                      "searches with gallery_id:2^66 (query and sf), a topic's posts and tags at page=2^66, "
+                      "description:aa\\x00, files of image 2^66", SERVER, statuses(answers),
+                      "nothing: no 500 or 503, no traceback in the log; integrity_check ok", started, tmp_path))
+
+
+def test_hostile_requests_to_mirror_browse(full_mirror: Config, tmp_path: Path, ledger: list, capfd) -> None:
+    started = time.monotonic()
+    with sqlite3.connect(full_mirror.database) as db:
+        tag, user, gallery = db.execute("SELECT (SELECT min(tag_id) FROM image_tags), (SELECT min(uploader_id) "
+                                        "FROM images), (SELECT min(gallery_id) FROM gallery_images)").fetchone()
+        forum, slug = db.execute("SELECT forum_short_name, slug FROM topics").fetchone()
+    deep = [f"/-/tag/{tag}", f"/-/user/{user}", f"/-/gallery/{gallery}", f"/-/forum/{forum}",
+            f"/-/topic/{forum}/{slug}", "/-/tags", "/-/galleries"]
+    missing = ["/-/tag/999999999", "/-/forum/nosuch", "/-/forum/a/b", "/no/such/page"]
+
+    async def ask() -> dict[str, int]:
+        datasette = make_datasette(full_mirror.database, base_url=full_mirror.site.base_url,
+                                   files=full_mirror.store.files)
+        await datasette.invoke_startup()
+        answers = {f"{path}?page={PAST_2_63}": (await datasette.client.get(f"{path}?page={PAST_2_63}")).status_code
+                   for path in deep}
+        return answers | {path: (await datasette.client.get(path)).status_code for path in missing}
+
+    capfd.readouterr()
+    answers = asyncio.run(ask())
+    logged = "".join(capfd.readouterr())
+    assert answers == {**{f"{path}?page={PAST_2_63}": 200 for path in deep}, **{path: 404 for path in missing}}
+    assert logged.strip() == "", logged[:2000]
+    ledger.append(row("pages past 2^63 and 404s (mirror browse)",
+                      "page=2^66 on a tag's, user's, gallery's, forum's and topic's page and the tags and galleries "
+                      "lists; a tag, a forum, a path with a / and a page it does not have", SERVER, statuses(answers),
+                      "nothing: no 500; nothing written to the log (each 404 printed a 16 KB traceback)", started,
+                      tmp_path))
+
+
+def test_serve_and_browse_a_database_on_a_read_only_mount(full_mirror: Config, tmp_path: Path, ledger: list) -> None:
+    started = time.monotonic()
+    with mounted_tmpfs(tmp_path / "disk", "64m") as disk:
+        with closing(sqlite3.connect(full_mirror.database)) as source, \
+                closing(sqlite3.connect(disk / "mirror.db")) as copy:
+            source.backup(copy)
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        board = Board(disk / "mirror.db")
+        with LoopbackServer(create_serve_app(board, open_storage(full_mirror))) as served:
+            search = httpx.get(f"{served.api_url}/search/images", params={"q": "*"}, timeout=10)
+
+        async def browse() -> int:
+            datasette = make_datasette(disk / "mirror.db", base_url=full_mirror.site.base_url,
+                                       files=full_mirror.store.files)
+            await datasette.invoke_startup()
+            return (await datasette.client.get("/-/tags")).status_code
+
+        page = asyncio.run(browse())
+        left = sorted(p.name for p in disk.iterdir())
+    assert search.status_code == 200 and search.json()["total"] > 0 and page == 200 and left == ["mirror.db"]
+    ledger.append(row("a database on a read-only mount (serve and browse)", "the mirror copied to a tmpfs "
+                      "remounted read-only, then served and browsed", SERVER,
+                      f"serve: a search {search.status_code} ({search.json()['total']} images); browse: /-/tags {page}",
+                      "nothing: no -wal or -shm file could be made, none was needed", started, tmp_path))
