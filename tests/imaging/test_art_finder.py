@@ -1,0 +1,135 @@
+"""The near-duplicate finder on real drawings, end to end: painted portraits on transparent
+backgrounds and opaque scenes uploaded to the local site, mirrored with thumbnails only, then
+searched with their own files and grouped with the copies a booru sees (issue 28)."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from mirror.cli import cli
+from mirror.imaging.similar import VERSION, distance, fingerprint_of
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+from mirror.search.similar import GROUP_DISTANCE
+
+from ..support.art import BLACK, WHITE, artworks, copies, flatten, png
+from ..support.configs import site_config, sync, write_config
+
+PORTRAITS = [art for art in artworks("archived") if art.transparent][:8]
+SCENES = [art for art in artworks("archived") if not art.transparent][:2]
+COPIED = {PORTRAITS[0].name: "JPEG q70", PORTRAITS[1].name: "flattened on black", SCENES[0].name: "3% white border"}
+
+
+def _upload(editor: BoardEditor, data: bytes, name: str) -> int:
+    picture = Image.open(io.BytesIO(data))
+    fmt = {"PNG": "png", "JPEG": "jpg"}[picture.format]
+    return editor.add_upload(data, name=name, fmt=fmt, mime_type=f"image/{'jpeg' if fmt == 'jpg' else 'png'}",
+                             width=picture.width, height=picture.height, duration=0.0, animated=False,
+                             tags=["safe", "artist:wesnoth"], description="", source_urls=[], user_id=None,
+                             anonymous=True)["id"]
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    """Drawings and three copies of them on a board, mirrored with thumbnails only."""
+    tmp = tmp_path_factory.mktemp("art")
+    editor = BoardEditor.generate(seed=28, images=3)
+    editor.processing_delay = 0.0
+    ids, files = {}, {}
+    for art in PORTRAITS + SCENES:
+        files[art.name] = png(art.picture())
+        ids[art.name] = _upload(editor, files[art.name], art.name)
+    copied = {}
+    for art in PORTRAITS + SCENES:
+        if art.name in COPIED:
+            copied[ids[art.name]] = _upload(editor, copies(art)[COPIED[art.name]], f"copy of {art.name}")
+    time.sleep(0.2)  # processed after processing_delay
+    with SiteServer(editor) as site:
+        config = site_config(site, tmp, download={"enabled": True, "representations": ["thumb"],
+                                                  "requests_per_second": 500, "partial_dir": str(tmp / "p")})
+        _, db = sync(config)
+    return write_config(config, tmp / "mirror.toml"), db, ids, files, copied, tmp
+
+
+def run(path, *args):
+    return CliRunner().invoke(cli, ["-c", str(path), *args])
+
+
+def _nearest(path, tmp, data: bytes) -> tuple[int, int]:
+    query = tmp / "query.png"
+    query.write_bytes(data)
+    result = run(path, "reverse", str(query), "--similar")
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    return int(first.split(":")[0]), int(first.rsplit("(distance ", 1)[1].rstrip(")"))
+
+
+def test_a_stored_transparent_png_is_found_by_its_own_file_at_distance_0(archive):
+    path, db, ids, files, _, tmp = archive
+    for art in PORTRAITS[:4]:
+        assert _nearest(path, tmp, files[art.name]) == (ids[art.name], 0), art.name
+
+
+def test_transparent_pictures_are_stored_seen_on_both_backgrounds(archive):
+    _, db, ids, *_ = archive
+    views = dict(db.execute("SELECT image_id, count(DISTINCT view) FROM image_hashes WHERE version = ? "
+                            "GROUP BY image_id", [VERSION]).fetchall())
+    assert all(views[ids[art.name]] == 2 for art in PORTRAITS)
+    assert all(views[ids[art.name]] == 1 for art in SCENES)
+
+
+def test_duplicates_groups_each_copy_with_its_original_and_nothing_else(archive):
+    path, _, _, _, copied, _ = archive
+    result = run(path, "duplicates", "--json")
+    assert result.exit_code == 0, result.output
+    assert sorted(json.loads(result.output)) == sorted([original, copy] for original, copy in copied.items())
+
+
+def test_a_picture_never_stored_matches_nothing_within_the_grouping_distance(archive):
+    path, _, _, _, _, tmp = archive
+    for art in artworks("unseen")[:3]:
+        assert _nearest(path, tmp, png(art.picture()))[1] > GROUP_DISTANCE, art.name
+
+
+def test_fingerprints_of_an_older_finder_are_computed_again_by_verify(archive):
+    path, db, ids, files, _, tmp = archive
+    portrait = ids[PORTRAITS[2].name]
+    db.execute("DELETE FROM image_hashes WHERE image_id = ? AND view = 1", [portrait])
+    db.execute("UPDATE image_hashes SET version = 1 WHERE image_id = ?", [portrait])
+    db.conn.commit()
+    result = run(path, "verify")
+    assert result.exit_code == 0, result.output
+    rows = db.execute("SELECT count(DISTINCT view), min(version) FROM image_hashes WHERE image_id = ?",
+                      [portrait]).fetchone()
+    assert rows == (2, VERSION)
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "LA", "P", "animated GIF"])
+def test_transparency_is_seen_the_same_whatever_the_files_mode(mode):
+    art = PORTRAITS[3]
+    picture = art.picture()
+    out = io.BytesIO()
+    if mode == "LA":
+        picture = picture.convert("LA")
+        picture.save(out, "PNG")
+    elif mode == "P":
+        picture = picture.quantize(255, dither=Image.Dither.NONE)  # alpha becomes a transparent entry
+        picture.save(out, "PNG")
+    elif mode == "animated GIF":
+        flipped = picture.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        frames = [flipped, picture, flipped]  # the site reads the frame at half the duration
+        frames[0].save(out, "GIF", save_all=True, append_images=frames[1:], duration=100, disposal=2)
+    else:
+        picture.save(out, "PNG")
+    stored = fingerprint_of(out.getvalue())
+    seen = picture.convert("RGBA")
+    assert len(stored.views) == 2
+    near = 6 if mode == "animated GIF" else 2  # a GIF keeps 256 colours and all-or-nothing transparency
+    for background in (WHITE, BLACK):  # seen on black only, a picture on white was some 80 away
+        assert distance(stored, fingerprint_of(png(flatten(seen, background)))) <= near, background

@@ -1,0 +1,93 @@
+"""The drawn-art corpus and the copies of it a booru sees, for measuring the near-duplicate finder.
+
+The corpus (``mirror/localsite/art/``, see its ``README.md``) is real artwork: painted portraits,
+nearly all on transparent backgrounds, and opaque painted scenes. :func:`copies` makes of one
+picture what uploaders make of a picture they found: smaller, re-encoded, cropped, framed,
+flattened. ``bench/similar.py`` measures the finder on every picture; the tests on a few.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Callable
+
+from PIL import Image, ImageOps
+
+from mirror.localsite.art import Artwork, artworks
+
+__all__ = ["Artwork", "artworks", "COPY_KINDS", "copies", "flatten", "png", "thumbnail"]
+
+WHITE, BLACK = (255, 255, 255), (0, 0, 0)
+
+
+def png(picture: Image.Image) -> bytes:
+    out = io.BytesIO()
+    picture.save(out, "PNG")
+    return out.getvalue()
+
+
+def jpeg(picture: Image.Image, quality: int) -> bytes:
+    out = io.BytesIO()
+    picture.convert("RGB").save(out, "JPEG", quality=quality)
+    return out.getvalue()
+
+
+def flatten(picture: Image.Image, colour: tuple[int, int, int]) -> Image.Image:
+    """The picture as a viewer shows it on ``colour``."""
+    if picture.mode != "RGBA":
+        return picture.convert("RGB")
+    ground = Image.new("RGBA", picture.size, colour + (255,))
+    return Image.alpha_composite(ground, picture).convert("RGB")
+
+
+def thumbnail(picture: Image.Image, box: tuple[int, int] = (250, 250)) -> bytes:
+    """The site's ``thumb``: scaled to fit the box, transparency kept (its ``format=rgb32``)."""
+    small = picture.copy()
+    small.thumbnail(box, Image.Resampling.LANCZOS)
+    return png(small)
+
+
+def _scaled(factor: float) -> Callable[[Image.Image, random.Random], bytes]:
+    def make(picture: Image.Image, rng: random.Random) -> bytes:
+        size = max(1, round(picture.width * factor)), max(1, round(picture.height * factor))
+        return png(picture.resize(size, Image.Resampling.LANCZOS))
+    return make
+
+
+def _crop(picture: Image.Image, rng: random.Random) -> bytes:
+    """A box of 95% of each side, at a random place."""
+    width, height = round(picture.width * 0.95), round(picture.height * 0.95)
+    left, top = rng.randint(0, picture.width - width), rng.randint(0, picture.height - height)
+    return png(picture.crop((left, top, left + width, top + height)))
+
+
+def _border(share: float, colour: tuple[int, int, int]) -> Callable[[Image.Image, random.Random], bytes]:
+    def make(picture: Image.Image, rng: random.Random) -> bytes:
+        width = max(1, round(max(picture.size) * share))
+        return png(ImageOps.expand(flatten(picture, WHITE), border=width, fill=colour))
+    return make
+
+
+COPY_KINDS: dict[str, Callable[[Image.Image, random.Random], bytes]] = {
+    "half size": _scaled(0.5),
+    "quarter size": _scaled(0.25),
+    "JPEG q85": lambda picture, rng: jpeg(flatten(picture, WHITE), 85),
+    "JPEG q70": lambda picture, rng: jpeg(flatten(picture, WHITE), 70),
+    "5% crop": _crop,
+    "3% white border": _border(0.03, WHITE),
+    "10% black border": _border(0.10, BLACK),
+    "flattened on white": lambda picture, rng: png(flatten(picture, WHITE)),
+    "flattened on black": lambda picture, rng: png(flatten(picture, BLACK)),
+    # what a converter that knows nothing of alpha writes: the colours under transparent pixels show
+    "PNG re-saved as JPEG": lambda picture, rng: jpeg(picture.convert("RGB"), 90),
+}
+TRANSPARENT_ONLY = ("flattened on white", "flattened on black")
+
+
+def copies(artwork: Artwork, seed: int = 28) -> dict[str, bytes]:
+    """Each kind of copy of ``artwork``, by name (flattening only where there is transparency)."""
+    rng = random.Random(f"{seed}:{artwork.name}")
+    picture = artwork.picture()
+    return {kind: make(picture, rng) for kind, make in COPY_KINDS.items()
+            if artwork.transparent or kind not in TRANSPARENT_ONLY}
