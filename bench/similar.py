@@ -1,118 +1,98 @@
-"""The perceptual finder (``mirror.imaging.similar``, ``mirror.search.similar``) beside the site's
-rule: how often four kinds of copies find their original first, and how fast it searches.
+"""The perceptual finder (``mirror.imaging.similar``, ``mirror.search.similar``) on real drawn
+artwork: how often copies are grouped with their original and found first, how often different
+pictures are grouped, how near pictures never stored come; and how fast it searches.
 
-1. A local site with real pictures is mirrored, keeping ``full`` and ``thumb`` files. Each image's
-   hashes are computed from its kept thumbnail (250 px; an SVG's from its original, as the local
-   site draws an SVG's thumbnail apart from the SVG, where the real site renders it) and stored.
-   For 100 archived images, copies of the picture the site reads (an animation's or video's frame
-   at half its duration) are made: half size JPEG q80; a 5% crop (a box of 95% of each side, at a
-   random place); a full-size JPEG q85 of it; a border of 3% of the longer side in a random
-   colour. Each copy is searched by the site's rule (``mirror reverse --local``, default
-   distance) and by the finder; the original counts when it comes first (for the finder, strictly
-   nearer than every other image).
+1. The corpus (``mirror/localsite/art``: 245 archived pictures, 200 of them painted portraits on
+   transparent backgrounds, 45 opaque painted scenes; 60 never stored) stands for an archive: each
+   archived picture's fingerprint is read from its ``thumb`` (250 px, transparency kept, as the
+   site renders it), as ``mirror download`` does. Of each, the ten kinds of copies in
+   ``tests/support/art.py`` are made (half and quarter size, JPEG q85 and q70, a 5% crop, a 3%
+   white and a 10% black border, flattened on white and on black, a PNG re-saved as JPEG by a
+   converter blind to alpha). Reported per kind: copies grouped with their original (``groups``
+   over originals and copies together, at ``GROUP_DISTANCE``), copies whose original comes first
+   when the copy's file is searched (strictly nearer than every other archived picture); then the
+   pairs of different pictures that share a group, and the nearest distance of each unseen picture.
 2. 1,000,000 random fingerprints are searched for their nearest 50: p50 and p95.
 3. ``groups`` over 100,000 random fingerprints with 1,000 planted pairs of near-duplicates (a few
    bits apart): time, peak memory (tracemalloc: what Python and numpy allocate), groups found.
 
     .venv/bin/python bench/similar.py [--quick]
 
-Last measured (2 shared cores), found first by the site's rule / by the finder, of 100: half
-size JPEG q80 94 / 100; 5% crop 8 / 100; JPEG q85 at full size 99 / 100; 3% border 1 / 100. The
-pHashes alone (no colour words) found 85-88 of each kind: the generated pictures share one layout.
-Nearest 50 over 1,000,000 fingerprints: p50 13.6 ms, p95 15.9 ms. groups over 100,000: 0.12 s,
-9 MiB peak, all 1,000 planted pairs found and nothing else. Random fingerprints spread evenly over
-the bands; real pHashes do not, and a band shared by many images (one layout, many colours)
-costs the square of their number, so the groups figure is a floor.
+Last measured (2 shared cores), at GROUP_DISTANCE 12: see the README's "Near-duplicates" figures.
+Random fingerprints spread evenly over the bands; real pHashes do not, so the groups figure is a floor.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
-import random
-import sqlite3
+import itertools
 import statistics
-import tempfile
+import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageOps
-from reverse import mirror_of_site as mirror_with
-from sqlite_utils import Database
 
-from mirror.commands.reverse import search_archive
-from mirror.imaging import analyze, still_frame
-from mirror.imaging.similar import KINDS, Fingerprint, fingerprint_of
-from mirror.search.similar import HashIndex, groups
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's copies live beside the tests
 
+from mirror.imaging.similar import KINDS, Fingerprint, View, fingerprint_of  # noqa: E402
+from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups  # noqa: E402
+from tests.support.art import artworks, copies, png, thumbnail  # noqa: E402
 
-def mirror_of_site(folder: Path, images: int) -> tuple[Database, Path]:
-    """A mirror of a generated site with pictures, its full files and thumbnails kept (their
-    fingerprints read as they are kept)."""
-    conn, files = mirror_with(folder, images, ("full", "thumb"))
-    return Database(conn), files
+COPY_BASE = 100_000  # copies' ids: COPY_BASE * (kind + 1) + the original's
 
 
-def sample(conn: sqlite3.Connection, wanted: int = 100) -> list[tuple[int, str]]:
-    """Id and kept full file of the first ``wanted`` images with intensities and hashes."""
-    return conn.execute("SELECT d.image_id, d.path FROM downloads d JOIN image_intensities x USING (image_id) "
-                        "WHERE d.representation = 'full' AND d.status = 'done' "
-                        "AND d.image_id IN (SELECT image_id FROM image_hashes) "
-                        "ORDER BY d.image_id LIMIT ?", [wanted]).fetchall()
+def corpus_figures(limit: int | None = None) -> None:
+    archived, unseen = artworks("archived")[:limit], artworks("unseen")[:limit]
+    originals = {number: fingerprint_of(thumbnail(art.picture())) for number, art in enumerate(archived, 1)}
+    made: dict[str, dict[int, Fingerprint]] = {}
+    for number, art in enumerate(archived, 1):
+        for kind, data in copies(art).items():
+            made.setdefault(kind, {})[number] = fingerprint_of(data)
+    made["its own file"] = {number: fingerprint_of(png(art.picture())) for number, art in enumerate(archived, 1)}
+    index = HashIndex.of(originals)
+    everything = dict(originals)
+    for position, kind in enumerate(made):
+        if kind != "its own file":
+            everything.update({COPY_BASE * (position + 1) + n: f for n, f in made[kind].items()})
+    group_of = {image_id: k for k, group in enumerate(groups(HashIndex.of(everything))) for image_id in group}
+    totals = Counter()
+    for position, (kind, found) in enumerate(made.items()):
+        first = sum(_first(index, fingerprint, number) for number, fingerprint in found.items())
+        together = sum(group_of.get(COPY_BASE * (position + 1) + n, -1) == group_of.get(n, -2) for n in found)
+        grouped = f"grouped {together:3} of {len(found)}" if kind != "its own file" else " " * 17
+        print(f"{kind:22} {grouped}   found first {first:3} of {len(found)}")
+        if kind != "its own file":
+            totals.update(copies=len(found), grouped=together, first=first)
+    print(f"{'all copies':22} grouped {totals['grouped'] / totals['copies']:.1%}   "
+          f"found first {totals['first'] / totals['copies']:.1%} (of {totals['copies']})")
+    _false_pairs(groups(HashIndex.of(everything)), archived)
+    nearest = sorted(index.nearest(fingerprint_of(thumbnail(art.picture())), limit=1)[0].distance for art in unseen)
+    apart = sum(d > GROUP_DISTANCE for d in nearest)
+    print(f"pictures never stored: {apart} of {len(nearest)} ({apart / len(nearest):.1%}) matched by nothing within "
+          f"{GROUP_DISTANCE}; nearest distances, lowest first: {nearest[:12]}")
 
 
-def _jpeg(picture: Image.Image, quality: int) -> bytes:
-    out = io.BytesIO()
-    picture.save(out, "JPEG", quality=quality)
-    return out.getvalue()
+def _first(index: HashIndex, fingerprint: Fingerprint, original: int) -> bool:
+    nearest = index.nearest(fingerprint, limit=2)
+    return nearest[0].image_id == original and (len(nearest) < 2 or nearest[1].distance > nearest[0].distance)
 
 
-def _png(picture: Image.Image) -> bytes:
-    out = io.BytesIO()
-    picture.save(out, "PNG")
-    return out.getvalue()
-
-
-def copies(rng: random.Random) -> dict[str, Callable[[Image.Image], bytes]]:
-    """The kinds of copies, each from the RGB picture the site reads."""
-    def half(p: Image.Image) -> bytes:
-        return _jpeg(p.resize((max(1, p.width // 2), max(1, p.height // 2)), Image.Resampling.LANCZOS), 80)
-
-    def crop(p: Image.Image) -> bytes:
-        cut_x, cut_y = round(p.width * 0.05), round(p.height * 0.05)
-        x, y = rng.randint(0, cut_x), rng.randint(0, cut_y)
-        return _png(p.crop((x, y, x + p.width - cut_x, y + p.height - cut_y)))
-
-    def border(p: Image.Image) -> bytes:
-        colour = tuple(rng.randrange(256) for _ in range(3))
-        return _png(ImageOps.expand(p, max(1, round(max(p.size) * 0.03)), colour))
-
-    return {"half size JPEG q80": half, "5% crop": crop, "JPEG q85 at full size": lambda p: _jpeg(p, 85),
-            "3% border": border}
-
-
-def accuracy(db: Database, files: Path) -> None:
-    index = HashIndex.load(db)
-    rows = sample(db.conn)
-    rng = random.Random(3)
-    for kind, make in copies(rng).items():
-        by_rule = by_finder = 0
-        missed = []
-        for image_id, path in rows:
-            data = (files / path).read_bytes()
-            copy = make(still_frame(data, analyze(data)).convert("RGB"))
-            records, _ = search_archive(db.conn, copy, None)
-            by_rule += bool(records) and records[0]["id"] == image_id
-            nearest = index.nearest(fingerprint_of(copy), limit=2)
-            if nearest[0].image_id == image_id and (len(nearest) < 2 or nearest[1].distance > nearest[0].distance):
-                by_finder += 1
-            else:
-                missed.append(str(image_id))
-        print(f"{kind:22} found first by the site's rule {by_rule:3} of {len(rows)}, by the finder {by_finder:3} "
-              f"of {len(rows)}{'; the finder missed ' + ', '.join(missed) if missed else ''}")
+def _false_pairs(found: list[list[int]], archived: tuple) -> None:
+    pairs = wrong = 0
+    mixed = []
+    for group in found:
+        owners = [image_id % COPY_BASE for image_id in group]
+        for a, b in itertools.combinations(owners, 2):
+            pairs += 1
+            wrong += a != b
+        if len(set(owners)) > 1:
+            mixed.append(", ".join(archived[n - 1].name for n in sorted(set(owners))))
+    print(f"pairs sharing a group: {pairs}; of different pictures: {wrong} ({wrong / max(pairs, 1):.2%})")
+    for names in mixed:
+        print(f"  grouped together: {names}")
 
 
 def random_index(n: int, rng: np.random.Generator) -> HashIndex:
@@ -124,7 +104,7 @@ def nearest_timings(n: int, searches: int = 200) -> list[float]:
     index = random_index(n, rng)
     took = []
     for position in rng.integers(n, size=searches):
-        query = Fingerprint(*(int(v) ^ 0b1011 for v in index.columns[:, position]))
+        query = Fingerprint((View(*(int(v) ^ 0b1011 for v in index.columns[:, position])),))
         start = time.perf_counter()
         index.nearest(query, limit=50)
         took.append(time.perf_counter() - start)
@@ -153,9 +133,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes: a check that everything runs")
     options = parser.parse_args()
     stored, grouped = (100_000, 10_000) if options.quick else (1_000_000, 100_000)
-    with tempfile.TemporaryDirectory(prefix="bench-similar-") as tmp:
-        db, files = mirror_of_site(Path(tmp), 260)
-        accuracy(db, files)
+    corpus_figures(40 if options.quick else None)
     took = nearest_timings(stored)
     print(f"nearest 50 over {stored:,} stored fingerprints: p50 {statistics.median(took) * 1000:.1f} ms, "
           f"p95 {took[int(len(took) * 0.95)] * 1000:.1f} ms ({len(took)} searches)")

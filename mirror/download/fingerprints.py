@@ -3,7 +3,7 @@
 An image's fingerprint (:mod:`mirror.imaging.similar`) is read from the best of its kept files
 by :data:`SOURCES` (a thumbnail first: quick to decode, and enough, since a thumbnail's hashes
 match the full picture's), as each is kept, and by ``mirror verify`` for kept files of images
-that have none yet. Which file a run happened to keep first (or before it was killed) must not
+that have none yet, or one an older finder computed (its ``version``). Which file a run happened to keep first (or before it was killed) must not
 decide the values a mirror ends with, so a better file kept later replaces what a worse one gave.
 A file that cannot be read simply gets no fingerprint. A file larger than the box its
 representation is scaled into (a file host serving a 108-megapixel picture as a thumbnail) is
@@ -19,9 +19,9 @@ from sqlite_utils import Database
 
 from ..imaging import MediaError
 from ..imaging.errors import TooLarge
-from ..imaging.similar import fingerprint_of
+from ..imaging.similar import VERSION, fingerprint_of
 from ..philomena import SIZE_BOXES
-from ..store.similar import save_hashes
+from ..store.similar import fingerprint_source, save_hashes
 from .storage import Storage
 
 __all__ = ["SOURCES", "keep_fingerprint", "backfill_fingerprints"]
@@ -32,12 +32,14 @@ SOURCES = ("thumb", "small", "thumb_small", "medium", "large", "tall", "full")
 
 async def keep_fingerprint(db: Database, storage: Storage, image_id: int, representation: str, path: str,
                            say: Callable[[str], None] | None = None) -> bool:
-    """Read the kept file and store the image's fingerprint, unless it has one from a file as good;
-    False if not stored. ``say`` is told, in one line, of a file refused for its size."""
+    """Read the kept file and store the image's fingerprint, unless it has one of this finder's
+    version from a file as good; False if not stored. ``say`` is told, in one line, of a file
+    refused for its size."""
     if representation not in SOURCES:
         return False
-    current = _source(db, image_id)
-    if current is not None and SOURCES.index(current) <= SOURCES.index(representation):
+    current = fingerprint_source(db, image_id)
+    if current is not None and current[1] >= VERSION and current[0] in SOURCES \
+            and SOURCES.index(current[0]) <= SOURCES.index(representation):
         return False
     data = await asyncio.to_thread(storage.read, path)
     if data is None:
@@ -50,21 +52,22 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
         return False
     except MediaError:
         return False
-    save_hashes(db, image_id, fingerprint.hashes(), representation)
+    save_hashes(db, image_id, [view.hashes() for view in fingerprint.views], representation, VERSION)
     return True
 
 
 async def backfill_fingerprints(db: Database, storage: Storage, say: Callable[[str], None] | None = None) -> int:
-    """Fingerprints for the images with kept files and none yet, or one from a worse file than the
-    best kept now; returns how many were stored."""
+    """Fingerprints for the images with kept files and none yet, one from a worse file than the
+    best kept now, or one an older finder computed; returns how many were stored."""
     marks = ", ".join("?" for _ in SOURCES)
     order = " ".join(f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(SOURCES))
     rows = db.execute(f"SELECT d.image_id, d.representation, d.path FROM downloads d "
-                      f"LEFT JOIN (SELECT image_id, min(source_representation) AS source FROM image_hashes "
+                      f"LEFT JOIN (SELECT image_id, min(source_representation) AS source, min(version) AS version "
+                      f"FROM image_hashes "
                       f"GROUP BY image_id) h ON h.image_id = d.image_id "
                       f"WHERE d.status = 'done' AND d.representation IN ({marks}) "
-                      f"AND (h.source IS NULL OR h.source != d.representation) "
-                      f"ORDER BY d.image_id, CASE d.representation {order} END", list(SOURCES)).fetchall()
+                      f"AND (h.source IS NULL OR h.source != d.representation OR h.version < ?) "
+                      f"ORDER BY d.image_id, CASE d.representation {order} END", [*SOURCES, VERSION]).fetchall()
     stored, done = 0, set()
     for image_id, representation, path in rows:
         if image_id not in done and await keep_fingerprint(db, storage, image_id, representation, path, say):
@@ -72,8 +75,3 @@ async def backfill_fingerprints(db: Database, storage: Storage, say: Callable[[s
             done.add(image_id)
     return stored
 
-
-def _source(db: Database, image_id: int) -> str | None:
-    """The file an image's fingerprint was read from, or None when it has none."""
-    row = db.execute("SELECT source_representation FROM image_hashes WHERE image_id = ? LIMIT 1", [image_id]).fetchone()
-    return row[0] if row and row[0] in SOURCES else None

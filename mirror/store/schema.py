@@ -540,3 +540,26 @@ def _first_sightings_counted(db: Database) -> None:
                     ON CONFLICT (resource) DO UPDATE SET count = count + 1,
                       first_at = min(first_at, excluded.first_at), last_at = max(last_at, excluded.last_at);
                   END""")
+
+
+@migrations(name="0028_fingerprint_views")
+def _fingerprint_views(db: Database) -> None:
+    """A fingerprint may have several views (``mirror.imaging.similar``: a picture with
+    transparency is seen on black and on white), and each carries the version of the finder that
+    computed it: the rows kept so far are version 1, one view each, and are computed again from
+    the kept files by the next ``mirror download`` or ``mirror verify``."""
+    db.execute("""
+        CREATE TABLE image_hashes_new (
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            view INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            source_representation TEXT NOT NULL,
+            computed_at TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            PRIMARY KEY (image_id, view, kind)
+        ) STRICT""")
+    db.execute("""INSERT INTO image_hashes_new (image_id, view, kind, value, source_representation, computed_at, version)
+                  SELECT image_id, 0, kind, value, source_representation, computed_at, 1 FROM image_hashes""")
+    db.execute("DROP TABLE image_hashes")
+    db.execute("ALTER TABLE image_hashes_new RENAME TO image_hashes")

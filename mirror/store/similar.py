@@ -1,8 +1,10 @@
-"""The ``image_hashes`` table: each image's perceptual hashes, by kind, for finding its copies.
+"""The ``image_hashes`` table: each image's perceptual hashes, by view and kind, for finding its copies.
 
 Hashes are unsigned 64-bit values; SQLite's integers are signed, so they are stored as the
 signed integer of the same bits and turned back on the way out. A search reads them all at once
-(:func:`load_hashes`), as one numpy array, and compares them in memory.
+(:func:`load_hashes`), as one numpy array, one row a view, and compares them in memory. Each
+image's rows carry the ``version`` of the finder that computed them, so a newer finder knows which
+to compute again (:func:`outdated_fingerprint`).
 """
 
 from __future__ import annotations
@@ -14,19 +16,23 @@ from sqlite_utils import Database
 
 from ..dates import utc_text
 
-__all__ = ["save_hashes", "load_hashes", "delete_hashes"]
+__all__ = ["save_hashes", "load_hashes", "delete_hashes", "fingerprint_source"]
 
 _SIGN = 1 << 63
 
 
-def save_hashes(db: Database, image_id: int, hashes: Mapping[str, int], source_representation: str) -> None:
-    """Keep (or replace) an image's hashes, ``{kind: unsigned 64-bit value}``, read from its
-    ``source_representation`` file."""
+def save_hashes(db: Database, image_id: int, views: Sequence[Mapping[str, int]] | Mapping[str, int],
+                source_representation: str, version: int) -> None:
+    """Keep (or replace) an image's hashes, one ``{kind: unsigned 64-bit value}`` per view, read
+    from its ``source_representation`` file by the finder's ``version``."""
+    views = [views] if isinstance(views, Mapping) else list(views)
     now = utc_text()
-    rows = [(image_id, kind, _signed(value), source_representation, now) for kind, value in hashes.items()]
+    rows = [(image_id, number, kind, _signed(value), source_representation, now, version)
+            for number, hashes in enumerate(views) for kind, value in hashes.items()]
     with db.atomic():
-        db.conn.executemany("INSERT OR REPLACE INTO image_hashes (image_id, kind, value, source_representation, "
-                            "computed_at) VALUES (?, ?, ?, ?, ?)", rows)
+        db.execute("DELETE FROM image_hashes WHERE image_id = ?", [image_id])
+        db.conn.executemany("INSERT INTO image_hashes (image_id, view, kind, value, source_representation, "
+                            "computed_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def delete_hashes(db: Database, image_id: int) -> None:
@@ -34,13 +40,21 @@ def delete_hashes(db: Database, image_id: int) -> None:
         db.execute("DELETE FROM image_hashes WHERE image_id = ?", [image_id])
 
 
+def fingerprint_source(db: Database, image_id: int) -> tuple[str, int] | None:
+    """The file an image's fingerprint was read from and the finder's version, or None when it has none."""
+    row = db.execute("SELECT source_representation, version FROM image_hashes WHERE image_id = ? LIMIT 1",
+                     [image_id]).fetchone()
+    return (row[0], row[1]) if row else None
+
+
 def load_hashes(db: Database, kinds: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every image that has all of ``kinds``: its ids (int64, ascending) and its hashes (uint64,
-    one row an image, one column a kind in the order given)."""
+    """Every view that has all of ``kinds``: its image's id (int64, ascending; an image with
+    several views has several rows, side by side) and its hashes (uint64, one column a kind in
+    the order given)."""
     columns = ", ".join("max(CASE kind WHEN ? THEN value END)" for _ in kinds)
     marks = ", ".join("?" for _ in kinds)
     rows = db.execute(f"SELECT image_id, {columns} FROM image_hashes WHERE kind IN ({marks}) "
-                      f"GROUP BY image_id HAVING count(*) = ? ORDER BY image_id",
+                      f"GROUP BY image_id, view HAVING count(*) = ? ORDER BY image_id, view",
                       [*kinds, *kinds, len(kinds)]).fetchall()
     table = np.array(rows, dtype=np.int64).reshape(len(rows), len(kinds) + 1)
     return table[:, 0].copy(), table[:, 1:].view(np.uint64).copy()

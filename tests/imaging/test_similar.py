@@ -75,7 +75,7 @@ def test_a_250_px_thumbnail_stands_for_its_full_picture(stored):
     for n in full:
         thumb = fingerprint_of(picture(f"large-{n}", "png", 250, 188, f"#{n}"))
         assert min(full, key=lambda m: distance(thumb, full[m])) == n
-    assert set(full[0].hashes()) == set(KINDS)
+    assert set(full[0].views[0].hashes()) == set(KINDS)
 
 
 def test_the_site_s_still_frame_is_hashed_for_animations_videos_and_svg():

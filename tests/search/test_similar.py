@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 from PIL import Image
 
-from mirror.imaging.similar import KINDS, Fingerprint, distance, fingerprint_of
+from mirror.imaging.similar import KINDS, VERSION, Fingerprint, View, distance, fingerprint_of
 from mirror.localsite.files.pictures import picture
 from mirror.search.similar import HashIndex, groups
 from mirror.store import open_database
@@ -42,8 +42,8 @@ def test_the_nearest_come_first_with_their_distance():
 
 
 def test_ties_are_broken_by_id_and_a_cut_never_splits_a_tie_wrongly():
-    same = Fingerprint(1, 2, 3, 4, 5)
-    index = HashIndex(np.array([9, 4, 6]), np.array([same.values] * 3, dtype=np.uint64))
+    same = Fingerprint((View(1, 2, 3, 4, 5),))
+    index = HashIndex(np.array([9, 4, 6]), np.array([same.views[0].values] * 3, dtype=np.uint64))
     assert [(f.image_id, f.distance) for f in index.nearest(same, limit=2)] == [(4, 0), (6, 0)]
 
 
@@ -97,16 +97,16 @@ def test_clusters_of_twenty_thousand_group_in_seconds_and_bounded_memory():
 
 def test_the_table_round_trips_every_bit(tmp_path):
     db = open_database(tmp_path / "mirror.db")
-    top = Fingerprint(2**64 - 1, 2**63, 0, 1, 2**63 - 1)
+    top = View(2**64 - 1, 2**63, 0, 1, 2**63 - 1)
     other = fingerprint_of(PICTURES[1])
-    save_hashes(db, 5, top.hashes(), "thumb")
-    save_hashes(db, 2, other.hashes(), "full")
-    save_hashes(db, 9, {"whole": 1}, "thumb")  # incomplete: not searched
+    save_hashes(db, 5, top.hashes(), "thumb", VERSION)
+    save_hashes(db, 2, [view.hashes() for view in other.views], "full", VERSION)
+    save_hashes(db, 9, {"whole": 1}, "thumb", VERSION)  # incomplete: not searched
     ids, hashes = load_hashes(db, KINDS)
     assert ids.tolist() == [2, 5]
     assert [int(v) for v in hashes[1]] == list(top.values)
-    assert [int(v) for v in hashes[0]] == list(other.values)
-    save_hashes(db, 5, other.hashes(), "full")  # replaced, not added
+    assert [int(v) for v in hashes[0]] == list(other.views[0].values)
+    save_hashes(db, 5, [view.hashes() for view in other.views], "full", VERSION)  # replaced, not added
     assert HashIndex.load(db).nearest(other, limit=3)[1].distance == 0
     delete_hashes(db, 5)
     assert load_hashes(db, KINDS)[0].tolist() == [2]

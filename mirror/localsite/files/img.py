@@ -240,7 +240,8 @@ def _scaled(upload: bytes, variant: str, ext: str) -> bytes | None:
         picture.load()
     except (OSError, ValueError, Image.DecompressionBombError):
         return None
-    picture = picture.convert("RGB")
+    # The site's thumbnails keep a PNG's or GIF's transparency (ffmpeg's format=rgb32); a JPEG has none.
+    picture = picture.convert("RGB" if ext == "jpg" else "RGBA")
     picture.thumbnail(THUMB_SIZES[kind])
     out = io.BytesIO()
     picture.save(out, {"png": "PNG", "jpg": "JPEG", "gif": "GIF"}[ext])
