@@ -329,8 +329,10 @@ def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...],
               help="How far each corner's brightness may differ, 0 to 1 (the site's default: 0.25).")
 @click.option("--local", is_flag=True, help="Search the archive offline instead of asking the site.")
 @click.option("--similar", is_flag=True,
-              help="Search the archive offline by perceptual fingerprint: finds resized, re-encoded, cropped "
-                   "and bordered copies the site's rule misses, nearest first with a distance.")
+              help="Search the archive offline by perceptual fingerprint: finds resized, re-encoded, cropped, "
+                   "bordered and flattened copies the site's rule misses, nearest first with a distance on the "
+                   "scale of `mirror duplicates --distance` (0: the same picture; copies mostly 0-12; "
+                   "recolours of one drawing 4-15; unrelated pictures mostly 20 and up).")
 @click.pass_context
 @handle_errors
 def reverse(ctx: click.Context, source: str, distance: float | None, local: bool, similar: bool) -> None:
@@ -354,8 +356,9 @@ def reverse(ctx: click.Context, source: str, distance: float | None, local: bool
 
 @cli.command()
 @click.option("--distance", type=click.IntRange(0, 64), default=None,
-              help="How far apart two images may be to be grouped (default 16; copies measure 0-21, "
-                   "unrelated pictures 27 and up).")
+              help="How far apart two images may be to be grouped, on the scale `mirror reverse --similar` "
+                   "prints (default 12; copies mostly 0-12, recolours of one drawing 4-15, unrelated pictures "
+                   "mostly 20 and up).")
 @click.option("--json", "as_json", is_flag=True, help="The groups as a JSON list of lists of ids.")
 @click.pass_context
 @handle_errors
