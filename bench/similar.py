@@ -37,9 +37,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's copies live beside the tests
 
-from mirror.imaging.similar import KINDS, Fingerprint, View, fingerprint_of  # noqa: E402
-from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups  # noqa: E402
-from tests.support.art import artworks, copies, png, thumbnail  # noqa: E402
+from mirror.imaging.similar import KINDS, Fingerprint, View, fingerprint_of
+from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups
+from tests.support.art import artworks, copies, png, thumbnail
 
 COPY_BASE = 100_000  # copies' ids: COPY_BASE * (kind + 1) + the original's
 
@@ -69,10 +69,14 @@ def corpus_figures(limit: int | None = None) -> None:
     print(f"{'all copies':22} grouped {totals['grouped'] / totals['copies']:.1%}   "
           f"found first {totals['first'] / totals['copies']:.1%} (of {totals['copies']})")
     _false_pairs(groups(HashIndex.of(everything)), archived)
-    nearest = sorted(index.nearest(fingerprint_of(thumbnail(art.picture())), limit=1)[0].distance for art in unseen)
+    found = [(index.nearest(fingerprint_of(thumbnail(art.picture())), limit=1)[0], art) for art in unseen]
+    nearest = sorted(near.distance for near, _ in found)
     apart = sum(d > GROUP_DISTANCE for d in nearest)
     print(f"pictures never stored: {apart} of {len(nearest)} ({apart / len(nearest):.1%}) matched by nothing within "
           f"{GROUP_DISTANCE}; nearest distances, lowest first: {nearest[:12]}")
+    for near, art in found:
+        if near.distance <= GROUP_DISTANCE:
+            print(f"  {art.name} matched {archived[near.image_id - 1].name} at {near.distance}")
 
 
 def _first(index: HashIndex, fingerprint: Fingerprint, original: int) -> bool:
@@ -115,7 +119,7 @@ def group_figures(n: int, planted: int) -> tuple[float, float, int, int]:
     """Seconds, peak MB, how many planted pairs came out as a group of their own, and groups in all."""
     rng = np.random.default_rng(2)
     hashes = rng.integers(0, 2**64, size=(n, len(KINDS)), dtype=np.uint64)
-    flips = np.array([0b1, 0b100000000, 0b1 << 40, 0, 0b11], dtype=np.uint64)  # 5 bits apart
+    flips = np.array([0b1, 0b100000000, 0b1 << 40, 0, 0b11, 0], dtype=np.uint64)  # 5 bits apart
     hashes[1:2 * planted:2] = hashes[0:2 * planted:2] ^ flips
     index = HashIndex(np.arange(1, n + 1), hashes)
     tracemalloc.start()

@@ -332,7 +332,7 @@ def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...],
               help="Search the archive offline by perceptual fingerprint: finds resized, re-encoded, cropped, "
                    "bordered and flattened copies the site's rule misses, nearest first with a distance on the "
                    "scale of `mirror duplicates --distance` (0: the same picture; copies mostly 0-12; "
-                   "recolours of one drawing 4-15; unrelated pictures mostly 20 and up).")
+                   "recolours of one drawing 6-15 and up; unrelated pictures mostly 20 and up).")
 @click.pass_context
 @handle_errors
 def reverse(ctx: click.Context, source: str, distance: float | None, local: bool, similar: bool) -> None:
@@ -357,7 +357,7 @@ def reverse(ctx: click.Context, source: str, distance: float | None, local: bool
 @cli.command()
 @click.option("--distance", type=click.IntRange(0, 64), default=None,
               help="How far apart two images may be to be grouped, on the scale `mirror reverse --similar` "
-                   "prints (default 12; copies mostly 0-12, recolours of one drawing 4-15, unrelated pictures "
+                   "prints (default 12; copies mostly 0-12, recolours of one drawing 6-15 and up, unrelated pictures "
                    "mostly 20 and up).")
 @click.option("--json", "as_json", is_flag=True, help="The groups as a JSON list of lists of ids.")
 @click.pass_context
@@ -478,8 +478,12 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
 @click.option("--dumps-dir", type=click.Path(exists=True, file_okay=False), default=None,
               help="Serve the files in this folder under /dumps/NAME (with Range), as the site's file host serves "
               "its dumps.")
+@click.option("--stand-ins", is_flag=True,
+              help="Serve files of a few bytes instead of pictures (drawn artwork from Battle for Wesnoth for the "
+                   "first 243 images, then shapes): quicker to download, nothing to look at.")
 def site(seed: int, image_count: int, host: str, port: int, faults: str, fixtures: str | None,
-         processing_delay: float, dump_path: str | None, dump_layout: str, dumps_dir: str | None) -> None:
+         processing_delay: float, dump_path: str | None, dump_layout: str, dumps_dir: str | None,
+         stand_ins: bool) -> None:
     """Run the local Philomena-compatible site (for tests, demos and benchmarks).
 
     Besides the API under /api/v1/json it answers a control API, to change the board while it runs
@@ -508,7 +512,7 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
     _stop_cleanly_on_sigterm()  # so that the generated board is removed however the site is stopped
     try:
         run_site(seed=seed, images=image_count, host=host, port=port, faults=faults, fixtures=fixtures,
-                 processing_delay=processing_delay, dumps_dir=dumps_dir)
+                 processing_delay=processing_delay, dumps_dir=dumps_dir, pictures=not stand_ins)
     except MirrorError as e:  # the port is taken
         _fail(str(e), e.exit_code)
     except KeyboardInterrupt:

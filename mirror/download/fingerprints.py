@@ -24,7 +24,7 @@ from ..philomena import SIZE_BOXES
 from ..store.similar import fingerprint_source, save_hashes
 from .storage import Storage
 
-__all__ = ["SOURCES", "keep_fingerprint", "backfill_fingerprints"]
+__all__ = ["SOURCES", "backfill_fingerprints", "keep_fingerprint"]
 
 # The files a fingerprint is read from, the preferred (the quickest to decode) first.
 SOURCES = ("thumb", "small", "thumb_small", "medium", "large", "tall", "full")

@@ -21,18 +21,19 @@ from dataclasses import dataclass
 import numpy as np
 from sqlite_utils import Database
 
-from ..imaging.similar import KINDS, Fingerprint
+from ..imaging.similar import HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint
 from ..store.similar import load_hashes
 
-__all__ = ["HashIndex", "Neighbour", "groups", "GROUP_DISTANCE", "BANDS"]
+__all__ = ["BANDS", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
 
-# Copies of real drawings (bench/similar.py: ten kinds) were grouped with their original at 12 96.6% of the time;
-# recolours of one drawing start at 4, unrelated pictures mostly 20 or more.
+# At 12, 98.8% of the copies of real drawings (bench/similar.py: ten kinds) were grouped with their
+# original and no two different pictures were; unrelated pictures are mostly 20 or more apart.
 GROUP_DISTANCE = 12
 BANDS = 4  # 16-bit bands a pHash is cut into for groups
 WINDOW = 64  # the neighbours, in a band's bucket sorted by pHash, each fingerprint is compared with
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
-_COLOURS = tuple(i for i, kind in enumerate(KINDS) if i not in _PHASHES)
+_HUE = KINDS.index("hue")
+_COLOURS = tuple(i for i, kind in enumerate(KINDS) if i not in _PHASHES and i != _HUE)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ def _distances(bits: np.ndarray) -> np.ndarray:
     total = np.minimum(bits[_PHASHES[0]], bits[_PHASHES[1]]).astype(np.int16)
     for row in _COLOURS:
         total += bits[row]
+    total += HUE_WEIGHT * np.maximum(bits[_HUE].astype(np.int16) - HUE_SLACK, 0)
     return total
 
 

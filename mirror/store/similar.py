@@ -16,7 +16,7 @@ from sqlite_utils import Database
 
 from ..dates import utc_text
 
-__all__ = ["save_hashes", "load_hashes", "delete_hashes", "fingerprint_source"]
+__all__ = ["delete_hashes", "fingerprint_source", "load_hashes", "save_hashes"]
 
 _SIGN = 1 << 63
 

@@ -19,7 +19,7 @@ from mirror.localsite.files.img import FileSource
 from mirror.localsite.http.server import SiteServer
 from mirror.store import open_database
 from mirror.store.similar import save_hashes
-from mirror.imaging.similar import VERSION
+from mirror.imaging.similar import KINDS, VERSION
 
 from ..support.configs import site_config, sync, write_config
 
@@ -57,7 +57,7 @@ def test_reverse_similar_fingerprints_a_108_megapixel_png_within_bounded_memory(
         config = site_config(site, tmp_path)
         _, db = sync(config)
     some_image = db.execute("SELECT min(id) FROM images").fetchone()[0]
-    save_hashes(db, some_image, {"whole": 0, "trimmed": 0, "red": 0, "green": 0, "blue": 0}, "thumb", VERSION)
+    save_hashes(db, some_image, {kind: 0 for kind in KINDS}, "thumb", VERSION)
     path = write_config(config, tmp_path / "mirror.toml")
     query = tmp_path / "bomb.png"
     query.write_bytes(bomb)

@@ -58,8 +58,8 @@ def test_groups_hold_the_planted_duplicates_and_no_unrelated_picture():
 def test_groups_of_many_random_hashes_find_only_the_planted_pairs():
     rng = np.random.default_rng(4)
     hashes = rng.integers(0, 2**64, size=(20_000, len(KINDS)), dtype=np.uint64)
-    hashes[1] = hashes[0] ^ np.array([1, 1 << 63, 0, 2, 0], dtype=np.uint64)
-    hashes[501] = hashes[500] ^ np.array([0, 0, 1 << 20, 0, 1], dtype=np.uint64)
+    hashes[1] = hashes[0] ^ np.array([1, 1 << 63, 0, 2, 0, 0], dtype=np.uint64)
+    hashes[501] = hashes[500] ^ np.array([0, 0, 1 << 20, 0, 1, 0], dtype=np.uint64)
     assert groups(HashIndex(np.arange(1, 20_001), hashes)) == [[1, 2], [501, 502]]
 
 
@@ -70,7 +70,7 @@ CLUSTERS = textwrap.dedent("""
     resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))  # the old pairs listing died at 23.6 GB
     rng = np.random.default_rng(5)
     n = 20_000
-    others = rng.integers(0, 2**64, size=(n, 5), dtype=np.uint64)
+    others = rng.integers(0, 2**64, size=(n, 6), dtype=np.uint64)
     same = np.repeat(others[:1], n, axis=0)  # one fingerprint 20,000 times: re-uploads, blank pictures
     near = np.repeat(others[1:2], n, axis=0)  # 20,000 fingerprints a bit or two from one another
     near[:, 0] ^= np.uint64(1) << rng.integers(0, 64, n).astype(np.uint64)

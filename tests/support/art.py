@@ -15,8 +15,9 @@ from collections.abc import Callable
 from PIL import Image, ImageOps
 
 from mirror.localsite.art import Artwork, artworks
+from mirror.localsite.files.img import scaled_as_the_site_does
 
-__all__ = ["Artwork", "artworks", "COPY_KINDS", "copies", "flatten", "png", "thumbnail"]
+__all__ = ["COPY_KINDS", "Artwork", "artworks", "copies", "flatten", "png", "thumbnail"]
 
 WHITE, BLACK = (255, 255, 255), (0, 0, 0)
 
@@ -42,10 +43,8 @@ def flatten(picture: Image.Image, colour: tuple[int, int, int]) -> Image.Image:
 
 
 def thumbnail(picture: Image.Image, box: tuple[int, int] = (250, 250)) -> bytes:
-    """The site's ``thumb``: scaled to fit the box, transparency kept (its ``format=rgb32``)."""
-    small = picture.copy()
-    small.thumbnail(box, Image.Resampling.LANCZOS)
-    return png(small)
+    """The site's ``thumb``: scaled to fit the box, transparency kept, as its thumbnailer does."""
+    return png(scaled_as_the_site_does(picture, box))
 
 
 def _scaled(factor: float) -> Callable[[Image.Image, random.Random], bytes]:

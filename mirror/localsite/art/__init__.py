@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PIL import Image
 
-__all__ = ["Artwork", "artworks", "FOLDER"]
+__all__ = ["FOLDER", "Artwork", "artworks"]
 
 FOLDER = Path(__file__).parent
 

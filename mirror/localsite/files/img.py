@@ -38,7 +38,7 @@ from ...philomena import SIZE_BOXES as THUMB_SIZES
 from ..board.render import date_path
 from . import media, pictures
 
-__all__ = ["file_routes", "image_id_of", "resolve_file", "FileSource", "file_key", "finish_image_file"]
+__all__ = ["FileSource", "file_key", "file_routes", "finish_image_file", "image_id_of", "resolve_file"]
 
 Record = dict[str, Any]
 
@@ -229,6 +229,22 @@ def file_routes() -> list[BaseRoute]:
     return [Route("/img/{path:path}", serve_file, methods=["GET"])]
 
 
+def scaled_as_the_site_does(picture: Image.Image, box: tuple[int, int]) -> Image.Image:
+    """``picture`` scaled to fit ``box`` (never up) as the site's thumbnailer does: ffmpeg's
+    ``scale`` with ``format=rgb32`` keeps a PNG's or GIF's transparency, and scales the colours
+    and the alpha each on its own, so the colours under transparent pixels stay what they were
+    (Pillow would premultiply them to black)."""
+    size = picture.copy()
+    size.thumbnail(box)
+    if size.size == picture.size:
+        return picture
+    if picture.mode != "RGBA":
+        return picture.resize(size.size, Image.Resampling.LANCZOS)
+    scaled = picture.convert("RGB").resize(size.size, Image.Resampling.LANCZOS)
+    scaled.putalpha(picture.getchannel("A").resize(size.size, Image.Resampling.LANCZOS))
+    return scaled
+
+
 def _scaled(upload: bytes, variant: str, ext: str) -> bytes | None:
     """An uploaded picture scaled into a thumbnail's box, as the site renders its thumbnails; None
     for what Pillow cannot draw here (a video, an SVG), which gets a stand-in."""
@@ -240,9 +256,7 @@ def _scaled(upload: bytes, variant: str, ext: str) -> bytes | None:
         picture.load()
     except (OSError, ValueError, Image.DecompressionBombError):
         return None
-    # The site's thumbnails keep a PNG's or GIF's transparency (ffmpeg's format=rgb32); a JPEG has none.
-    picture = picture.convert("RGB" if ext == "jpg" else "RGBA")
-    picture.thumbnail(THUMB_SIZES[kind])
+    picture = scaled_as_the_site_does(picture.convert("RGB" if ext == "jpg" else "RGBA"), THUMB_SIZES[kind])
     out = io.BytesIO()
     picture.save(out, {"png": "PNG", "jpg": "JPEG", "gif": "GIF"}[ext])
     return out.getvalue()

@@ -1,10 +1,14 @@
-"""Real pictures for a generated board: shapes, colours and the image's id, at the record's size.
+"""Real pictures for a generated board, at the record's size: drawn artwork, then shapes.
 
 The stand-ins in :mod:`.media` are a few bytes each, enough for hashing and downloading; a board
-meant to be looked at (the demo, the browsing tests) gets pictures someone can see instead:
-Pillow draws PNG, JPEG and animated GIF files, PyAV encodes WebM (VP8) from the same drawings,
-and SVG is written as text. Everything is drawn from a seed, so the same image always gets the
-same bytes.
+meant to be looked at (`mirror site`, the demo, the browsing tests) gets pictures someone can see
+instead. The first images of a board (as many as the corpus in :mod:`mirror.localsite.art` has
+archived pictures, 243) show its paintings, each a different one, on a transparent canvas in a
+PNG or GIF as a booru's character art is; later ones show shapes in colours and a layout drawn
+from their key, with the image's id, so that no two are near-duplicates of each other. Pillow
+writes PNG, JPEG and animated GIF files, PyAV encodes WebM (VP8) from the same pictures, and SVG
+is written as text (shapes only). Everything comes from the key, so the same image always gets
+the same bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import io
 import av
 from PIL import Image, ImageDraw, ImageFont
 
-__all__ = ["picture", "fit", "FORMATS"]
+from ..art import Artwork, artworks
+
+__all__ = ["FORMATS", "artwork_for", "fit", "picture"]
 
 FORMATS = ("png", "jpg", "gif", "svg", "webm")  # what can be drawn; other files (mp4) stay stand-ins
 _WEBM_FRAMES, _WEBM_RATE = 4, 4  # a second of video
@@ -36,18 +42,60 @@ def fit(width: int, height: int, box: tuple[int, int]) -> tuple[int, int]:
     return max(1, round(width * scale)), max(1, round(height * scale))
 
 
+def artwork_for(key: str) -> Artwork | None:
+    """The painting a generated image's key shows: a different one for each of a board's first
+    images (``{seed}-{id}``), none past them or for another key."""
+    seed, _, image_id = key.partition("-")
+    if not (seed.isdigit() and image_id.isdigit()):
+        return None
+    archived = artworks("archived")
+    number = int(image_id) - 1
+    return archived[(number + int(seed) * 97) % len(archived)] if 0 <= number < len(archived) else None
+
+
+def _painting(art: Artwork, width: int, height: int, frame: int, *, transparent: bool) -> Image.Image:
+    """``art`` scaled to fill ``width`` x ``height`` one way and centred, on a transparent canvas (RGBA) or on
+    white (RGB); a later frame of an animation sways a little. Composed at most
+    :data:`_DRAW_PIXELS` large, then scaled up."""
+    scale = min(1.0, (_DRAW_PIXELS / (width * height)) ** 0.5)
+    w, h = max(1, round(width * scale)), max(1, round(height * scale))
+    picture = _artwork_picture(art)
+    if frame:
+        picture = picture.rotate(4 * frame, resample=Image.Resampling.BICUBIC)
+    factor = min(w / picture.width, h / picture.height)
+    fitted = picture.resize((max(1, round(picture.width * factor)), max(1, round(picture.height * factor))),
+                            Image.Resampling.LANCZOS)
+    canvas = Image.new("RGBA", (w, h), (255, 255, 255, 0 if transparent else 255))
+    canvas.alpha_composite(fitted.convert("RGBA"), ((w - fitted.width) // 2, (h - fitted.height) // 2))
+    canvas = canvas if transparent else canvas.convert("RGB")
+    return canvas if scale == 1.0 else canvas.resize((width, height), Image.Resampling.BICUBIC)
+
+
+@functools.lru_cache(maxsize=16)
+def _artwork_picture(art: Artwork) -> Image.Image:
+    return art.picture()
+
+
 def _draw(key: str, label: str, width: int, height: int, frame: int = 0, *, palette: bool = False) -> Image.Image:
     """The picture at ``width`` x ``height``: drawn at most :data:`_DRAW_PIXELS` large (with a
     palette when asked, before scaling, which is what keeps big GIFs and PNGs cheap), then
-    scaled up without smoothing."""
+    scaled up without smoothing. Where the shapes sit and how large they are comes from the key
+    too: one layout in other colours would be a near-duplicate of another to a perceptual finder."""
     colours = _colours(f"{key}:{frame}")
+    place = hashlib.sha256(f"{key}:layout".encode()).digest()
+    x, y = (0.05 + place[i] / 255 * 0.25 for i in (0, 1))  # shapes keep off the edges: a frame stays a frame
     scale = min(1.0, (_DRAW_PIXELS / (width * height)) ** 0.5)
     w, h = max(1, round(width * scale)), max(1, round(height * scale))
     image = Image.new("RGB", (w, h), colours[0])
     draw = ImageDraw.Draw(image)
-    draw.rectangle((w * 0.08, h * 0.1, w * 0.55, h * 0.6), fill=colours[1])
-    draw.ellipse((w * 0.4, h * 0.3, w * 0.92, h * 0.9), fill=colours[2], outline=colours[3], width=max(1, w // 80))
-    draw.polygon([(w * 0.1, h * 0.9), (w * 0.3, h * 0.65), (w * 0.5, h * 0.9)], fill=colours[4])
+    draw.rectangle((w * x, h * y, w * (x + 0.25 + place[2] / 255 * 0.4), h * (y + 0.25 + place[3] / 255 * 0.4)),
+                   fill=colours[1])
+    ex, ey = 0.3 + place[4] / 255 * 0.35, 0.3 + place[5] / 255 * 0.35
+    draw.ellipse((w * (ex - 0.25), h * (ey - 0.25), w * (ex + 0.3), h * (ey + 0.3)), fill=colours[2],
+                 outline=colours[3], width=max(1, w // 80))
+    px, py = 0.05 + place[6] / 255 * 0.45, 0.6 + place[7] / 255 * 0.2
+    draw.polygon([(w * px, h * (py + 0.1)), (w * (px + 0.2), h * (py - 0.25)), (w * (px + 0.4), h * (py + 0.1))],
+                 fill=colours[4])
     if min(w, h) >= 24:
         font = ImageFont.load_default(size=max(10, min(w, h) // 6))
         draw.text((w / 2, h / 2), label, fill=(255, 255, 255), anchor="mm", font=font,
@@ -62,6 +110,9 @@ def picture(key: str, fmt: str, width: int, height: int, label: str, *, animated
     """A ``fmt`` file (png, jpg, gif or svg) of ``width`` x ``height`` showing ``label``."""
     if fmt == "svg":
         return _svg(key, width, height, label)
+    art = artwork_for(key)
+    if art is not None:
+        return _painted(art, fmt, width, height, animated=animated)
     out = io.BytesIO()
     if fmt == "gif":
         frames = [_draw(key, label, width, height, frame, palette=True) for frame in range(3 if animated else 1)]
@@ -72,6 +123,23 @@ def picture(key: str, fmt: str, width: int, height: int, label: str, *, animated
         _draw(key, label, width, height, palette=True).save(out, "PNG", compress_level=6)
     elif fmt == "webm":
         _webm(out, [_draw(key, label, width, height, frame) for frame in range(_WEBM_FRAMES)])
+    else:
+        raise ValueError(f"no picture for format {fmt!r}")
+    return out.getvalue()
+
+
+def _painted(art: Artwork, fmt: str, width: int, height: int, *, animated: bool) -> bytes:
+    """A ``fmt`` file of the painting: transparent where the format can be (PNG, GIF)."""
+    out = io.BytesIO()
+    if fmt == "gif":
+        frames = [_painting(art, width, height, frame, transparent=True) for frame in range(3 if animated else 1)]
+        frames[0].save(out, "GIF", save_all=animated, append_images=frames[1:], duration=300, loop=0, disposal=2)
+    elif fmt == "jpg":
+        _painting(art, width, height, 0, transparent=False).save(out, "JPEG", quality=85)
+    elif fmt == "png":
+        _painting(art, width, height, 0, transparent=True).save(out, "PNG", compress_level=6)
+    elif fmt == "webm":
+        _webm(out, [_painting(art, width, height, frame, transparent=False) for frame in range(_WEBM_FRAMES)])
     else:
         raise ValueError(f"no picture for format {fmt!r}")
     return out.getvalue()

@@ -102,14 +102,15 @@ class SiteServer(LoopbackServer):
 
 def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: int = 8808, faults: str = "",
              fixtures: str | Path | None = None, processing_delay: float = 0.5,
-             dumps_dir: str | Path | None = None) -> None:
+             dumps_dir: str | Path | None = None, pictures: bool = True) -> None:
     """Serve a generated (or fixture) board in the foreground until interrupted (`mirror site`),
-    with the files in ``dumps_dir`` under `/dumps/{name}`. The port is taken before the board is made."""
+    with the files in ``dumps_dir`` under `/dumps/{name}`: real pictures (drawn artwork, then
+    shapes), or a few bytes each unless ``pictures``. The port is taken before the board is made."""
     sock = listen(host, port)
     if not fixtures:
         print(f"Generating a board of {images:,} images (seed {seed})...", flush=True)
     editor = (BoardEditor.from_fixtures(fixtures) if fixtures
-              else BoardEditor.generate(seed=seed, images=images, apart=True))
+              else BoardEditor.generate(seed=seed, images=images, apart=True, with_pictures=pictures))
     editor.processing_delay = processing_delay
     app = create_app(editor, faults, dumps_dir=dumps_dir)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", http="h11", lifespan="off")
