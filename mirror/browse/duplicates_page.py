@@ -1,12 +1,18 @@
-"""``/-/duplicates``: the archive's groups of near-duplicate images, each image shown with its
-attribution, for a curator to review (:mod:`mirror.search.similar`)."""
+"""``/-/duplicates``: the archive's groups of near-duplicate images side by side, for a curator to
+review (:mod:`mirror.search.similar`): each image with its attribution and its distance from the
+group's first, the site's own merges marked (``duplicate_of``: the site already agreed), and a
+search for the group, where it can be tagged or compared on the board's pages."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
+from markupsafe import Markup
 from sqlite_utils import Database
 
 from ..search.similar import HashIndex, groups
@@ -23,14 +29,58 @@ MOST = 200
 SHOWN = 60
 
 
-def _groups(conn: sqlite3.Connection, chosen: int | None) -> list[tuple[list[ImageCard], int]]:
-    """Each group's first :data:`SHOWN` images as cards under the filter in use, and how many more it has."""
+@dataclass(frozen=True)
+class Member:
+    card: ImageCard
+    distance: int  # from the group's first image, on the scale `mirror reverse --similar` prints
+    merged_into: int | None  # the image the site merged this one into, if it did
+
+
+@dataclass(frozen=True)
+class Group:
+    members: list[Member]
+    more: int  # images of the group not shown
+
+    @property
+    def search(self) -> str:
+        """The search page for the group's images, shown ones first."""
+        query = " || ".join(f"id:{member.card.image_id}" for member in self.members)
+        return f"{SEARCH_PATH}?{urlencode({'q': query})}"
+
+
+def _groups(conn: sqlite3.Connection, chosen: int | None) -> list[Group]:
+    """Each group's first :data:`SHOWN` images under the filter in use, and how many more it has."""
     try:
-        found = groups(HashIndex.load(Database(conn)))[:MOST]
+        index = HashIndex.load(Database(conn))
     except sqlite3.OperationalError:  # a mirror from before fingerprints
         return []
     used = filter_in_use(conn, chosen)
-    return [(image_cards(conn, group[:SHOWN], used), max(0, len(group) - SHOWN)) for group in found]
+    found = []
+    for group in groups(index)[:MOST]:
+        shown = group[:SHOWN]
+        distances = dict(zip(shown, index.distances_within(shown)))
+        merged = _merged_into(conn, shown)
+        members = [Member(card, distances[card.image_id], merged.get(card.image_id))
+                   for card in image_cards(conn, shown, used)]
+        found.append(Group(members, max(0, len(group) - SHOWN)))
+    return found
+
+
+def _merged_into(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
+    rows = conn.execute("SELECT id, duplicate_of FROM images WHERE duplicate_of IS NOT NULL "
+                        "AND id IN (SELECT value FROM json_each(?))", [json.dumps(ids)])
+    return {image_id: into for image_id, into in rows}
+
+
+def _member_html(member: Member, site: str, first: int) -> Markup:
+    card = member.card.html(site, SEARCH_PATH, image_url(member.card.image_id))
+    distance = (Markup('<span class="booru-distance">the first of the group</span>') if member.distance == 0
+                and member.card.image_id == first else
+                Markup('<span class="booru-distance" title="0: the same picture; copies mostly 0-12">'
+                       'distance {} from #{}</span>').format(member.distance, first))
+    merged = (Markup('<span class="booru-merged">merged into <a href="{}">#{}</a> on the site</span>').format(
+        image_url(member.merged_into), member.merged_into) if member.merged_into else Markup(""))
+    return Markup('<div class="booru-member">{}{}{}</div>').format(card, distance, merged)
 
 
 async def booru_duplicates(datasette: Any, request: Any) -> Response:
@@ -38,9 +88,10 @@ async def booru_duplicates(datasette: Any, request: Any) -> Response:
     chosen = chosen_filter(request)
     found = await datasette.get_database(database).execute_fn(lambda conn: _groups(conn, chosen))
     site = site_address(datasette)
-    cards = [([card.html(site, SEARCH_PATH, image_url(card.image_id)) for card in group], more)
-             for group, more in found]
-    context = {"css": css(), "groups": cards,
-               "error": None if cards or found else "No near-duplicates found (or no fingerprints yet: they are "
+    shown = [([_member_html(member, site, group.members[0].card.image_id) for member in group.members],
+              group.more, group.search, sum(member.merged_into is not None for member in group.members))
+             for group in found if group.members]
+    context = {"css": css(), "groups": shown,
+               "error": None if shown or found else "No near-duplicates found (or no fingerprints yet: they are "
                                                     "read from the files `mirror download` keeps)."}
     return Response.html(await datasette.render_template("booru_duplicates.html", context, request=request))

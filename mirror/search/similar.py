@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlite_utils import Database
 
-from ..imaging.similar import HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint
+from ..imaging.similar import HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint, View
 from ..store.similar import load_hashes
 
 __all__ = ["BANDS", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
@@ -68,6 +68,18 @@ class HashIndex:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def fingerprint(self, image_id: int) -> Fingerprint:
+        """The stored fingerprint of ``image_id`` (KeyError when it has none)."""
+        rows = np.flatnonzero(self.view_ids == image_id)
+        if not len(rows):
+            raise KeyError(image_id)
+        return Fingerprint(tuple(View(*(int(v) for v in self.columns[:, row])) for row in rows))
+
+    def distances_within(self, image_ids: list[int]) -> list[int]:
+        """How far each of ``image_ids`` is from the first of them (0 for the first)."""
+        found = self.distances(self.fingerprint(image_ids[0]))
+        return [int(found[np.searchsorted(self.ids, image_id)]) for image_id in image_ids]
 
     def distances(self, fingerprint: Fingerprint) -> np.ndarray:
         """The distance from ``fingerprint`` to every stored image (their nearest views), in the

@@ -53,6 +53,9 @@ def archive(tmp_path_factory):
     with SiteServer(editor) as site:
         config = site_config(site, tmp, download={"enabled": True, "representations": ["thumb"],
                                                   "requests_per_second": 500, "partial_dir": str(tmp / "p")})
+        sync(config)
+        merged = copied[ids[PORTRAITS[1].name]]
+        editor.merge_image(merged, into=ids[PORTRAITS[1].name])  # the site agrees, after the files were kept
         _, db = sync(config)
     return write_config(config, tmp / "mirror.toml"), db, ids, files, copied, tmp
 
@@ -133,3 +136,34 @@ def test_transparency_is_seen_the_same_whatever_the_files_mode(mode):
     near = 6 if mode == "animated GIF" else 2  # a GIF keeps 256 colours and all-or-nothing transparency
     for background in (WHITE, BLACK):  # seen on black only, a picture on white was some 80 away
         assert distance(stored, fingerprint_of(png(flatten(seen, background)))) <= near, background
+
+
+def test_the_duplicates_page_shows_each_group_side_by_side_with_distances_merges_and_a_search(archive):
+    import asyncio
+
+    from mirror.browse.app import make_datasette
+    from mirror.config import load_config
+
+    path, _, ids, _, copied, _ = archive
+    config = load_config(str(path))
+
+    async def pages() -> tuple[str, str]:
+        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
+        await datasette.invoke_startup()
+        html = (await datasette.client.get("/-/duplicates")).text
+        search = html.split('class="booru-group-search" href="')[1].split('"')[0].replace("&amp;", "&")
+        return html, (await datasette.client.get(search)).text
+
+    html, searched = asyncio.run(pages())
+    blocks = html.split('<section class="booru-group-block">')[1:]
+    first_group = [int(i) for i in blocks[0].split('data-image-id="')[1:] for i in [i.split('"')[0]]]
+    assert all(f'data-image-id="{image_id}"' in searched for image_id in first_group)
+    assert len(blocks) == len(copied)
+    merged_original = ids[PORTRAITS[1].name]
+    for original, copy in copied.items():
+        block = next(b for b in blocks if f'data-image-id="{original}"' in b)
+        assert f'data-image-id="{copy}"' in block
+        assert "distance " in block and f"from #{min(original, copy)}" in block
+        assert f"q=id%3A{min(original, copy)}+%7C%7C+id%3A{max(original, copy)}" in block  # the group's search
+        assert f'href="/-/image/{original}"' in block  # each image's page
+        assert ("merged into" in block) == (original == merged_original)
