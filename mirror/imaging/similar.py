@@ -85,6 +85,9 @@ TRIM_SIDE = 256
 COLOUR_STEPS = 16  # levels of a quarter's mean channel: 15 bits, four quarters to a word
 # What a trimmed picture keeps at least, of each side: a picture all frame is hashed whole.
 MIN_KEPT = 0.25
+# A picture with a side under this carries too little to tell it from another (a 1x1 picture is
+# one colour): it gets no fingerprint.
+MIN_SIDE = 16
 # A picture with a side past this is hashed from a copy reduced to within it (see fingerprint_of).
 READ_SIDE = 2048
 # Rows turned into RGB on black at once, for such a picture.
@@ -147,6 +150,8 @@ def fingerprint_of(data: bytes, box: tuple[int, int] | None = None) -> Fingerpri
     if not analysis.supported:
         raise MediaError(f"({analysis.mime_type}) cannot be hashed")
     check_size(analysis, box)
+    if min(analysis.width, analysis.height) < MIN_SIDE:
+        raise MediaError(f"is {analysis.width}x{analysis.height} pixels: too small to tell from another picture")
     with decoding(analysis):
         return fingerprint_of_picture(_within_read_side(still_frame(data, analysis)))
 

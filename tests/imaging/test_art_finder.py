@@ -167,3 +167,13 @@ def test_the_duplicates_page_shows_each_group_side_by_side_with_distances_merges
         assert f"q=id%3A{min(original, copy)}+%7C%7C+id%3A{max(original, copy)}" in block  # the group's search
         assert f'href="/-/image/{original}"' in block  # each image's page
         assert ("merged into" in block) == (original == merged_original)
+
+
+def test_a_picture_too_small_to_tell_apart_gets_no_fingerprint():
+    """On the demo's archive, 1x1 pictures of other paintings (one colour each) were grouped."""
+    from mirror.imaging import MediaError
+
+    tiny = png(PORTRAITS[0].picture().resize((8, 8)))
+    with pytest.raises(MediaError, match="too small"):
+        fingerprint_of(tiny)
+    assert fingerprint_of(png(PORTRAITS[0].picture().resize((16, 16)))).views

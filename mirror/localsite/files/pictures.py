@@ -56,7 +56,8 @@ def artwork_for(key: str) -> Artwork | None:
 def _painting(art: Artwork, width: int, height: int, frame: int, *, transparent: bool) -> Image.Image:
     """``art`` scaled to fill ``width`` x ``height`` one way and centred, on a transparent canvas (RGBA) or on
     white (RGB); a later frame of an animation sways a little. Composed at most
-    :data:`_DRAW_PIXELS` large, then scaled up."""
+    :data:`_DRAW_PIXELS` large, then scaled up without smoothing (blocks compress: a demo's large
+    PNGs stay quick to write and to download)."""
     scale = min(1.0, (_DRAW_PIXELS / (width * height)) ** 0.5)
     w, h = max(1, round(width * scale)), max(1, round(height * scale))
     picture = _artwork_picture(art)
@@ -68,7 +69,7 @@ def _painting(art: Artwork, width: int, height: int, frame: int, *, transparent:
     canvas = Image.new("RGBA", (w, h), (255, 255, 255, 0 if transparent else 255))
     canvas.alpha_composite(fitted.convert("RGBA"), ((w - fitted.width) // 2, (h - fitted.height) // 2))
     canvas = canvas if transparent else canvas.convert("RGB")
-    return canvas if scale == 1.0 else canvas.resize((width, height), Image.Resampling.BICUBIC)
+    return canvas if scale == 1.0 else canvas.resize((width, height), Image.Resampling.NEAREST)
 
 
 @functools.lru_cache(maxsize=16)
