@@ -4,7 +4,6 @@ refused with a clear message (reverse search and downloads both read intensities
 from __future__ import annotations
 
 import io
-import subprocess
 import sys
 import textwrap
 
@@ -13,6 +12,8 @@ from PIL import Image, ImageStat
 
 from mirror.imaging import MediaError, intensities, intensities_of
 from mirror.imaging.libpng import on_black
+
+from ..support.memory import run_measured
 
 
 def png(picture: Image.Image) -> bytes:
@@ -67,9 +68,9 @@ def test_a_12000_by_9000_transparent_png_reads_in_under_a_gigabyte_and_gives_it_
         values, _ = intensities_of(data)
         print(round(values.nw, 4), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, rss() - before)
     """)
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, timeout=120)
+    done, peak_mb = run_measured([sys.executable, "-W", "ignore", "-c", script], timeout=120)
     assert done.returncode == 0, done.stderr
-    nw, peak_mb, kept_mb = done.stdout.split()
+    nw, _, kept_mb = done.stdout.split()
     assert float(nw) == round(86.7802 * (6001 * 4501) / (6000 * 4500), 4)  # libpng's compositing; the site's rule
     assert int(peak_mb) < 1024, f"peak {peak_mb} MB"
     assert int(kept_mb) < 50, f"kept {kept_mb} MB after reading"

@@ -5,23 +5,22 @@ the run goes on and says what it refused in one line."""
 
 from __future__ import annotations
 
-import os
 import struct
-import subprocess
 import sys
 import zlib
 from pathlib import Path
 
 import pytest
 
+from mirror.imaging.similar import KINDS, VERSION
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.files.img import FileSource
 from mirror.localsite.http.server import SiteServer
 from mirror.store import open_database
 from mirror.store.similar import save_hashes
-from mirror.imaging.similar import KINDS, VERSION
 
 from ..support.configs import site_config, sync, write_config
+from ..support.memory import run_measured as measured
 
 WIDTH, HEIGHT = 12000, 9000  # 108 megapixels: within the site's bound, 432 MB decoded as RGBA
 MIRROR = str(Path(sys.executable).with_name("mirror"))
@@ -44,11 +43,8 @@ def bomb() -> bytes:
 
 def run_measured(*args: str) -> tuple[int, str, int]:
     """(exit code, output, peak resident MB) of the CLI run in a subprocess."""
-    child = subprocess.Popen([MIRROR, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output = child.stdout.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, output, usage.ru_maxrss // 1024
+    done, peak_mb = measured([MIRROR, *args])
+    return done.returncode, done.stdout + done.stderr, peak_mb
 
 
 def test_reverse_similar_fingerprints_a_108_megapixel_png_within_bounded_memory(tmp_path, bomb):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import sys
 import textwrap
 
@@ -17,6 +16,8 @@ from mirror.localsite.files.pictures import picture
 from mirror.search.similar import HashIndex, groups
 from mirror.store import open_database
 from mirror.store.similar import delete_hashes, load_hashes, save_hashes
+
+from ..support.memory import run_measured
 
 
 def jpeg_copy(data: bytes, scale: float = 0.5) -> bytes:
@@ -87,9 +88,9 @@ CLUSTERS = textwrap.dedent("""
 
 def test_clusters_of_twenty_thousand_group_in_seconds_and_bounded_memory():
     """2,000 identical fingerprints took 20 s and 1.1 GB: every pair in a cluster was listed."""
-    done = subprocess.run([sys.executable, "-c", CLUSTERS], capture_output=True, text=True, timeout=120)
+    done, peak_mb = run_measured([sys.executable, "-c", CLUSTERS], timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    measured = json.loads(done.stdout)
+    measured = {**json.loads(done.stdout), "peak_mb": peak_mb}
     assert measured["distinct_near"] > 15_000
     assert measured["sizes"] == [20_000, 20_000]  # each cluster whole, nothing else joined
     assert measured["seconds"] < 10 and measured["peak_mb"] < 500, measured
