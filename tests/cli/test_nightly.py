@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -241,12 +242,15 @@ def slice_of(db_path: Path, parts: int) -> dict[int, int]:
 def test_verify_sample_checks_one_slice_a_night_and_auto_goes_round_every_slice(site, tmp_path):
     config = nightly_config(site, tmp_path)
     kept = json.loads(mirror(config, "sync", "--json").stdout)["files"]["kept"]
+    time.sleep(1.05)  # after the downloads' second
     one = json.loads(mirror(config, "verify", "--sample", "2/3", "--json").stdout)["verify"]
     checked = slice_of(tmp_path / "mirror.db", 3)
     assert one["sample"] == "2/3" and checked[1] == checked[3] == 0 and checked[2] == one["checked"] > 0
 
-    nights = [json.loads(mirror(config, "verify", "--sample", "auto/3", "--json").stdout)["verify"]
-              for _ in range(3)]
+    nights = []
+    for _ in range(3):
+        time.sleep(1.05)  # checks are dated to the second, as the site dates things: nights are hours apart
+        nights.append(json.loads(mirror(config, "verify", "--sample", "auto/3", "--json").stdout)["verify"])
     assert [night["sample"] for night in nights] == ["1/3", "3/3", "2/3"]  # the slice checked longest ago first
     assert sum(night["checked"] for night in nights) == kept  # every file once in three nights
     assert set(slice_of(tmp_path / "mirror.db", 1).values()) == {kept}
