@@ -133,7 +133,8 @@ def _painted(art: Artwork, fmt: str, width: int, height: int, *, animated: bool)
     """A ``fmt`` file of the painting: transparent where the format can be (PNG, GIF)."""
     out = io.BytesIO()
     if fmt == "gif":
-        frames = [_painting(art, width, height, frame, transparent=True) for frame in range(3 if animated else 1)]
+        frames = [_one_bit_alpha(_painting(art, width, height, frame, transparent=True))
+                  for frame in range(3 if animated else 1)]
         frames[0].save(out, "GIF", save_all=animated, append_images=frames[1:], duration=300, loop=0, disposal=2)
     elif fmt == "jpg":
         _painting(art, width, height, 0, transparent=False).save(out, "JPEG", quality=85)
@@ -144,6 +145,15 @@ def _painted(art: Artwork, fmt: str, width: int, height: int, *, animated: bool)
     else:
         raise ValueError(f"no picture for format {fmt!r}")
     return out.getvalue()
+
+
+def _one_bit_alpha(picture: Image.Image) -> Image.Image:
+    """``picture`` as a GIF can hold it: a pixel is transparent or not, and an edge's half-transparent
+    pixels are blended with white rather than shown in the colours under them."""
+    alpha = picture.getchannel("A")
+    flat = Image.alpha_composite(Image.new("RGBA", picture.size, (255, 255, 255, 255)), picture)
+    flat.putalpha(alpha.point(lambda level: 255 if level >= 128 else 0))
+    return flat
 
 
 def _webm(out: io.BytesIO, frames: list[Image.Image]) -> None:
