@@ -21,11 +21,11 @@ from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.search import images
 
-from ..support.browsing import assert_attributed_in_the_browser, browsing, shown_images
+from ..support.browsing import assert_attributed_in_the_browser, browse_client, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 IMG = re.compile(r'<img class="booru-thumb" src="/-/media/thumbnail/(\d+)"')
-FIGURE = re.compile(r'<figure class="booru-image" data-image-id="(\d+)">(.*?)</figure>', re.S)
+FIGURE = re.compile(r'<figure class="booru-image" data-image-id="(\d+)">(.*?)</figure>', re.DOTALL)
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +42,7 @@ def gallery(tmp_path_factory):
 @pytest.fixture
 async def client(gallery):
     config = gallery[0]
-    datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
-    await datasette.invoke_startup()
-    return datasette.client
+    return await browse_client(config)
 
 
 def attributed(html: str, db, base: str) -> list[int]:
@@ -114,7 +112,7 @@ async def test_image_rows_and_tables_show_attributed_thumbnails(client, gallery)
     assert len(attributed(table.text, db, base)) == min(25, db["images"].count)
     details = await client.get("/mirror/image_details")
     assert attributed(details.text, db, base)
-    tags = re.search(r'<td class="col-tags[^>]*>(.*?)</td>', row.text, re.S).group(1)
+    tags = re.search(r'<td class="col-tags[^>]*>(.*?)</td>', row.text, re.DOTALL).group(1)
     assert 'href="/-/booru?q=' in tags  # tags link to their images
 
 

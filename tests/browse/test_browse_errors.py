@@ -12,10 +12,10 @@ import sys
 import httpx
 import pytest
 
-from mirror.browse.app import make_datasette
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
+from ..support.browsing import browse_client
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 HUGE = str(2**66)  # past SQLite's 64-bit integers
@@ -40,9 +40,7 @@ def mirrored(tmp_path_factory):
 @pytest.fixture
 async def client(mirrored):
     config = mirrored[0]
-    datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
-    await datasette.invoke_startup()
-    return datasette.client
+    return await browse_client(config)
 
 
 def ids(config, sql: str) -> list:

@@ -13,12 +13,11 @@ import re
 import pytest
 
 from mirror.browse import front_page, search_page
-from mirror.browse.app import make_datasette
 from mirror.browse.cards import FILTER_COOKIE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
-from ..support.browsing import browsing, shown_images
+from ..support.browsing import browse_client, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 CARD = re.compile(r'<figure class="booru-image" data-image-id="(\d+)">(.*?)</figure>', re.DOTALL)
@@ -50,9 +49,8 @@ def board(tmp_path_factory):
 
 def get(config, path: str, cookies: dict | None = None, **patches) -> tuple[int, str]:
     async def run():
-        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
-        await datasette.invoke_startup()
-        response = await datasette.client.get(path, cookies=cookies or {})
+        client = await browse_client(config)
+        response = await client.get(path, cookies=cookies or {})
         return response.status_code, response.text
 
     return asyncio.run(run())

@@ -12,12 +12,11 @@ import re
 
 import pytest
 
-from mirror.browse.app import make_datasette
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.store.history import SiteChange, save_site_changes
 
-from ..support.browsing import browsing
+from ..support.browsing import browse_client, browsing
 from ..support.configs import RESOURCES, changed, mirror_config, sync, write_config
 
 DESCRIBED = "A <b>bold</b> claim\nand a second line"
@@ -56,9 +55,8 @@ def archive(tmp_path_factory):
 
 def get(config, path: str, **params) -> tuple[int, str]:
     async def fetch():
-        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
-        await datasette.invoke_startup()
-        response = await datasette.client.get(path, params=params or None)
+        client = await browse_client(config)
+        response = await client.get(path, params=params or None)
         return response.status_code, response.text
 
     return asyncio.run(fetch())

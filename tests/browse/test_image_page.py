@@ -13,12 +13,11 @@ from urllib.parse import quote
 
 import pytest
 
-from mirror.browse.app import make_datasette
 from mirror.browse.markup import IMAGE_REFERENCE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
-from ..support.browsing import assert_attributed_in_the_browser, browsing, shown_images
+from ..support.browsing import assert_attributed_in_the_browser, browse_client, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 
@@ -39,9 +38,8 @@ def mirrored(tmp_path_factory):
 
 def page(config, path: str) -> tuple[int, str, bytes]:
     async def get():
-        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
-        await datasette.invoke_startup()
-        response = await datasette.client.get(path)
+        client = await browse_client(config)
+        response = await client.get(path)
         return response.status_code, response.text, response.content
 
     return asyncio.run(get())
@@ -205,7 +203,7 @@ def test_the_tag_user_gallery_and_forum_pages(mirrored):
         "SELECT body FROM posts WHERE forum_short_name = ? AND topic_slug = ? ORDER BY created_at, id LIMIT 25",
         [forum, topic])]
     shown_bodies = [html_text.unescape(re.sub(r"<[^>]+>", " ", b))
-                    for b in re.findall(r'<div class="booru-text booru-markup">(.*?)</div>', html, re.S)]
+                    for b in re.findall(r'<div class="booru-text booru-markup">(.*?)</div>', html, re.DOTALL)]
     assert status == 200 and len(shown_bodies) == len(bodies)
     for shown_body, body in zip(shown_bodies, bodies):  # in order, their words as written
         assert all(word in shown_body for word in IMAGE_REFERENCE.sub("", body).split()), (shown_body, body)

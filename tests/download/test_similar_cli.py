@@ -16,6 +16,7 @@ from mirror.cli import cli
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
+from ..support.browsing import browse_client
 from ..support.configs import site_config, sync, write_config
 
 
@@ -94,16 +95,14 @@ def test_an_archive_without_fingerprints_says_what_to_do(tmp_path, site):
 def test_the_browse_page_shows_each_group_with_attribution(archive):
     import asyncio
 
-    from mirror.browse.app import make_datasette
     from mirror.config import load_config
 
     path, db, original, uploaded, *_ = archive
     config = load_config(str(path))
 
     async def page() -> str:
-        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
-        await datasette.invoke_startup()
-        return (await datasette.client.get("/-/duplicates")).text
+        client = await browse_client(config)
+        return (await client.get("/-/duplicates")).text
 
     html = asyncio.run(page())
     group = html.split('class="booru-grid booru-group"')[1].split("</div>\n")[0]

@@ -19,6 +19,7 @@ from mirror.localsite.http.server import SiteServer
 from mirror.search.similar import GROUP_DISTANCE
 
 from ..support.art import BLACK, WHITE, artworks, copies, flatten, png
+from ..support.browsing import browse_client
 from ..support.configs import site_config, sync, write_config
 
 PORTRAITS = [art for art in artworks("archived") if art.transparent][:8]
@@ -141,18 +142,16 @@ def test_transparency_is_seen_the_same_whatever_the_files_mode(mode):
 def test_the_duplicates_page_shows_each_group_side_by_side_with_distances_merges_and_a_search(archive):
     import asyncio
 
-    from mirror.browse.app import make_datasette
     from mirror.config import load_config
 
     path, _, ids, _, copied, _ = archive
     config = load_config(str(path))
 
     async def pages() -> tuple[str, str]:
-        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
-        await datasette.invoke_startup()
-        html = (await datasette.client.get("/-/duplicates")).text
+        client = await browse_client(config)
+        html = (await client.get("/-/duplicates")).text
         search = html.split('class="booru-group-search" href="')[1].split('"')[0].replace("&amp;", "&")
-        return html, (await datasette.client.get(search)).text
+        return html, (await client.get(search)).text
 
     html, searched = asyncio.run(pages())
     blocks = html.split('<section class="booru-group-block">')[1:]

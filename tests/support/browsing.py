@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 @contextmanager
@@ -66,3 +67,12 @@ def assert_attributed_in_the_browser(cards: list[dict], db, base: str) -> None:
         assert all(artist in card["caption"] for artist in artists) and (artists or "artist unknown" in card["caption"])
         assert (image["source_url"] in card["links"]) if image["source_url"] else "no source given" in card["caption"]
         assert f"{base}/images/{card['id']}" in card["links"]
+
+
+async def browse_client(config: Any) -> Any:
+    """Datasette's in-process client for the mirror ``config`` names, started as `mirror browse` starts it."""
+    from mirror.browse.app import make_datasette
+
+    datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
+    await datasette.invoke_startup()
+    return datasette.client

@@ -13,6 +13,7 @@ from mirror.cli import cli
 from mirror.commands.changes import changes, parse_since
 from mirror.store import open_database
 
+from ..support.browsing import browse_client
 from ..support.configs import RESOURCES, site_config, sync, write_config
 
 # Every resource, walked whole, with every audit and refresh on, so one sync sees every edit.
@@ -159,7 +160,6 @@ def test_since_reads_times_ago_and_dates():
 
 
 def test_the_feed_and_an_images_history_in_browse(site, mirrored):
-    from mirror.browse.app import make_datasette
 
     config, db = mirrored
     image = sorted(site.editor.images)[20]
@@ -169,10 +169,9 @@ def test_the_feed_and_an_images_history_in_browse(site, mirrored):
     sync(config, RESOURCES)
 
     async def pages() -> tuple[list, list]:
-        datasette = make_datasette(config.database, base_url=config.site.base_url, files=config.store.files)
-        await datasette.invoke_startup()
-        history = await datasette.client.get("/mirror/image_history.json", params={"image": image, "_shape": "array"})
-        feed = await datasette.client.get("/mirror/recent_changes.json", params={"since": "2000-01-01",
+        client = await browse_client(config)
+        history = await client.get("/mirror/image_history.json", params={"image": image, "_shape": "array"})
+        feed = await client.get("/mirror/recent_changes.json", params={"since": "2000-01-01",
                                                                                  "_shape": "array"})
         return history.json(), feed.json()
 
