@@ -2,8 +2,8 @@
 artwork: how often copies are grouped with their original and found first, how often different
 pictures are grouped, how near pictures never stored come; and how fast it searches.
 
-1. The corpus (``mirror/localsite/art``: 245 archived pictures, 200 of them painted portraits on
-   transparent backgrounds, 45 opaque painted scenes; 60 never stored) stands for an archive: each
+1. The corpus (``mirror/localsite/art``: 243 archived pictures, 200 of them painted portraits on
+   transparent backgrounds, 43 opaque painted scenes; 59 never stored) stands for an archive: each
    archived picture's fingerprint is read from its ``thumb`` (250 px, transparency kept, as the
    site renders it), as ``mirror download`` does. Of each, the ten kinds of copies in
    ``tests/support/art.py`` are made (half and quarter size, JPEG q85 and q70, a 5% crop, a 3%
@@ -12,9 +12,14 @@ pictures are grouped, how near pictures never stored come; and how fast it searc
    over originals and copies together, at ``GROUP_DISTANCE``), copies whose original comes first
    when the copy's file is searched (strictly nearer than every other archived picture); then the
    pairs of different pictures that share a group, and the nearest distance of each unseen picture.
+   Then the same figures on flat clip art (``tests/fixtures/clipart``), a probe with no targets;
+   a copy that shows nothing (black line art flattened on black) is left out, and counted.
 2. 1,000,000 random fingerprints are searched for their nearest 50: p50 and p95.
 3. ``groups`` over 100,000 random fingerprints with 1,000 planted pairs of near-duplicates (a few
-   bits apart): time, peak memory (tracemalloc: what Python and numpy allocate), groups found.
+   bits apart; a tenth of them edits, told apart by their sketches): time, peak memory
+   (tracemalloc: what Python and numpy allocate), groups found.
+
+Sketches come from a function, one image at a time, as from the database (``load_sketches``).
 
     .venv/bin/python bench/similar.py [--quick]
 
@@ -37,20 +42,25 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's copies live beside the tests
 
-from mirror.imaging.similar import KINDS, Fingerprint, View, fingerprint_of
+from mirror.imaging.similar import KINDS, SKETCH_SIDE, Fingerprint, View, fingerprint_of, shows_nothing, views_of
 from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups
-from tests.support.art import artworks, copies, png, thumbnail
+from tests.support.art import Artwork, artworks, clipart, copies, decoded, png, thumbnail
 
 COPY_BASE = 100_000  # copies' ids: COPY_BASE * (kind + 1) + the original's
 
 
-def corpus_figures(limit: int | None = None) -> None:
-    archived, unseen = artworks("archived")[:limit], artworks("unseen")[:limit]
+def corpus_figures(archived: tuple[Artwork, ...], unseen: tuple[Artwork, ...]) -> None:
     originals = {number: fingerprint_of(thumbnail(art.picture())) for number, art in enumerate(archived, 1)}
     made: dict[str, dict[int, Fingerprint]] = {}
+    blank = Counter()
     for number, art in enumerate(archived, 1):
         for kind, data in copies(art).items():
+            if all(shows_nothing(view) for view in views_of(decoded(data))):
+                blank[kind] += 1  # black line art flattened on black: a black square, nobody's copy
+                continue
             made.setdefault(kind, {})[number] = fingerprint_of(data)
+    if blank:
+        print(f"copies left out as showing nothing (one colour): {dict(blank)}")
     made["its own file"] = {number: fingerprint_of(png(art.picture())) for number, art in enumerate(archived, 1)}
     index = HashIndex.of(originals)
     everything = dict(originals)
@@ -100,7 +110,15 @@ def _false_pairs(found: list[list[int]], archived: tuple) -> None:
 
 
 def random_index(n: int, rng: np.random.Generator) -> HashIndex:
-    return HashIndex(np.arange(1, n + 1), rng.integers(0, 2**64, size=(n, len(KINDS)), dtype=np.uint64))
+    return HashIndex(np.arange(1, n + 1), rng.integers(0, 2**64, size=(n, len(KINDS)), dtype=np.uint64), _sketches)
+
+
+def _sketches(image_id: int) -> list[bytes]:
+    """A sketch for each image, as the database would hand it over: of one level, the image's id
+    over 2 (the two of a planted pair alike), except the second of every tenth pair: an edit."""
+    pair = (image_id - 1) // 2
+    edited = pair % 10 == 9 and image_id % 2 == 0
+    return [bytes([(pair * 37 + 120 * edited) % 256]) * (SKETCH_SIDE * SKETCH_SIDE * 3)]
 
 
 def nearest_timings(n: int, searches: int = 200) -> list[float]:
@@ -108,7 +126,8 @@ def nearest_timings(n: int, searches: int = 200) -> list[float]:
     index = random_index(n, rng)
     took = []
     for position in rng.integers(n, size=searches):
-        query = Fingerprint((View(*(int(v) ^ 0b1011 for v in index.columns[:, position])),))
+        query = Fingerprint((View(*(int(v) ^ 0b1011 for v in index.columns[:, position]),
+                                  sketch=_sketches(int(index.ids[position]))[0]),))
         start = time.perf_counter()
         index.nearest(query, limit=50)
         took.append(time.perf_counter() - start)
@@ -116,12 +135,13 @@ def nearest_timings(n: int, searches: int = 200) -> list[float]:
 
 
 def group_figures(n: int, planted: int) -> tuple[float, float, int, int]:
-    """Seconds, peak MB, how many planted pairs came out as a group of their own, and groups in all."""
+    """Seconds, peak MB, how many planted pairs came out as a group of their own (every tenth is an
+    edit, by its sketch, and must not), and groups in all."""
     rng = np.random.default_rng(2)
     hashes = rng.integers(0, 2**64, size=(n, len(KINDS)), dtype=np.uint64)
     flips = np.array([0b1, 0b100000000, 0b1 << 40, 0, 0b11, 0], dtype=np.uint64)  # 5 bits apart
     hashes[1:2 * planted:2] = hashes[0:2 * planted:2] ^ flips
-    index = HashIndex(np.arange(1, n + 1), hashes)
+    index = HashIndex(np.arange(1, n + 1), hashes, _sketches)
     tracemalloc.start()
     start = time.perf_counter()
     found = groups(index)
@@ -137,13 +157,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes: a check that everything runs")
     options = parser.parse_args()
     stored, grouped = (100_000, 10_000) if options.quick else (1_000_000, 100_000)
-    corpus_figures(40 if options.quick else None)
+    limit = 40 if options.quick else None
+    print("Painted (mirror/localsite/art): the targets")
+    corpus_figures(artworks("archived")[:limit], artworks("unseen")[:limit])
+    print("\nFlat clip art (tests/fixtures/clipart): a probe")
+    corpus_figures(clipart("archived")[:limit], clipart("unseen")[:limit])
     took = nearest_timings(stored)
     print(f"nearest 50 over {stored:,} stored fingerprints: p50 {statistics.median(took) * 1000:.1f} ms, "
           f"p95 {took[int(len(took) * 0.95)] * 1000:.1f} ms ({len(took)} searches)")
     seconds, peak, found, total = group_figures(grouped, planted=grouped // 100)
     print(f"groups over {grouped:,} fingerprints: {seconds:.2f} s, peak {peak:.0f} MiB allocated; "
-          f"{found} of {grouped // 100} planted pairs found as their own group, {total} groups in all")
+          f"{found} of {grouped // 100} planted pairs found as their own group (a tenth are edits), "
+          f"{total} groups in all")
 
 
 if __name__ == "__main__":

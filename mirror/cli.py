@@ -323,6 +323,10 @@ def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...],
                    "files once its thumbnails are generated")
 
 
+SIMILAR_SCALE = ("(0: the same picture; copies mostly 0-12; recolours of one drawing 6-15 and up; an edit of a "
+                 "part of a picture, its armour repainted, 15-25; unrelated pictures mostly 20 and up)")
+
+
 @cli.command()
 @click.argument("source")
 @click.option("--distance", type=click.FloatRange(0, 1), default=None,
@@ -331,8 +335,7 @@ def upload(ctx: click.Context, source: str, tags: str, sources: tuple[str, ...],
 @click.option("--similar", is_flag=True,
               help="Search the archive offline by perceptual fingerprint: finds resized, re-encoded, cropped, "
                    "bordered and flattened copies the site's rule misses, nearest first with a distance on the "
-                   "scale of `mirror duplicates --distance` (0: the same picture; copies mostly 0-12; "
-                   "recolours of one drawing 6-15 and up; unrelated pictures mostly 20 and up).")
+                   f"scale of `mirror duplicates --distance` {SIMILAR_SCALE}.")
 @click.pass_context
 @handle_errors
 def reverse(ctx: click.Context, source: str, distance: float | None, local: bool, similar: bool) -> None:
@@ -356,9 +359,8 @@ def reverse(ctx: click.Context, source: str, distance: float | None, local: bool
 
 @cli.command()
 @click.option("--distance", type=click.IntRange(0, 64), default=None,
-              help="How far apart two images may be to be grouped, on the scale `mirror reverse --similar` "
-                   "prints (default 12; copies mostly 0-12, recolours of one drawing 6-15 and up, unrelated pictures "
-                   "mostly 20 and up).")
+              help="How far apart two images may be to be grouped (default 12), on the scale `mirror reverse "
+                   f"--similar` prints {SIMILAR_SCALE}.")
 @click.option("--json", "as_json", is_flag=True, help="The groups as a JSON list of lists of ids.")
 @click.pass_context
 @handle_errors

@@ -1,4 +1,4 @@
-"""Build the drawn-art corpus in ``tests/fixtures/art/`` from Battle for Wesnoth's artwork.
+"""Build the drawn-art corpus in ``mirror/localsite/art/`` from Battle for Wesnoth's artwork.
 
 The near-duplicate finder is measured on real drawings (``bench/similar.py``, the tests in
 ``tests/imaging/``), not on generated shapes: painted character portraits, nearly all on a
@@ -34,6 +34,7 @@ UNSEEN_PORTRAITS, UNSEEN_SCENES = 45, 15
 # The same picture twice in Wesnoth (a portrait flattened on black for a story screen, a scene
 # two campaigns share): a copy, not a different picture, so left out after the draw.
 SAME_PICTURE_AGAIN = ("campaigns/Legend_of_Wesmere/images/story/characters/highlord.png",
+                      "campaigns/Legend_of_Wesmere/images/story/characters/lord.png",
                       "campaigns/Delfadors_Memoirs/images/story/httt_story3.jpg")
 
 

@@ -52,7 +52,8 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
         return False
     except MediaError:
         return False
-    save_hashes(db, image_id, [view.hashes() for view in fingerprint.views], representation, VERSION)
+    save_hashes(db, image_id, [view.hashes() for view in fingerprint.views], representation, VERSION,
+                [view.sketch for view in fingerprint.views])
     return True
 
 

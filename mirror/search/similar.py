@@ -11,18 +11,23 @@ within 3 bits agree on at least one of four bands, and copies further apart usua
 found by sorting each band, and keeps those within ``max_distance``; the pairs found are joined
 into groups. Identical fingerprints count once and a bucket is walked only a window deep
 (:func:`_components`), so the work is linear in the images, even in a cluster of thousands.
+
+The words are what is searched; a view's sketch (``image_sketches``, read one image at a time) is
+consulted only for the pictures the words find near: a search's nearest and a group's joins, to
+tell an edit from a copy (:func:`mirror.imaging.similar.edit_penalty`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from sqlite_utils import Database
 
-from ..imaging.similar import HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint, View
-from ..store.similar import load_hashes
+from ..imaging.similar import EDIT_RANGE, HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint, View, distance, with_sketches
+from ..store.similar import load_hashes, load_sketches
 
 __all__ = ["BANDS", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
 
@@ -30,6 +35,7 @@ __all__ = ["BANDS", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
 # original and no two different pictures were; unrelated pictures are mostly 20 or more apart.
 GROUP_DISTANCE = 12
 BANDS = 4  # 16-bit bands a pHash is cut into for groups
+SKETCHES_KEPT = 16_384  # images whose sketches a search keeps at hand (some 40 MB at most)
 WINDOW = 64  # the neighbours, in a band's bucket sorted by pHash, each fingerprint is compared with
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
 _HUE = KINDS.index("hue")
@@ -46,44 +52,69 @@ class HashIndex:
     """Every stored image's hashes, one uint64 array a kind (in :data:`KINDS` order), one entry a
     view: an image seen on two backgrounds has two, side by side."""
 
-    def __init__(self, ids: np.ndarray, hashes: np.ndarray) -> None:
-        """``ids`` (n, an image's id once for each of its views) and ``hashes`` (n rows,
-        one column a kind)."""
+    def __init__(self, ids: np.ndarray, hashes: np.ndarray,
+                 sketches: Callable[[int], Sequence[bytes]] | None = None) -> None:
+        """``ids`` (n, an image's id once for each of its views), ``hashes`` (n rows, one column
+        a kind), and where the images' sketches are read from, view by view (none: no sketches)."""
         ids = np.asarray(ids, dtype=np.int64)
         order = np.argsort(ids, kind="stable")
         self.view_ids = np.ascontiguousarray(ids[order])
         self.columns = np.ascontiguousarray(np.asarray(hashes, dtype=np.uint64).reshape(-1, len(KINDS))[order].T)
         self.ids, self.first_views = np.unique(self.view_ids, return_index=True)
+        self._read_sketches = sketches
+        self._sketches: OrderedDict[int, Sequence[bytes]] = OrderedDict()  # the images read last
 
     @classmethod
     def load(cls, db: Database) -> HashIndex:
-        return cls(*load_hashes(db, KINDS))
+        return cls(*load_hashes(db, KINDS), sketches=lambda image_id: load_sketches(db, image_id))
 
     @classmethod
     def of(cls, fingerprints: Mapping[int, Fingerprint]) -> HashIndex:
         ids = sorted(fingerprints)
         rows = [(image_id, view.values) for image_id in ids for view in fingerprints[image_id].views]
         return cls(np.array([image_id for image_id, _ in rows], dtype=np.int64),
-                   np.array([values for _, values in rows], dtype=np.uint64).reshape(-1, len(KINDS)))
+                   np.array([values for _, values in rows], dtype=np.uint64).reshape(-1, len(KINDS)),
+                   sketches=lambda image_id: [view.sketch for view in fingerprints[image_id].views])
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def fingerprint(self, image_id: int) -> Fingerprint:
-        """The stored fingerprint of ``image_id`` (KeyError when it has none)."""
-        rows = np.flatnonzero(self.view_ids == image_id)
+        """The stored fingerprint of ``image_id``, sketches included (KeyError when it has none)."""
+        rows = self._rows(image_id)
         if not len(rows):
             raise KeyError(image_id)
-        return Fingerprint(tuple(View(*(int(v) for v in self.columns[:, row])) for row in rows))
+        return Fingerprint(tuple(self._view(row) for row in rows))
+
+    def _rows(self, image_id: int) -> range:
+        return range(*np.searchsorted(self.view_ids, [image_id, image_id + 1]).tolist())
+
+    def _view(self, row: int) -> View:
+        return View(*(int(v) for v in self.columns[:, row]), sketch=self.view_sketch(row))
+
+    def view_sketch(self, row: int) -> bytes:
+        """The sketch of the view in ``row`` (b"" when it has none)."""
+        image_id = int(self.view_ids[row])
+        if self._read_sketches is None:
+            return b""
+        if image_id in self._sketches:
+            self._sketches.move_to_end(image_id)
+        else:
+            self._sketches[image_id] = self._read_sketches(image_id)
+            if len(self._sketches) > SKETCHES_KEPT:
+                self._sketches.popitem(last=False)
+        sketches, position = self._sketches[image_id], row - self._rows(image_id).start
+        return sketches[position] if position < len(sketches) else b""
 
     def distances_within(self, image_ids: list[int]) -> list[int]:
         """How far each of ``image_ids`` is from the first of them (0 for the first)."""
-        found = self.distances(self.fingerprint(image_ids[0]))
-        return [int(found[np.searchsorted(self.ids, image_id)]) for image_id in image_ids]
+        first = self.fingerprint(image_ids[0])
+        return [distance(first, self.fingerprint(image_id)) for image_id in image_ids]
 
     def distances(self, fingerprint: Fingerprint) -> np.ndarray:
-        """The distance from ``fingerprint`` to every stored image (their nearest views), in the
-        order of :attr:`ids`."""
+        """The distance by their words from ``fingerprint`` to every stored image (their nearest
+        views, sketches left out: never nearer than :func:`~mirror.imaging.similar.distance`),
+        in the order of :attr:`ids`."""
         by_view = None
         for view in fingerprint.views:
             query = np.array(view.values, dtype=np.uint64)[:, None]
@@ -95,18 +126,39 @@ class HashIndex:
 
     def nearest(self, fingerprint: Fingerprint, limit: int = 50, max_distance: int | None = None) -> list[Neighbour]:
         """The ``limit`` stored images nearest ``fingerprint``, nearest first (ties by id), none
-        further than ``max_distance`` when given."""
-        found = self.distances(fingerprint)
-        if limit < len(found):
-            picked = np.argpartition(found, limit)[:limit]
-            # argpartition may split a tie at the cut: take the whole tie, then the first by id.
-            picked = np.flatnonzero(found <= found[picked].max())
-        else:
-            picked = np.arange(len(found))
+        further than ``max_distance`` when given.
+
+        The nearest by their words are measured whole, sketches included, more of them as long
+        as one further by its words could still come nearer than the last kept."""
+        words = self.distances(fingerprint)
+        measured: dict[int, int] = {}
+        wanted = limit
+        while True:
+            picked = _nearest_positions(words, wanted)
+            for position in picked.tolist():
+                if position not in measured:
+                    measured[position] = self._measure(fingerprint, position, int(words[position]))
+            best = sorted(measured, key=lambda position: (measured[position], self.ids[position]))[:limit]
+            if len(picked) == len(words) or (len(best) == limit and measured[best[-1]] <= words[picked].max()):
+                break
+            wanted *= 2
         if max_distance is not None:
-            picked = picked[found[picked] <= max_distance]
-        picked = picked[np.lexsort((self.ids[picked], found[picked]))][:limit]
-        return [Neighbour(int(self.ids[i]), int(found[i])) for i in picked]
+            best = [position for position in best if measured[position] <= max_distance]
+        return [Neighbour(int(self.ids[position]), measured[position]) for position in best]
+
+
+    def _measure(self, fingerprint: Fingerprint, position: int, words: int) -> int:
+        """The distance to the image at ``position`` whose words are ``words`` away: the words
+        alone past :data:`EDIT_RANGE`, where no sketch is read."""
+        return words if words > EDIT_RANGE else distance(fingerprint, self.fingerprint(int(self.ids[position])))
+
+
+def _nearest_positions(found: np.ndarray, limit: int) -> np.ndarray:
+    """The positions of the ``limit`` lowest of ``found``, and of any tied with the highest of them."""
+    if limit >= len(found):
+        return np.arange(len(found))
+    picked = np.argpartition(found, limit)[:limit]
+    return np.flatnonzero(found <= found[picked].max())  # argpartition may split a tie at the cut
 
 
 def _distances(bits: np.ndarray) -> np.ndarray:
@@ -122,17 +174,23 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
     """Groups of near-duplicates: images joined when within ``max_distance`` of one another
     (through others too), each group's ids ascending, the groups by their first id.
 
-    Images with the same fingerprint are one node (a board has clusters of thousands: re-uploads,
-    blank pictures), and the pairs found are joined as they are found, never listed: the time
+    Images with the same words are one node (a board has clusters of thousands: re-uploads,
+    blank pictures), the first one's sketch standing for all, and the pairs found are joined as they are found, never listed: the time
     and memory are linear in the images, whatever the size of a cluster.
     """
     if not len(index):
         return []
-    unique, node_of = np.unique(index.columns.T, axis=0, return_inverse=True)
+    unique, first_row, node_of = np.unique(index.columns.T, axis=0, return_index=True, return_inverse=True)
     node_of = node_of.reshape(-1)
     same_image = np.flatnonzero(index.view_ids[1:] == index.view_ids[:-1])  # an image's views are one
+
+    def close(a: np.ndarray, b: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """Which pairs of nodes near by their words stay within ``max_distance`` with their sketches."""
+        return np.array([with_sketches(word, index.view_sketch(first_row[x]), index.view_sketch(first_row[y]))
+                         <= max_distance for x, y, word in zip(a.tolist(), b.tolist(), words.tolist())], dtype=bool)
+
     label = _components(np.ascontiguousarray(unique.T), max_distance,
-                        (node_of[same_image], node_of[same_image + 1]))[node_of[index.first_views]]
+                        (node_of[same_image], node_of[same_image + 1]), close)[node_of[index.first_views]]
     order = np.lexsort((index.ids, label))
     ids, label = index.ids[order], label[order]
     cuts = np.flatnonzero(np.diff(label)) + 1
@@ -140,10 +198,12 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
     return sorted(found)
 
 
-def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray],
+                close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
     """For each view (a column of ``columns``, one row a kind), the smallest position it is
     joined to: through the ``joined`` pairs (views of one image), and pairs sharing a band of a
-    pHash and within ``max_distance``.
+    pHash, within ``max_distance`` by their words and found ``close`` (given the pairs and their
+    words' distances), asked only of pairs not yet joined.
 
     Within a band's bucket the fingerprints are sorted by the whole pHash, so near ones sit side
     by side, and each is compared with the next :data:`WINDOW` only: a cluster is still joined
@@ -164,8 +224,14 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
                 if not len(starts):
                     break
                 a, b = order[starts], order[starts + step]
-                near = _distances(np.bitwise_count(columns[:, a] ^ columns[:, b])) <= max_distance
-                _join(parent, a[near], b[near])
+                words = _distances(np.bitwise_count(columns[:, a] ^ columns[:, b]))
+                near = words <= max_distance
+                a, b, words = a[near], b[near], words[near]
+                apart = _roots(parent, a) != _roots(parent, b)
+                a, b, words = a[apart], b[apart], words[apart]
+                if len(a):
+                    kept = close(a, b, words)
+                    _join(parent, a[kept], b[kept])
     return _roots(parent, np.arange(count))
 
 

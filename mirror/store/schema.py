@@ -563,3 +563,17 @@ def _fingerprint_views(db: Database) -> None:
                   SELECT image_id, 0, kind, value, source_representation, computed_at, 1 FROM image_hashes""")
     db.execute("DROP TABLE image_hashes")
     db.execute("ALTER TABLE image_hashes_new RENAME TO image_hashes")
+
+
+@migrations(name="0029_image_sketches")
+def _image_sketches(db: Database) -> None:
+    """Each view of a fingerprint has a sketch (``mirror.imaging.similar.sketch_of``: 16x16 colour
+    pixels, 768 bytes), read only for the few pictures a search or a group finds near, to tell an
+    edit from a copy. Fingerprints kept so far have none and are computed again (version 3)."""
+    db.execute("""
+        CREATE TABLE image_sketches (
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            view INTEGER NOT NULL,
+            sketch BLOB NOT NULL,
+            PRIMARY KEY (image_id, view)
+        ) STRICT""")

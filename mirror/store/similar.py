@@ -1,4 +1,5 @@
-"""The ``image_hashes`` table: each image's perceptual hashes, by view and kind, for finding its copies.
+"""The ``image_hashes`` table: each image's perceptual hashes, by view and kind, for finding its
+copies; and ``image_sketches``, each view's sketch, read one image at a time (:func:`load_sketches`).
 
 Hashes are unsigned 64-bit values; SQLite's integers are signed, so they are stored as the
 signed integer of the same bits and turned back on the way out. A search reads them all at once
@@ -16,28 +17,39 @@ from sqlite_utils import Database
 
 from ..dates import utc_text
 
-__all__ = ["delete_hashes", "fingerprint_source", "load_hashes", "save_hashes"]
+__all__ = ["delete_hashes", "fingerprint_source", "load_hashes", "load_sketches", "save_hashes"]
 
 _SIGN = 1 << 63
 
 
 def save_hashes(db: Database, image_id: int, views: Sequence[Mapping[str, int]] | Mapping[str, int],
-                source_representation: str, version: int) -> None:
-    """Keep (or replace) an image's hashes, one ``{kind: unsigned 64-bit value}`` per view, read
-    from its ``source_representation`` file by the finder's ``version``."""
+                source_representation: str, version: int, sketches: Sequence[bytes] = ()) -> None:
+    """Keep (or replace) an image's hashes, one ``{kind: unsigned 64-bit value}`` per view, and
+    the views' ``sketches`` (as many, or none), read from its ``source_representation`` file by
+    the finder's ``version``."""
     views = [views] if isinstance(views, Mapping) else list(views)
     now = utc_text()
     rows = [(image_id, number, kind, _signed(value), source_representation, now, version)
             for number, hashes in enumerate(views) for kind, value in hashes.items()]
     with db.atomic():
-        db.execute("DELETE FROM image_hashes WHERE image_id = ?", [image_id])
+        delete_hashes(db, image_id)
         db.conn.executemany("INSERT INTO image_hashes (image_id, view, kind, value, source_representation, "
                             "computed_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        db.conn.executemany("INSERT INTO image_sketches (image_id, view, sketch) VALUES (?, ?, ?)",
+                            [(image_id, number, sketch) for number, sketch in enumerate(sketches) if sketch])
 
 
 def delete_hashes(db: Database, image_id: int) -> None:
     with db.atomic():
         db.execute("DELETE FROM image_hashes WHERE image_id = ?", [image_id])
+        db.execute("DELETE FROM image_sketches WHERE image_id = ?", [image_id])
+
+
+def load_sketches(db: Database, image_id: int) -> list[bytes]:
+    """An image's sketches, one per view in view order (b"" for a view without one)."""
+    rows = db.execute("SELECT view, sketch FROM image_sketches WHERE image_id = ? ORDER BY view", [image_id]).fetchall()
+    found = dict(rows)
+    return [found.get(view, b"") for view in range(max(found, default=-1) + 1)]
 
 
 def fingerprint_source(db: Database, image_id: int) -> tuple[str, int] | None:

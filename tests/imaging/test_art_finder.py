@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from mirror.cli import cli
-from mirror.imaging.similar import VERSION, distance, fingerprint_of
+from mirror.imaging.similar import VERSION, distance, fingerprint_of, word_distance
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.search.similar import GROUP_DISTANCE
@@ -25,6 +25,9 @@ from ..support.configs import site_config, sync, write_config
 PORTRAITS = [art for art in artworks("archived") if art.transparent][:8]
 SCENES = [art for art in artworks("archived") if not art.transparent][:2]
 COPIED = {PORTRAITS[0].name: "JPEG q70", PORTRAITS[1].name: "flattened on black", SCENES[0].name: "3% white border"}
+# Wesnoth's general is its marshal painted over: the same figure and pose, other armour and plume.
+MARSHAL = next(art for art in artworks("archived") if art.name.endswith("-marshal-2.webp"))
+GENERAL = next(art for art in artworks("unseen") if art.name.endswith("-general.webp"))
 
 
 def _upload(editor: BoardEditor, data: bytes, name: str) -> int:
@@ -43,7 +46,7 @@ def archive(tmp_path_factory):
     editor = BoardEditor.generate(seed=28, images=3)
     editor.processing_delay = 0.0
     ids, files = {}, {}
-    for art in PORTRAITS + SCENES:
+    for art in PORTRAITS + SCENES + [MARSHAL]:
         files[art.name] = png(art.picture())
         ids[art.name] = _upload(editor, files[art.name], art.name)
     copied = {}
@@ -99,6 +102,42 @@ def test_a_picture_never_stored_matches_nothing_within_the_grouping_distance(arc
     path, _, _, _, _, tmp = archive
     for art in artworks("unseen")[:3]:
         assert _nearest(path, tmp, png(art.picture()))[1] > GROUP_DISTANCE, art.name
+
+
+def test_an_edit_of_a_stored_picture_is_told_from_its_copies():
+    """The general's words are within the grouping distance of the marshal's (a pHash reads the
+    picture whole, at 32x32); its sketch is not, where no copy's is."""
+    marshal, general = (fingerprint_of(png(art.picture())) for art in (MARSHAL, GENERAL))
+    assert min(word_distance(a, b) for a in general.views for b in marshal.views) <= GROUP_DISTANCE
+    assert distance(general, marshal) > GROUP_DISTANCE
+    for kind, data in copies(MARSHAL).items():
+        assert distance(fingerprint_of(data), marshal) <= GROUP_DISTANCE, kind
+
+
+def test_an_edit_searched_with_its_file_is_not_found_as_a_copy(archive):
+    path, _, ids, files, _, tmp = archive
+    assert _nearest(path, tmp, files[MARSHAL.name]) == (ids[MARSHAL.name], 0)
+    image_id, found = _nearest(path, tmp, png(GENERAL.picture()))
+    assert image_id == ids[MARSHAL.name] and found > GROUP_DISTANCE  # nearest, but not a copy
+
+
+def _silhouette(art) -> Image.Image:
+    """The figure of a portrait as line art or a silhouette is drawn: black, on transparency."""
+    shape = Image.new("RGBA", art.picture().size, (0, 0, 0, 0))
+    shape.putalpha(art.picture().getchannel("A"))
+    return shape
+
+
+def test_black_silhouettes_are_told_apart_by_their_shapes():
+    """Seen on black (or with their alpha ignored) every black drawing on transparency is one
+    black square: those views show nothing and are not compared."""
+    first, second = (_silhouette(art) for art in PORTRAITS[:2])
+    stored = [fingerprint_of(png(first)), fingerprint_of(png(second))]
+    assert all(len(fingerprint.views) == 1 for fingerprint in stored)  # on white only
+    assert distance(*stored) > GROUP_DISTANCE
+    assert distance(fingerprint_of(png(flatten(first, WHITE))), stored[0]) == 0
+    blank = fingerprint_of(png(flatten(first, BLACK)))  # a black square: its one view, matching no drawing
+    assert len(blank.views) == 1 and distance(blank, stored[0]) > GROUP_DISTANCE
 
 
 def test_fingerprints_of_an_older_finder_are_computed_again_by_verify(archive):

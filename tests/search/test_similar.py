@@ -11,11 +11,21 @@ import textwrap
 import numpy as np
 from PIL import Image
 
-from mirror.imaging.similar import KINDS, VERSION, Fingerprint, View, distance, fingerprint_of
+from mirror.imaging.similar import (
+    EDIT_RANGE,
+    EDIT_SLACK,
+    KINDS,
+    SKETCH_SIDE,
+    VERSION,
+    Fingerprint,
+    View,
+    distance,
+    fingerprint_of,
+)
 from mirror.localsite.files.pictures import picture
 from mirror.search.similar import HashIndex, groups
 from mirror.store import open_database
-from mirror.store.similar import delete_hashes, load_hashes, save_hashes
+from mirror.store.similar import delete_hashes, load_hashes, load_sketches, save_hashes
 
 from ..support.memory import run_measured
 
@@ -112,3 +122,54 @@ def test_the_table_round_trips_every_bit(tmp_path):
     delete_hashes(db, 5)
     assert load_hashes(db, KINDS)[0].tolist() == [2]
     assert db["image_hashes"].count == len(KINDS) + 1  # image 2 whole, and the incomplete one
+
+
+def _sketch(level: int) -> bytes:
+    return bytes([level]) * (SKETCH_SIDE * SKETCH_SIDE * 3)
+
+
+def test_sketches_decide_between_pictures_their_words_find_near():
+    """The nearest by the words is an edit (its sketch far off): it comes after a copy a few bits
+    further, in a search and in groups, and a search measures as many as it takes to be sure."""
+    words = (0b1011, 2**40, 7, 7, 7, 0)
+    query = Fingerprint((View(*words, sketch=_sketch(100)),))
+    edit = Fingerprint((View(*words[:2], 7 ^ 1, *words[3:], sketch=_sketch(100 + EDIT_SLACK + 40)),))
+    copy = Fingerprint((View(words[0] ^ 0b111, words[1] ^ 0b111, *words[2:], sketch=_sketch(102)),))
+    fingerprints = {1: edit, 2: copy, 3: query}
+    assert distance(query, edit) == EDIT_RANGE + 1 and distance(query, copy) == 3
+    index = HashIndex.of({1: edit, 2: copy})
+    assert [(n.image_id, n.distance) for n in index.nearest(query, limit=1)] == [(2, 3)]
+    assert [(n.image_id, n.distance) for n in index.nearest(query, limit=5)] == [(2, 3), (1, EDIT_RANGE + 1)]
+    assert groups(HashIndex.of(fingerprints)) == [[2, 3]]
+    no_sketches = {n: Fingerprint(tuple(View(*v.values) for v in f.views)) for n, f in fingerprints.items()}
+    assert groups(HashIndex.of(no_sketches)) == [[1, 2, 3]]  # fingerprints from before: words alone
+
+
+def test_sketches_are_kept_by_view_and_read_one_image_at_a_time(tmp_path):
+    db = open_database(tmp_path / "mirror.db")
+    views = fingerprint_of(PICTURES[2]).views
+    save_hashes(db, 2, [view.hashes() for view in views], "thumb", VERSION, [view.sketch for view in views])
+    save_hashes(db, 3, [view.hashes() for view in views], "thumb", VERSION)  # an older finder's: none
+    assert load_sketches(db, 2) == [view.sketch for view in views] and len(views[0].sketch) == SKETCH_SIDE**2 * 3
+    assert load_sketches(db, 3) == []
+    assert HashIndex.load(db).fingerprint(2) == Fingerprint(views)
+    delete_hashes(db, 2)
+    assert load_sketches(db, 2) == [] and db["image_sketches"].count == 0
+
+
+def test_a_search_reads_the_sketches_of_near_pictures_only():
+    """Sketches live in the database and are read one image at a time: a search over many
+    pictures reads those its words find within EDIT_RANGE, not every one it returns."""
+    rng = np.random.default_rng(5)
+    hashes = rng.integers(0, 2**64, size=(5_000, len(KINDS)), dtype=np.uint64)
+    read = []
+
+    def sketches(image_id: int) -> list[bytes]:
+        read.append(image_id)
+        return [_sketch(image_id % 256)]
+
+    index = HashIndex(np.arange(1, 5_001), hashes, sketches)
+    query = Fingerprint((View(*(int(v) for v in hashes[41]), sketch=_sketch(42)),))
+    found = index.nearest(query, limit=50)
+    assert found[0].image_id == 42 and found[0].distance == 0 and len(found) == 50
+    assert read == [42]

@@ -11,15 +11,29 @@ from __future__ import annotations
 import io
 import random
 from collections.abc import Callable
+from pathlib import Path
 
 from PIL import Image, ImageOps
 
 from mirror.localsite.art import Artwork, artworks
 from mirror.localsite.files.img import scaled_as_the_site_does
 
-__all__ = ["COPY_KINDS", "Artwork", "artworks", "copies", "flatten", "png", "thumbnail"]
+__all__ = ["COPY_KINDS", "Artwork", "artworks", "clipart", "copies", "decoded", "flatten", "png", "thumbnail"]
 
 WHITE, BLACK = (255, 255, 255), (0, 0, 0)
+CLIPART = Path(__file__).resolve().parent.parent / "fixtures" / "clipart"
+
+
+def clipart(role: str | None = None) -> tuple[Artwork, ...]:
+    """The flat clip-art corpus (``tests/fixtures/clipart``: vector drawings, line art and
+    silhouettes from the Open Clip Art Library), as :func:`artworks` gives the painted one."""
+    return artworks(role, CLIPART)
+
+
+def decoded(data: bytes) -> Image.Image:
+    picture = Image.open(io.BytesIO(data))
+    picture.load()
+    return picture
 
 
 def png(picture: Image.Image) -> bytes:

@@ -26,11 +26,12 @@ class Artwork:
     name: str  # the file's name, without the folder
     role: str  # archived or unseen
     transparent: bool
-    source: str  # its path in Wesnoth's data folder
+    source: str  # its path in the program or library it comes from
+    folder: Path = FOLDER
 
     @property
     def path(self) -> Path:
-        return FOLDER / self.name
+        return self.folder / self.name
 
     def picture(self) -> Image.Image:
         """The picture, RGBA when it has transparency, else RGB."""
@@ -39,9 +40,10 @@ class Artwork:
 
 
 @functools.cache
-def artworks(role: str | None = None) -> tuple[Artwork, ...]:
-    """Every picture of the corpus in its manifest's order, or those of one ``role``."""
-    with open(FOLDER / "manifest.csv", newline="") as manifest:
+def artworks(role: str | None = None, folder: Path = FOLDER) -> tuple[Artwork, ...]:
+    """Every picture of the corpus in ``folder`` (this one, or another with a ``manifest.csv``
+    alike) in its manifest's order, or those of one ``role``."""
+    with open(folder / "manifest.csv", newline="") as manifest:
         rows = list(csv.DictReader(manifest))
-    every = tuple(Artwork(row["file"], row["role"], row["transparent"] == "1", row["source"]) for row in rows)
+    every = tuple(Artwork(row["file"], row["role"], row["transparent"] == "1", row["source"], folder) for row in rows)
     return every if role is None else tuple(art for art in every if art.role == role)
