@@ -19,11 +19,12 @@ fixed seed, so a rebuild gives the same corpus. ``manifest.csv`` names each file
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 from pathlib import Path
 
 from PIL import Image
+
+from mirror.localsite.art import write_manifest
 
 SIDE = 320
 QUALITY = 80
@@ -86,10 +87,7 @@ def main() -> None:
         picture.save(args.out / name, "WEBP", quality=QUALITY, method=6)
         rows.append({"file": name, "role": role, "transparent": int(transparent),
                      "source": str(path.relative_to(args.data)), "licence": LICENCE})
-    with open(args.out / "manifest.csv", "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_manifest(args.out, rows)
     print(f"{len(rows)} pictures in {args.out}")
 
 

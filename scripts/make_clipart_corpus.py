@@ -20,7 +20,6 @@ is kept once. The draw is from a fixed seed, so a rebuild gives the same corpus.
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import random
 from pathlib import Path
@@ -28,6 +27,8 @@ from pathlib import Path
 import cairosvg
 import numpy as np
 from PIL import Image
+
+from mirror.localsite.art import write_manifest
 
 SIDE = 320
 RENDER_WIDTH = 640
@@ -44,7 +45,7 @@ def render(path: Path) -> Image.Image | None:
     try:
         picture = Image.open(io.BytesIO(cairosvg.svg2png(url=str(path), output_width=RENDER_WIDTH)))
         picture = picture.convert("RGBA")
-    except Exception:  # the library has drawings cairosvg cannot read; they are left out
+    except Exception:  # noqa: BLE001 - the library has drawings cairosvg cannot read (each its own error): left out
         return None
     box = picture.getchannel("A").getbbox()
     if box is None:
@@ -87,10 +88,7 @@ def main() -> None:
         picture.save(args.out / name, "WEBP", lossless=True, method=6)
         rows.append({"file": name, "role": "archived" if len(rows) < ARCHIVED else "unseen", "transparent": transparent,
                      "source": str(path.relative_to(args.svg)), "licence": LICENCE})
-    with open(args.out / "manifest.csv", "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_manifest(args.out, rows)
     print(f"{len(rows)} drawings in {args.out}")
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from PIL import Image
 
-__all__ = ["FOLDER", "Artwork", "artworks"]
+__all__ = ["FOLDER", "MANIFEST_FIELDS", "Artwork", "artworks", "write_manifest"]
 
 FOLDER = Path(__file__).parent
+MANIFEST_FIELDS = ("file", "role", "transparent", "source", "licence")
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,12 @@ def artworks(role: str | None = None, folder: Path = FOLDER) -> tuple[Artwork, .
         rows = list(csv.DictReader(manifest))
     every = tuple(Artwork(row["file"], row["role"], row["transparent"] == "1", row["source"], folder) for row in rows)
     return every if role is None else tuple(art for art in every if art.role == role)
+
+
+def write_manifest(folder: Path, rows: list[dict[str, object]]) -> None:
+    """Write the ``manifest.csv`` :func:`artworks` reads (one row a picture, :data:`MANIFEST_FIELDS`),
+    for the scripts that build a corpus."""
+    with open(folder / "manifest.csv", "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=MANIFEST_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
