@@ -17,6 +17,7 @@ from mirror.imaging.similar import VERSION, distance, fingerprint_of, word_dista
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.search.similar import GROUP_DISTANCE
+from mirror.store.similar import load_sketches
 
 from ..support.art import BLACK, WHITE, artworks, copies, flatten, png
 from ..support.browsing import browse_client
@@ -144,6 +145,7 @@ def test_fingerprints_of_an_older_finder_are_computed_again_by_verify(archive):
     path, db, ids, *_ = archive
     portrait = ids[PORTRAITS[2].name]
     db.execute("DELETE FROM image_hashes WHERE image_id = ? AND view > 0", [portrait])
+    db.execute("DELETE FROM image_sketches WHERE image_id = ?", [portrait])  # a finder before sketches
     db.execute("UPDATE image_hashes SET version = 1 WHERE image_id = ?", [portrait])
     db.conn.commit()
     result = run(path, "verify")
@@ -151,6 +153,7 @@ def test_fingerprints_of_an_older_finder_are_computed_again_by_verify(archive):
     rows = db.execute("SELECT count(DISTINCT view), min(version) FROM image_hashes WHERE image_id = ?",
                       [portrait]).fetchone()
     assert rows == (3, VERSION)
+    assert len(load_sketches(db, portrait)) == 3 and all(load_sketches(db, portrait))  # one for each view
 
 
 @pytest.mark.parametrize("mode", ["RGBA", "LA", "P", "animated GIF"])
