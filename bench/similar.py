@@ -42,7 +42,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's copies live beside the tests
 
-from mirror.imaging.similar import KINDS, SKETCH_SIDE, Fingerprint, View, fingerprint_of, shows_nothing, views_of
+from mirror.imaging.similar import KINDS, Fingerprint, View, fingerprint_of, shows_nothing, views_of
+from mirror.imaging.sketch import SKETCH_SIDE
 from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups
 from tests.support.art import Artwork, artworks, clipart, copies, decoded, png, thumbnail
 

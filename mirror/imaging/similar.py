@@ -21,10 +21,10 @@ converter blind to alpha show what lies under). A view is six 64-bit words, comp
   and dark, and on a transparent background even its quarters' means barely move; the share of
   each hue among its coloured pixels does.
 
-A view also carries its sketch (:func:`sketch_of`): the trimmed picture in 16x16 colour pixels.
+A view also carries its sketch (:mod:`.sketch`): the trimmed picture in 16x16 colour pixels.
 The words see a picture whole, where an edit (a figure's armour painted over, a face redrawn)
 moves as few bits as a copy's re-encoding; the sketch sees each part, and two sketches are
-compared aligned as a crop or a border shifts them (:func:`sketch_difference`).
+compared aligned as a crop or a border shifts them.
 
 Two views are as far apart (:func:`view_distance`) as the nearer of their two pairs of pHashes,
 plus the steps between their colour layouts and their hues (:func:`word_distance`), plus, for
@@ -52,7 +52,7 @@ are computed again from the kept files by ``mirror download`` and ``mirror verif
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
 import numpy as np
 from PIL import Image
@@ -62,6 +62,7 @@ from .bounds import check_size, decoding
 from .errors import MediaError
 from .frames import still_frame
 from .libpng import file_gamma, on_black
+from .sketch import edit_penalty, sketch_of
 
 __all__ = [
     "BACKGROUNDS",
@@ -71,14 +72,11 @@ __all__ = [
     "View",
     "colour_layout",
     "distance",
-    "edit_penalty",
     "fingerprint_of",
     "fingerprint_of_picture",
     "hamming",
     "phash",
-    "sketch_difference",
     "shows_nothing",
-    "sketch_of",
     "trim_frame",
     "view_distance",
     "views_of",
@@ -121,14 +119,6 @@ HUE_SLACK = 1  # steps of hue a copy may drift free (small flat areas re-encoded
 COLOURED_SATURATION, COLOURED_VALUE = 64, 40  # of 255: below either, a pixel has little hue to speak of
 RAMP = 32  # how far around those lines a pixel goes from no hue to its full hue
 COLOURED_SHARE = 0.02  # a picture with fewer coloured pixels than this has an empty hue word
-# The sketch: the trimmed picture in 16x16 colour pixels, read back as 10x10 through windows of
-# 95% and 100% of each side at five places (a 5% crop, a border trimmed a pixel off), and two
-# sketches differ by the level (0-255, on the channel furthest apart) that 90% of the cells of the
-# best-aligned pair stay within. Copies stay within EDIT_SLACK; an edit does not.
-SKETCH_SIDE, SKETCH_READ = 16, 10
-SKETCH_SHARES, SKETCH_PLACES = (1.0, 0.95), 5
-SKETCH_QUANTILE = 0.9
-EDIT_SLACK = 14  # every copy of the corpus within 12 stayed within 13 (bench/similar.py); an overpainted edit 23
 # Views further apart than this by their words are different pictures, whatever their sketches: these
 # are compared only within it, and an edit is put at most one past it, after every copy and before
 # the pictures the words alone tell apart (a search never reads more sketches than that).
@@ -145,7 +135,7 @@ class View:
     green: int
     blue: int
     hue: int = 0
-    sketch: bytes = b""  # see SKETCH_SIDE; empty where a fingerprint from before has none
+    sketch: bytes = b""  # see mirror.imaging.sketch; empty where a fingerprint from before has none
 
     def hashes(self) -> dict[str, int]:
         return {kind: getattr(self, kind) for kind in KINDS}
@@ -250,11 +240,6 @@ def _view(rgb: Image.Image) -> View:
     return View(phash(rgb), phash(trimmed), *colour_layout(trimmed), hue_word(trimmed), sketch_of(trimmed))
 
 
-def sketch_of(picture: Image.Image) -> bytes:
-    """The picture's sketch (:data:`SKETCH_SIDE`): its RGB pixels, row by row."""
-    return picture.convert("RGB").resize((SKETCH_SIDE, SKETCH_SIDE), Image.Resampling.BOX).tobytes()
-
-
 def hue_word(picture: Image.Image) -> int:
     """The hue word (:data:`HUE_BINS`): each hue's share of the coloured pixels, in
     :data:`HUE_STEPS` steps written as that many set bits, hue by hue from the lowest byte."""
@@ -340,7 +325,7 @@ def hamming(a: int, b: int) -> int:
 
 def view_distance(a: View, b: View) -> int:
     """How far two views are apart: their words' distance (:func:`word_distance`), plus, within
-    :data:`EDIT_RANGE`, the levels their sketches differ by past :data:`EDIT_SLACK`
+    :data:`EDIT_RANGE`, the levels their sketches differ by past :data:`.sketch.EDIT_SLACK`
     (:func:`edit_penalty`), up to one past the range."""
     return with_sketches(word_distance(a, b), a.sketch, b.sketch)
 
@@ -358,48 +343,6 @@ def word_distance(a: View, b: View) -> int:
     return (min(hamming(a.whole, b.whole), hamming(a.trimmed, b.trimmed))
             + hamming(a.red, b.red) + hamming(a.green, b.green) + hamming(a.blue, b.blue)
             + HUE_WEIGHT * max(0, hamming(a.hue, b.hue) - HUE_SLACK))
-
-
-def edit_penalty(a: bytes, b: bytes) -> int:
-    """What two sketches add to a distance: the levels they differ by (:func:`sketch_difference`)
-    past :data:`EDIT_SLACK`; nothing when either is missing.
-
-    The words see a picture whole, at a scale where an edit (a figure's armour painted another
-    colour, a face redrawn) moves as few bits as a copy's re-encoding does; the sketch sees each
-    part of it, aligned as a crop or border would shift it."""
-    if not a or not b:
-        return 0
-    return max(0, round(sketch_difference(a, b)) - EDIT_SLACK)
-
-
-def sketch_difference(a: bytes, b: bytes) -> float:
-    """The level 90% of the cells of two sketches stay within, in the best of the alignments
-    tried: each window of one against the whole of the other."""
-    windows_a, windows_b = _sketch_windows(a), _sketch_windows(b)
-    apart = np.concatenate([np.abs(windows_a - windows_b[0]), np.abs(windows_b - windows_a[0])])
-    cells = np.maximum(np.maximum(apart[:, 0], apart[:, 1]), apart[:, 2])  # the channel furthest apart
-    # np.quantile's linear interpolation, by a partition (a tenth of the time on such small rows)
-    position = SKETCH_QUANTILE * (cells.shape[1] - 1)
-    below = int(position)
-    ranked = np.partition(cells, (below, below + 1), axis=1)
-    levels = ranked[:, below] + (position - below) * (ranked[:, below + 1] - ranked[:, below])
-    return float(levels.min())
-
-
-@lru_cache(maxsize=1024)  # 21 KB each: a search compares a few sketches with many
-def _sketch_windows(sketch: bytes) -> np.ndarray:
-    """The sketch read through each window (:data:`SKETCH_SHARES` of each side, at
-    :data:`SKETCH_PLACES` places), the whole first: int16, (windows, channel, cell)."""
-    picture = Image.frombytes("RGB", (SKETCH_SIDE, SKETCH_SIDE), sketch)
-    read = []
-    for width in SKETCH_SHARES:
-        for height in SKETCH_SHARES:
-            for left in np.linspace(0, SKETCH_SIDE * (1 - width), SKETCH_PLACES if width < 1 else 1):
-                for top in np.linspace(0, SKETCH_SIDE * (1 - height), SKETCH_PLACES if height < 1 else 1):
-                    box = (left, top, left + SKETCH_SIDE * width, top + SKETCH_SIDE * height)
-                    read.append(np.asarray(picture.resize((SKETCH_READ, SKETCH_READ), Image.Resampling.BILINEAR,
-                                                          box=box), dtype=np.int16).reshape(-1, 3).T)
-    return np.array(read)
 
 
 def distance(a: Fingerprint, b: Fingerprint) -> int:

@@ -13,15 +13,14 @@ from PIL import Image
 
 from mirror.imaging.similar import (
     EDIT_RANGE,
-    EDIT_SLACK,
     KINDS,
-    SKETCH_SIDE,
     VERSION,
     Fingerprint,
     View,
     distance,
     fingerprint_of,
 )
+from mirror.imaging.sketch import EDIT_SLACK, SKETCH_SIDE
 from mirror.localsite.files.pictures import picture
 from mirror.search.similar import HashIndex, groups
 from mirror.store import open_database
