@@ -146,7 +146,6 @@ class HashIndex:
             best = [position for position in best if measured[position] <= max_distance]
         return [Neighbour(int(self.ids[position]), measured[position]) for position in best]
 
-
     def _measure(self, fingerprint: Fingerprint, position: int, words: int) -> int:
         """The distance to the image at ``position`` whose words are ``words`` away: the words
         alone past :data:`EDIT_RANGE`, where no sketch is read."""
@@ -175,8 +174,9 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
     (through others too), each group's ids ascending, the groups by their first id.
 
     Images with the same words are one node (a board has clusters of thousands: re-uploads,
-    blank pictures), the first one's sketch standing for all, and the pairs found are joined as they are found, never listed: the time
-    and memory are linear in the images, whatever the size of a cluster.
+    blank pictures), the first one's sketch standing for all, and the pairs found are joined as
+    they are found, never listed: the time and memory are linear in the images, whatever the size
+    of a cluster.
     """
     if not len(index):
         return []

@@ -567,7 +567,7 @@ def _fingerprint_views(db: Database) -> None:
 
 @migrations(name="0029_image_sketches")
 def _image_sketches(db: Database) -> None:
-    """Each view of a fingerprint has a sketch (``mirror.imaging.similar.sketch_of``: 16x16 colour
+    """Each view of a fingerprint has a sketch (``mirror.imaging.sketch.sketch_of``: 16x16 colour
     pixels, 768 bytes), read only for the few pictures a search or a group finds near, to tell an
     edit from a copy. Fingerprints kept so far have none and are computed again (version 3)."""
     db.execute("""
