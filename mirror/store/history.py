@@ -15,6 +15,10 @@ columns that differ), so the change is at hand; it is kept the way Simon Williso
     An image's tags added (``+``) and removed (``-``), by id and name, instead of two long lists
     in ``changes``: "which images lost ``safe`` last month" is one indexed query.
 
+A field the kept record lacked is not a change when a sync first receives it: it was unknown, not
+different (a public dump leaves out fields the API fills in; the site adds fields to its API).
+The relations of a tag listed in another order are the same relations.
+
 Counters (votes, faves, scores, comment and image counts) change on every vote and would fill
 the history with numbers; with them goes ``updated_at``, which the site moves on each vote. A
 change of these alone is kept at the grain ``history.counters`` sets: ``daily`` (the default,
@@ -66,6 +70,9 @@ COUNTERS: Mapping[str, frozenset[str]] = {
 }
 # Kept as additions and removals in image_tag_changes rather than in ``changes``.
 _TAG_FIELDS = frozenset({"tags", "tag_ids"})
+# Lists whose order means nothing: the site lists a tag's relations in no set order (and a dump's
+# importer in its own), so the same slugs in another order are the same relations.
+_UNORDERED: Mapping[str, frozenset[str]] = {"tags": frozenset({"aliases", "implied_tags", "implied_by_tags"})}
 
 
 def record_key(key: Any) -> str:
@@ -95,11 +102,13 @@ class HistoryRecorder:
             raise ValueError(f"history.counters must be one of {', '.join(COUNTER_MODES)}, not {counters!r}")
         self.db, self.run_id, self.counters = db, run_id, counters
 
-    def saw(self, resource: str, seen: Sequence[Seen]) -> None:
-        """Keep what changed in each record seen (nothing for one that did not change)."""
+    def saw(self, resource: str, seen: Sequence[Seen], aliases: Mapping[str, str] | None = None) -> None:
+        """Keep what changed in each record seen (nothing for one that did not change). ``aliases``
+        are the fields the site sends under two names (``creator`` or ``user``, see
+        ``TableSpec.aliases``): one record under either name is the same record."""
         now = utc_text()
         for item in seen:
-            found = self._change(resource, item, now)
+            found = self._change(resource, item, now, aliases or {})
             if found is not None:
                 event, changes, tags = found
                 history_id = self._write(resource, item.key, event, changes, now)
@@ -110,14 +119,14 @@ class HistoryRecorder:
         """Keep an event the writers do not see as a record (a gallery gone, a comment destroyed)."""
         self._write(resource, key, event, changes, utc_text())
 
-    def _change(self, resource: str, item: Seen, now: str) -> tuple[str, dict | None, list] | None:
-        new = item.record
+    def _change(self, resource: str, item: Seen, now: str,
+                aliases: Mapping[str, str]) -> tuple[str, dict | None, list] | None:
         if not item.known:
             return "first_seen", None, []
-        old = _loads(item.old_raw)
+        new, old = _named_alike(item.record, aliases), _named_alike(_loads(item.old_raw), aliases)
         if item.is_stub:
             return self._hiding(resource, item, new or {})
-        changes = _diff(old, new or {})
+        changes = _diff(old, new or {}, _UNORDERED.get(resource, frozenset()))
         tags = _tag_changes(old, new or {}) if resource == "images" else []
         if item.old_hidden:
             return "shown", changes or None, tags
@@ -186,11 +195,33 @@ def _loads(raw: str | None) -> Any:
         return {}
 
 
-def _diff(old: Any, new: Mapping[str, Any]) -> dict[str, list[Any]]:
-    """``{field: [old, new]}`` for every top-level field that differs (absent counts as null)."""
+def _diff(old: Any, new: Mapping[str, Any], unordered: frozenset[str] = frozenset()) -> dict[str, list[Any]]:
+    """``{field: [old, new]}`` for every top-level field that differs.
+
+    A field the kept record did not have is not a change: it was unknown, not different. A public
+    dump leaves out what the API fills in (an image's ``animated``, a comment's ``avatar``, an
+    anonymous author's name), and the site adds fields to its API over the years; when a sync
+    first receives such a field, the record gains what it always had. The raw record keeps it
+    from then on, so the next change of it is a change."""
     old = old if isinstance(old, dict) else {}
     return {field: [old.get(field), new.get(field)] for field in sorted(set(old) | set(new))
-            if field not in _TAG_FIELDS and old.get(field) != new.get(field)}
+            if field not in _TAG_FIELDS and field in old and old[field] != new.get(field)
+            and not (field in unordered and _same_members(old[field], new.get(field)))}
+
+
+def _named_alike(record: Any, aliases: Mapping[str, str]) -> Any:
+    """``record`` with each field it sends under its other name (``user``) under the field's name
+    (``creator``), as the writers store it."""
+    if not aliases or not isinstance(record, dict):
+        return record
+    renamed = {alias: field for field, alias in aliases.items() if alias in record and field not in record}
+    return {renamed.get(name, name): value for name, value in record.items()}
+
+
+def _same_members(old: Any, new: Any) -> bool:
+    """Two lists of the same members (slugs), in any order."""
+    return (isinstance(old, list) and isinstance(new, list)
+            and sorted(old, key=json.dumps) == sorted(new, key=json.dumps))
 
 
 def _tags_of(record: Any) -> dict[int, str | None]:

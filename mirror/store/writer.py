@@ -102,7 +102,7 @@ class RecordWriter:
                 self._save_stub(key, record, given, now, key in known or key in latest)
             recorder = recorder_for(self.db)
             if recorder is not None:
-                recorder.saw(self.spec.table, self._seen(before, columns, full, stubs))
+                recorder.saw(self.spec.table, self._seen(before, columns, full, stubs), self.spec.aliases)
         result.rejected = len(bad)
         result.hidden = len(dict(stubs))
         changed = self._changed(before, columns, latest, dict(stubs))

@@ -1,0 +1,109 @@
+"""After an import, the history holds what changed on the site, not what the API filled in.
+
+A public dump lacks fields the API sends (an image's ``animated``, a comment's ``avatar``, an
+anonymous author's name, a tag's ``dnp_entries`` ...). When the syncs after the import fetch the
+records again, those fields go from unknown to known: not a change. The board here is dumped,
+imported and synced as the README's whole-board route does, with one retag, one hide and one merge
+made on the site after the dump; those, and the records new since the dump, are all the history may
+show. Then every record is sent again as the audits and refreshes of the nights to come would send
+it: nothing more may be kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from mirror.commands.changes import lines
+from mirror.commands.import_dump import run_import
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+from mirror.store import open_database
+from mirror.store.specs import SPECS
+from mirror.store.state import start_run
+from mirror.store.writer import RecordWriter
+
+from ..support.configs import RESOURCES, mirror_config, sync
+from ..support.dumps import make_dump, needs_postgres
+
+pytestmark = needs_postgres
+
+EPOCH = "2000-01-01T00:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """A board dumped, then edited on the site, imported and synced twice; and a mirror of the same
+    board made by the API alone, whose records are the ones the API sends."""
+    tmp = tmp_path_factory.mktemp("quiet")
+    editor = BoardEditor.generate(seed=11, images=300)
+    with SiteServer(editor) as site:
+        everything = editor.everything_filter_id
+        dump = make_dump(editor, tmp)
+        visible = [i for i in sorted(editor.images) if not editor.images[i].get("hidden_from_users")]
+        retagged, hidden, merged, target = visible[20], visible[30], visible[40], visible[41]
+        tag_count = editor.images[retagged]["tag_count"]
+        editor.edit_image(retagged, tags=[*editor.images[retagged]["tags"], "after the dump"])
+        editor.hide_image(hidden, "Rule #2")
+        editor.merge_image(merged, target)
+        config = mirror_config(site, tmp / "dump", everything)
+        db = open_database(config.database)
+        asyncio.run(run_import(config, db, str(dump)))
+        imported_history = db.execute("SELECT max(id) FROM history").fetchone()[0]
+        sync(config, RESOURCES)
+        first_sync = db.execute("SELECT max(id) FROM history").fetchone()[0]
+        sync(config, RESOURCES)
+        second_sync = db.execute("SELECT max(id) FROM history").fetchone()[0]
+        _, api_db = sync(mirror_config(site, tmp / "api", everything), RESOURCES)
+        yield {"db": db, "api": api_db, "imported": imported_history, "first": first_sync, "second": second_sync,
+               "retagged": retagged, "tag_count": tag_count, "hidden": hidden, "merged": merged, "target": target}
+
+
+def events_after(db, history_id: int) -> list[tuple[str, str, str, str | None]]:
+    """The history written after ``history_id``, less the records first seen."""
+    return db.execute("SELECT resource, record_key, event, changes FROM history WHERE id > ? "
+                      "AND event != 'first_seen' ORDER BY id", [history_id]).fetchall()
+
+
+def test_the_first_sync_after_the_import_keeps_only_what_changed_on_the_site(imported):
+    kept = events_after(imported["db"], imported["imported"])
+    images = {(key, event) for resource, key, event, _ in kept if resource == "images"}
+    assert images == {(str(imported["retagged"]), "changed"), (str(imported["hidden"]), "deleted"),
+                      (str(imported["merged"]), "merged")}, kept
+    others = [row for row in kept if row[0] != "images"]
+    # The tag the retag used for the first time, and the counts the three edits moved.
+    assert all(event in ("used", "counters") for _, _, event, _ in others), others
+    retag = next(json.loads(c) if c else None for r, k, e, c in kept if (r, k) == ("images", str(imported["retagged"])))
+    # The tags are in image_tag_changes; what moves with them is the count, the file's name, the time.
+    assert set(retag) == {"tag_count", "view_url", "updated_at"}, retag
+
+
+def test_mirror_changes_shows_the_real_edits_first(imported):
+    shown = [line.split("  ", 1)[1] for line in lines(imported["db"], since=EPOCH)]
+    assert sorted(shown[:3]) == sorted([f"image {imported['merged']} merged into {imported['target']}",
+                                        f"image {imported['hidden']} deleted: Rule #2",
+                                        f"image {imported['retagged']}: tags +after the dump; tag_count {imported['tag_count']} -> "
+                                        f"{imported['tag_count'] + 1}; view_url edited"]), shown[:20]
+
+
+def test_a_second_sync_on_an_unchanged_site_keeps_nothing(imported):
+    assert events_after(imported["db"], imported["first"]) == []
+
+
+def test_every_record_sent_again_as_the_api_sends_it_keeps_nothing(imported):
+    """The audits and refreshes of the following nights reach every record the dump wrote."""
+    db, api = imported["db"], imported["api"]
+    run = start_run(db, "audit")
+    try:
+        for table, spec in SPECS.items():
+            writer = RecordWriter(db, spec, "")
+            context_columns = list(spec.context)
+            select = ", ".join(["raw", *context_columns])
+            for raw, *context in api.execute(f"SELECT {select} FROM [{table}] WHERE raw IS NOT NULL"):
+                writer.save([json.loads(raw)], dict(zip(context_columns, context)))
+    finally:
+        run.finish(db, status="done")
+    kept = events_after(db, imported["second"])
+    assert [row for row in kept if row[2] not in ("counters",)] == [], kept[:20]
