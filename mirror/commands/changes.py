@@ -40,6 +40,7 @@ _NAMED = frozenset({"tags", "users"})
 # What follows from the real events (numbers moving, a tag left with no image or given its first), and
 # what a person looks for first: everything else but the records first seen.
 _FOLLOWING = ("counters", "emptied", "used")
+_HIDING = ("hidden", "deleted", "merged")
 _REAL_EVENTS = tuple(e for e in EVENTS if e not in _FOLLOWING + ("first_seen",))
 
 
@@ -170,6 +171,8 @@ def describe(change: Change) -> str:
     """One line: ``image 123: tags -safe +suggestive; description edited``."""
     what = record_name(change)
     fields = change.changes or {}
+    if change.event in _HIDING and set(fields) == {"updated_at"} and fields["updated_at"][0] is not None:
+        return f"{what} edited while hidden"  # the reason is as it was: the stub's time moved
     if change.event == "deleted":
         reason = (fields.get("deletion_reason") or [None, None])[1]
         return f"{what} deleted" + (f": {reason}" if reason else "")

@@ -148,6 +148,10 @@ class HistoryRecorder:
         before = before if isinstance(before, dict) else {}
         changes = {f: [before.get(f), stub.get(f)] for f in ("deletion_reason", "duplicate_of")
                    if f in stub and before.get(f) != stub.get(f)}
+        # The stub's own time: it moves when the site edits a hidden record (kept, so the stub answered
+        # at any moment is known: mirror.asof).
+        if stub.get("updated_at") is not None and before.get("updated_at") != stub.get("updated_at"):
+            changes["updated_at"] = [before.get("updated_at"), stub.get("updated_at")]
         if item.old_hidden and not changes:
             return None
         if stub.get("duplicate_of") is not None:

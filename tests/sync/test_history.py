@@ -105,8 +105,11 @@ def test_edits_of_every_kind_come_out_exactly(site, mirrored):
     assert by_key[("images", str(b))]["description"] == [old_description, "a new description"]
     assert by_key[("images", str(c))]["source_urls"][1] == ["https://example.com/new"]
     assert by_key[("images", str(d))]["score"] == [old_score, old_score + 5]
-    assert by_key[("images", str(e))] == {"deletion_reason": [None, "Rule #2"]}
-    assert by_key[("images", str(f))] == {"duplicate_of": [None, a]}
+    # A hide keeps the stub's reason and its time (what the site answered as of then: mirror.asof).
+    hid, merged = by_key[("images", str(e))], by_key[("images", str(f))]
+    assert hid == {"deletion_reason": [None, "Rule #2"], "updated_at": [None, hid["updated_at"][1]]}
+    assert merged == {"duplicate_of": [None, a], "updated_at": [None, merged["updated_at"][1]]}
+    assert editor.images[e]["updated_at"] == hid["updated_at"][1]
     assert by_key[("comments", str(comment_edited))]["body"][1] == "an edited comment"
     assert by_key[("posts", str(post))]["body"][1] == "an edited post"
     assert by_key[("galleries", str(reordered))] == {"added": [], "removed": [], "reordered": True}
