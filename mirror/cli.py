@@ -427,16 +427,26 @@ def _search_site(config: Any, file: Any, distance: float | None, source: str) ->
 @click.option("--port", default=8808, show_default=True, help="Port to listen on (0 picks a free one).")
 @click.option("--db", "database", type=click.Path(dir_okay=False), default=None,
               help="The mirror database to serve (default: store.database of the config).")
+@click.option("--as-of", "as_of", default=None, metavar="WHEN",
+              help="Answer the plain API as the board was at WHEN (2025-01-05, 2025-01-05T12:00:00Z or "
+                   "20250105120000), for clients that cannot ask /as-of/WHEN/ paths.")
 @click.pass_context
 @handle_errors
-def serve(ctx: click.Context, host: str, port: int, database: str | None) -> None:
-    """Answer the site's JSON API from the mirror, read-only, with its kept files."""
+def serve(ctx: click.Context, host: str, port: int, database: str | None, as_of: str | None) -> None:
+    """Answer the site's JSON API from the mirror, read-only, with its kept files; any record as it
+    was at any moment under /as-of/WHEN/ (Memento, RFC 7089)."""
+    from .asof import parse_moment
     from .serve.app import run_serve
     from .serve.board import Board
     from .wiring import open_storage
 
+    try:
+        moment = parse_moment(as_of) if as_of is not None else None
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--as-of") from None
     config = _config(ctx)
-    run_serve(Board(database or config.database), open_storage(config), host=host, port=port, echo=click.echo)
+    run_serve(Board(database or config.database), open_storage(config), host=host, port=port, echo=click.echo,
+              moment=moment)
 
 
 @cli.command()

@@ -30,7 +30,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..philomena import display_key
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "record_as_of", "events_of", "versions_of", "HIDING"]
@@ -140,7 +139,7 @@ def _undo_fields(record: Record, later: Sequence[Event]) -> None:
 
 
 def _undo_tags(conn: sqlite3.Connection, record: Record, image_id: int, later: Sequence[Event]) -> None:
-    """Take off the tags added after the moment, put back those removed, in the site's order."""
+    """Take off the tags added after the moment, put back those removed."""
     ids = [e.id for e in later if e.event in _TAG_EVENTS]
     if not ids or not isinstance(record.get("tag_ids"), list):
         return
@@ -154,17 +153,10 @@ def _undo_tags(conn: sqlite3.Connection, record: Record, image_id: int, later: S
             tags.pop(tag_id, None)
         else:
             tags[tag_id] = name
-    categories = _categories(conn, list(tags))
-    ordered = sorted(tags.items(), key=lambda item: display_key(categories.get(item[0]), item[1] or ""))
+    ordered = sorted(tags.items())  # the API lists an image's tags by id, names in step
     record["tag_ids"] = [tag_id for tag_id, _ in ordered]
     record["tags"] = [name for _, name in ordered]
     record["tag_count"] = len(ordered)
-
-
-def _categories(conn: sqlite3.Connection, tag_ids: list[int]) -> dict[int, str | None]:
-    rows = conn.execute("SELECT id, category FROM tags WHERE id IN (SELECT value FROM json_each(?))",
-                        [json.dumps(tag_ids)])
-    return dict(rows.fetchall())
 
 
 def _hidden_at(row: Mapping[str, Any], record: Record, events: Sequence[Event],

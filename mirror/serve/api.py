@@ -16,14 +16,16 @@ import json
 import re
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from ..asof import Moment, record_as_of, versions_of
 from ..philomena import display_key
+from ..store.history import record_key
 from ..search import engine, images
 from ..search.bitmap_search import ImageScope
 from ..search.compile import TRUE, Sql
@@ -53,6 +55,7 @@ from .http import (
     parse_integer_id,
 )
 from .lanes import RETRY_AFTER, Overloaded, lanes_of
+from .memento import AS_OF_PREFIX, TIMEMAP_PREFIX, memento_headers, moment_of, timegate, timemap
 
 __all__ = ["api_routes", "Context", "IMAGE_COLUMNS"]
 
@@ -69,6 +72,9 @@ class Context:
     user_id: int | None
     filter_row: Record | None
     paging: Paging
+    moment: Moment | None = None  # answer as of this moment (mirror.asof), or today
+    began: list[str] = field(default_factory=list)  # when each version answered began, as of ``moment``
+    found: list[tuple[str, Any, Any]] | None = None  # when a list: each record read, (resource, key, row)
 
     @classmethod
     def from_request(cls, request: Request, board: Board) -> Context:
@@ -82,7 +88,20 @@ class Context:
             wanted = board.filter_row(int(text)) if abs(int(text)) <= INT4_MAX else None
             if wanted is not None and can_view_filter(wanted, user_id):
                 current = wanted
-        return cls(board, params, origin_of(request), user_id, current, Paging.from_params(params))
+        return cls(board, params, origin_of(request), user_id, current, Paging.from_params(params),
+                   moment_of(request))
+
+    def as_of(self, resource: str, key: Any, row: Any) -> Any:
+        """``row`` (today's, with ``raw``) as it was at the moment asked for, or None where the
+        record did not exist then; today's row when no moment is asked for."""
+        if self.found is not None and row is not None:
+            self.found.append((resource, key, row))
+        if self.moment is None or row is None or row["raw"] is None:
+            return row
+        found = record_as_of(self.board.connection(), resource, record_key(key), dict(row), self.moment)
+        if found is not None and found.began:
+            self.began.append(found.began)
+        return None if found is None else found.row
 
     def interactions(self, image_ids: list[int]) -> list[Record]:
         return self.board.interactions(self.user_id, image_ids) if self.user_id is not None else []
@@ -105,18 +124,29 @@ class Context:
                              columns=columns, seconds=self.board.search_seconds)
 
 
-def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
+def _endpoint(handler: Callable[..., Any], as_of: bool = False) -> Callable[[Request], Any]:
+    """The route of ``handler``; ``as_of``: under ``/as-of/WHEN`` (:mod:`.memento`)."""
     def answer(request: Request) -> Response:
         board: Board = request.app.state.board
+        params = {name: value for name, value in request.path_params.items() if name != "when"}
         try:
-            body = handler(Context.from_request(request, board), **request.path_params)
+            ctx = Context.from_request(request, board)
+            if ctx.moment is not None and handler not in AS_OF_HANDLERS:
+                raise ErrorAnswer(501, "this route cannot be answered as of a moment yet: records can "
+                                       "(images, tags, comments, posts, profiles, filters, forums, topics)")
+            if not as_of and ctx.moment is None and handler in AS_OF_HANDLERS and (gate := timegate(request)):
+                return gate
+            body = handler(ctx, **params)
         except ErrorAnswer as error:
             return error.response()
         except QueryError as error:
             return JsonAnswer({"error": str(error)}, status_code=400)
         except engine.SearchTooSlow as error:
             return JsonAnswer({"error": str(error)}, status_code=400)
-        return body if isinstance(body, Response) else JsonAnswer(body)
+        response = body if isinstance(body, Response) else JsonAnswer(body)
+        if ctx.moment is not None:
+            response.headers.update(memento_headers(request, ctx.moment, ctx.began))
+        return response
 
     async def endpoint(request: Request) -> Response:
         """Run in the request's lane (:mod:`.lanes`): a crowd of expensive searches cannot hold up a cheap one."""
@@ -127,6 +157,27 @@ def _endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
             return JsonAnswer({"error": str(busy)}, status_code=503, headers={"Retry-After": str(RETRY_AFTER)})
 
     endpoint.__name__ = handler.__name__
+    return endpoint
+
+
+def _timemap_endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
+    """The TimeMap of the record ``handler`` answers: the handler run once to find the record."""
+    def answer(request: Request) -> Response:
+        board: Board = request.app.state.board
+        params = {name: value for name, value in request.path_params.items() if name != "kind"}
+        try:
+            ctx = Context.from_request(request, board)
+            ctx.moment, ctx.found = None, []
+            handler(ctx, **params)
+        except ErrorAnswer as error:
+            return error.response()
+        resource, key, row = ctx.found[0]
+        return timemap(request, versions_of(board.connection(), resource, record_key(key), dict(row)))
+
+    async def endpoint(request: Request) -> Response:
+        return await lanes_of(request).for_search(request.url.path, request.query_params).run(lambda: answer(request))
+
+    endpoint.__name__ = f"timemap_{handler.__name__}"
     return endpoint
 
 
@@ -160,7 +211,8 @@ def search_images(ctx: Context) -> Record:
 
 
 def _image(ctx: Context, image_id: int) -> Record:
-    row = ctx.board.one("SELECT id, raw, stub, hidden_from_users FROM images WHERE id = ?", [image_id])
+    row = ctx.as_of("images", image_id,
+                    ctx.board.one("SELECT id, raw, stub, hidden_from_users FROM images WHERE id = ?", [image_id]))
     if row is None or row["raw"] is None:
         raise not_found()
     return {"image": ctx.board.images([row], ctx.image_filter, ctx.origin)[0], "interactions": ctx.interactions([image_id])}
@@ -223,29 +275,41 @@ def search_filters(ctx: Context) -> Record:
 # ---------------------------------------------------------------------------- show endpoints
 
 
-def _raw(ctx: Context, sql: str, params: list[Any]) -> Any:
+def _raw(ctx: Context, resource: str, sql: str, params: list[Any]) -> Any:
+    """The record (or stub) of the one row ``sql`` selects, as of the moment asked for: ``sql``
+    selects the record's key first, then ``raw`` (and ``stub``, ``hidden_from_users``)."""
     row = ctx.board.one(sql, params)
+    if row is not None:
+        key = (row[0], row[1]) if resource == "topics" else row[0]  # a topic is keyed by its forum and slug
+        row = ctx.as_of(resource, key, row)
     if row is None or row["raw"] is None:
         raise not_found()
     return raw_records([row])[0]
 
 
+
 def show_tag(ctx: Context, slug: str) -> Record:
-    return {"tag": _raw(ctx, "SELECT raw FROM tags WHERE slug = ?", [slug])}
+    return {"tag": _raw(ctx, "tags", "SELECT id, raw FROM tags WHERE slug = ?", [slug])}
+
+
+def _image_hidden(ctx: Context, image_id: Any) -> bool:
+    row = ctx.board.one("SELECT id, raw, stub, hidden_from_users FROM images WHERE id = ?", [image_id])
+    row = ctx.as_of("images", image_id, row) if row is not None else None
+    return row is not None and bool(row["hidden_from_users"])
 
 
 def show_comment(ctx: Context, id: str) -> Record:
-    comment = _raw(ctx, "SELECT raw, stub, hidden_from_users FROM comments WHERE id = ?", [parse_id(id)])
+    comment = _raw(ctx, "comments", "SELECT id, raw, stub, hidden_from_users FROM comments WHERE id = ?",
+                   [parse_id(id)])
     if comment is None:  # destroyed: it renders as null on the site, and is not found
         raise not_found()
-    hidden = ctx.board.one("SELECT 1 FROM images WHERE id = ? AND hidden_from_users = 1", [comment.get("image_id")])
-    if hidden is not None:
+    if _image_hidden(ctx, comment.get("image_id")):
         raise ErrorAnswer(403)
     return {"comment": comment}
 
 
 def show_post(ctx: Context, id: str) -> Record:
-    post = _raw(ctx, "SELECT raw, stub, hidden_from_users FROM posts WHERE id = ?", [parse_id(id)])
+    post = _raw(ctx, "posts", "SELECT id, raw, stub, hidden_from_users FROM posts WHERE id = ?", [parse_id(id)])
     if post is None:
         raise not_found()
     return {"post": post}
@@ -255,12 +319,12 @@ def show_profile(ctx: Context, id: str) -> Record:
     user_id = parse_id(id)
     if ctx.board.one("SELECT 1 FROM gone_users WHERE id = ?", [user_id]) is not None:
         raise not_found()
-    return {"user": _raw(ctx, "SELECT raw FROM users WHERE id = ?", [user_id])}
+    return {"user": _raw(ctx, "users", "SELECT id, raw FROM users WHERE id = ?", [user_id])}
 
 
 def show_filter(ctx: Context, id: str) -> Record:
-    return {"filter": _raw(ctx, "SELECT raw FROM filters WHERE id = ? AND (public OR system OR user_id IS ?)",
-                           [parse_integer_id(id), ctx.user_id])}
+    return {"filter": _raw(ctx, "filters", "SELECT id, raw FROM filters WHERE id = ? "
+                           "AND (public OR system OR user_id IS ?)", [parse_integer_id(id), ctx.user_id])}
 
 
 def _listed(ctx: Context, name: str, table: str, where: str, order: str, params: tuple = ()) -> Record:
@@ -290,7 +354,7 @@ def list_forums(ctx: Context) -> Record:
 
 
 def show_forum(ctx: Context, short_name: str) -> Record:
-    return {"forum": _raw(ctx, "SELECT raw FROM forums WHERE short_name = ?", [short_name])}
+    return {"forum": _raw(ctx, "forums", "SELECT short_name, raw FROM forums WHERE short_name = ?", [short_name])}
 
 
 def list_topics(ctx: Context, short_name: str) -> Record:
@@ -299,7 +363,8 @@ def list_topics(ctx: Context, short_name: str) -> Record:
 
 
 def _topic(ctx: Context, short_name: str, topic_slug: str) -> Record:
-    return _raw(ctx, "SELECT raw FROM topics WHERE forum_short_name = ? AND slug = ?", [short_name, topic_slug])
+    return _raw(ctx, "topics", "SELECT forum_short_name, slug, raw FROM topics WHERE forum_short_name = ? AND slug = ?",
+                [short_name, topic_slug])
 
 
 def show_topic(ctx: Context, short_name: str, topic_slug: str) -> Record:
@@ -312,15 +377,20 @@ def list_topic_posts(ctx: Context, short_name: str, topic_slug: str) -> Record:
     The site windows posts by their position in the topic, which records do not carry; a
     mirror orders them by id (the order they were written in) and windows that list."""
     topic = _topic(ctx, short_name, topic_slug)
-    rows = ctx.board.topic_posts(short_name, topic_slug, ctx.paging.offset(), ctx.paging.size())
+    if ctx.moment is None:
+        rows = ctx.board.topic_posts(short_name, topic_slug, ctx.paging.offset(), ctx.paging.size())
+    else:  # the posts written by then, as they were then, windowed as today's are
+        every = ctx.board.topic_posts(short_name, topic_slug, 0, 2**62)
+        rows = [row for row in (ctx.as_of("posts", row["id"], row) for row in every) if row is not None]
+        rows = rows[ctx.paging.offset():ctx.paging.offset() + ctx.paging.size()]
     posts = [post for post in raw_records(rows) if post is not None]
     return {"posts": posts, "total": topic.get("post_count", len(posts))}
 
 
 def show_topic_post(ctx: Context, short_name: str, topic_slug: str, id: str) -> Record:
     _topic(ctx, short_name, topic_slug)
-    post = _raw(ctx, "SELECT raw, stub, hidden_from_users FROM posts WHERE id = ? AND forum_short_name = ? "
-                     "AND topic_slug = ?", [parse_integer_id(id), short_name, topic_slug])
+    post = _raw(ctx, "posts", "SELECT id, raw, stub, hidden_from_users FROM posts WHERE id = ? "
+                "AND forum_short_name = ? AND topic_slug = ?", [parse_integer_id(id), short_name, topic_slug])
     if post is None:
         raise not_found()
     return {"post": post}
@@ -402,5 +472,15 @@ API_ROUTES: list[tuple[str, Callable[..., Any]]] = [
 ]
 
 
+# What can be answered as of a moment (:mod:`mirror.asof`): one record, or a topic's posts.
+AS_OF_HANDLERS = frozenset({show_image, show_tag, show_comment, show_post, show_profile, show_filter, show_forum,
+                            show_topic, list_topic_posts, show_topic_post, oembed})
+
+
 def api_routes() -> list[BaseRoute]:
-    return [Route(API_PREFIX + path, _endpoint(handler), methods=["GET"]) for path, handler in API_ROUTES]
+    """The API; the same under ``/as-of/WHEN``; each record's TimeMap under ``/timemap/KIND``."""
+    return ([Route(API_PREFIX + path, _endpoint(handler), methods=["GET"]) for path, handler in API_ROUTES]
+            + [Route(AS_OF_PREFIX + API_PREFIX + path, _endpoint(handler, as_of=True), methods=["GET"])
+               for path, handler in API_ROUTES]
+            + [Route(TIMEMAP_PREFIX + API_PREFIX + path, _timemap_endpoint(handler), methods=["GET"])
+               for path, handler in API_ROUTES if handler in AS_OF_HANDLERS and handler is not oembed])

@@ -19,6 +19,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..asof import Moment
 from ..download.storage import Storage
 from ..listening import listen
 from ..urls import redact
@@ -41,12 +42,14 @@ def unavailable(request: Request, error: Exception) -> Response:
     return JsonAnswer({"error": message}, status_code=503)
 
 
-def create_serve_app(board: Board, storage: Storage) -> Starlette:
-    """The JSON API over ``board`` and its kept files under ``/img`` from ``storage``."""
+def create_serve_app(board: Board, storage: Storage, moment: Moment | None = None) -> Starlette:
+    """The JSON API over ``board`` and its kept files under ``/img`` from ``storage``; the plain
+    API answered as of ``moment`` when one is given (``mirror serve --as-of``)."""
     app = Starlette(routes=kept_file_routes() + reverse_routes() + api_routes(), middleware=[Middleware(ProxyMiddleware)],
                     exception_handlers={BoardGone: unavailable, sqlite3.DatabaseError: unavailable})
     app.state.board = board
     app.state.storage = storage
+    app.state.moment = moment
     return app
 
 
@@ -60,10 +63,11 @@ class RedactedKeys(logging.Filter):
         return True
 
 
-def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Callable[[str], None] = print) -> None:
+def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Callable[[str], None] = print,
+              moment: Moment | None = None) -> None:
     """Serve in the foreground until interrupted, with an access log line per request."""
     sock = listen(host, port)
-    config = uvicorn.Config(create_serve_app(board, storage), host=host, port=port, log_level="info",
+    config = uvicorn.Config(create_serve_app(board, storage, moment), host=host, port=port, log_level="info",
                             access_log=True, lifespan="off")
     logging.getLogger("uvicorn.access").addFilter(RedactedKeys())
     server = uvicorn.Server(config)
@@ -72,7 +76,10 @@ def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Cal
         while not server.started:
             await asyncio.sleep(0.02)
         bound = server.servers[0].sockets[0].getsockname()[1]
-        echo(f"Serving the mirror {Path(board.path)} (read-only) at http://{host}:{bound}{API_PREFIX}")
+        pinned = f", as of {moment.text}" if moment is not None else ""
+        echo(f"Serving the mirror {Path(board.path)} (read-only{pinned}) at http://{host}:{bound}{API_PREFIX}")
+        echo(f"  any record as it was at a moment: http://{host}:{bound}/as-of/WHEN{API_PREFIX}/images/N "
+             "(WHEN: 2025-01-05, 2025-01-05T12:00:00Z or 20250105120000)")
         echo(f"  files kept in {storage.describe('')}; for gallery-dl, add a philomena instance with "
              f'"root": "http://{host}:{bound}"')
 

@@ -150,7 +150,7 @@ class Board:
 
     def topic_posts(self, short_name: str, topic_slug: str, offset: int, size: int) -> list[sqlite3.Row]:
         """A window of a topic's posts in order: the mirror orders them by id, as they were written."""
-        return self.all("SELECT raw, stub, hidden_from_users FROM posts WHERE forum_short_name = ? "
+        return self.all("SELECT id, raw, stub, hidden_from_users FROM posts WHERE forum_short_name = ? "
                         "AND topic_slug = ? AND raw IS NOT NULL ORDER BY id LIMIT ? OFFSET ?",
                         (short_name, topic_slug, size, offset))
 

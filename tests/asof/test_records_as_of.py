@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from mirror.asof import Moment, parse_moment, record_as_of
 from mirror.asof.moments import moment_of_http_date
 from mirror.dates import utc_text
-from mirror.philomena import display_key
 from mirror.store import open_database
 from mirror.store.history import keep_counters
 from mirror.store.specs import SPECS
@@ -57,7 +56,7 @@ class Site:
 
     @staticmethod
     def _retagged(record: dict, tag_ids: list[int]) -> dict:
-        ordered = sorted({t: TAGS[t - 1] for t in tag_ids}.values(), key=lambda t: display_key(t["category"], t["name"]))
+        ordered = [TAGS[t - 1] for t in sorted(set(tag_ids))]  # by id, as the API lists them
         return {**record, "tag_ids": [t["id"] for t in ordered], "tags": [t["name"] for t in ordered],
                 "tag_count": len(ordered)}
 

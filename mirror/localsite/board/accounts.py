@@ -58,7 +58,7 @@ class GeneratedBoard(Board):
         return GALLERIES_DATED, _GALLERIES_NEWEST
 
     def topic_posts(self, short_name: str, topic_slug: str, offset: int, size: int) -> list[sqlite3.Row]:
-        return self.all("SELECT p.raw, p.stub, p.hidden_from_users FROM posts p JOIN site_post_positions s "
+        return self.all("SELECT p.id, p.raw, p.stub, p.hidden_from_users FROM posts p JOIN site_post_positions s "
                         "ON s.post_id = p.id WHERE p.forum_short_name = ? AND p.topic_slug = ? "
                         "AND s.position >= ? AND s.position < ? ORDER BY s.position",
                         (short_name, topic_slug, offset, offset + size))

@@ -1,0 +1,124 @@
+"""`mirror serve` answers any record as it was at a moment, under /as-of/WHEN/, with Memento.
+
+A mirror of the local site is synced; what `mirror serve` answers then is noted; the site is edited
+(a retag, a description, a hide, a merge, an upload, a comment edited) and synced again. Asked as of
+the moment between the two syncs, the archive must answer exactly what it answered then.
+"""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from mirror.asof import Moment, moment_of_http_date
+from mirror.dates import utc_text
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import LoopbackServer, SiteServer
+from mirror.serve.app import create_serve_app
+from mirror.serve.board import Board
+
+from ..support.configs import RESOURCES, mirror_config, sync
+
+
+def answers(served: LoopbackServer, paths: list[str]) -> dict[str, tuple[int, object]]:
+    with httpx.Client(base_url=served.url) as http:
+        return {path: (r.status_code, r.json() if r.status_code == 200 else None)
+                for path in paths for r in [http.get(path)]}
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("asof")
+    editor = BoardEditor.generate(seed=12, images=60)
+    with SiteServer(editor) as site:
+        config = mirror_config(site, tmp, editor.everything_filter_id)
+        sync(config, RESOURCES)
+        visible = [i for i in sorted(editor.images) if not editor.images[i].get("hidden_from_users")]
+        retagged, described, hidden, merged, target = visible[:5]
+        comment = next(c for c in sorted(editor.comments) if editor.comments[c]["image_id"] in visible)
+        paths = [f"/api/v1/json/images/{i}" for i in visible[:5]] + [f"/api/v1/json/comments/{comment}"]
+        with LoopbackServer(create_serve_app(Board(config.database), None)) as served:
+            before = answers(served, paths)
+            moment = Moment(utc_text())
+            time.sleep(1.1)  # the history keeps times to the second: the edits come after the moment
+            editor.edit_image(retagged, tags=[*editor.images[retagged]["tags"], "tagged later"])
+            editor.edit_image(described, description="described later")
+            editor.hide_image(hidden, "Rule #2")
+            editor.merge_image(merged, target)
+            uploaded = editor.add_images(1)[0]
+            editor.edit_comment(comment, body="edited later")
+            sync(config, RESOURCES)
+            after = answers(served, paths)
+            yield {"served": served, "moment": moment, "before": before, "after": after, "paths": paths,
+                   "uploaded": uploaded, "hidden": hidden, "merged": merged, "retagged": retagged}
+
+
+def test_every_record_as_of_the_moment_is_what_was_answered_then(history):
+    moment, served = history["moment"], history["served"]
+    assert history["after"] != history["before"]  # the edits reached the mirror
+    for spelling in (moment.digits, moment.text):
+        as_of = answers(served, [f"/as-of/{spelling}{path}" for path in history["paths"]])
+        assert list(as_of.values()) == [history["before"][path] for path in history["paths"]]
+
+
+def test_an_image_uploaded_later_is_not_found_and_a_hidden_one_was_whole(history):
+    moment, served = history["moment"], history["served"]
+    with httpx.Client(base_url=served.url) as http:
+        assert http.get(f"/as-of/{moment.digits}/api/v1/json/images/{history['uploaded']}").status_code == 404
+        assert http.get(f"/api/v1/json/images/{history['uploaded']}").status_code == 200
+        for image_id in (history["hidden"], history["merged"]):
+            then = http.get(f"/as-of/{moment.digits}/api/v1/json/images/{image_id}").json()["image"]
+            now = http.get(f"/api/v1/json/images/{image_id}").json()["image"]
+            assert then["hidden_from_users"] is False and then["tags"]
+            assert now["hidden_from_users"] is True and "tags" not in now
+
+
+def test_a_memento_says_when_its_version_began_and_links_to_the_original_timegate_and_timemap(history):
+    moment, served = history["moment"], history["served"]
+    path = f"/api/v1/json/images/{history['retagged']}"
+    answer = httpx.get(f"{served.url}/as-of/{moment.digits}{path}")
+    assert moment_of_http_date(answer.headers["memento-datetime"]) <= moment
+    links = answer.headers["link"]
+    assert f'<{served.url}{path}>; rel="original"' in links
+    assert f'<{served.url}{path}>; rel="timegate"' in links
+    assert f'<{served.url}/timemap/link{path}>; rel="timemap"' in links
+    assert "memento-datetime" not in httpx.get(f"{served.url}{path}").headers
+
+
+def test_the_plain_url_is_a_timegate(history):
+    moment, served = history["moment"], history["served"]
+    path = f"/api/v1/json/images/{history['retagged']}"
+    gate = httpx.get(f"{served.url}{path}", headers={"Accept-Datetime": moment.http_date})
+    assert gate.status_code == 302
+    assert gate.headers["location"] == f"{served.url}/as-of/{moment.digits}{path}"
+    assert gate.headers["vary"] == "accept-datetime"
+    followed = httpx.get(f"{served.url}{path}", headers={"Accept-Datetime": moment.http_date}, follow_redirects=True)
+    assert followed.json() == history["before"][path][1]
+    assert "accept-datetime" not in httpx.get(f"{served.url}{path}").headers.get("vary", "")
+    bad = httpx.get(f"{served.url}{path}", headers={"Accept-Datetime": "last tuesday"})
+    assert bad.status_code == 400 and "HTTP date" in bad.json()["error"]
+
+
+def test_the_timemap_lists_every_version(history):
+    served, path = history["served"], f"/api/v1/json/images/{history['retagged']}"
+    link = httpx.get(f"{served.url}/timemap/link{path}")
+    assert link.headers["content-type"].startswith("application/link-format")
+    mementos = [line for line in link.text.split(",\n") if "memento" in line]
+    assert len(mementos) >= 3  # uploaded, first seen, retagged
+    assert 'rel="first memento"' in mementos[0] and 'rel="last memento"' in mementos[-1]
+    listed = httpx.get(f"{served.url}/timemap/json{path}").json()["mementos"]["list"]
+    assert [m["uri"] in mementos[n] for n, m in enumerate(listed)] == [True] * len(mementos)
+    newest = httpx.get(listed[-1]["uri"]).json()
+    assert newest == history["after"][path][1]
+
+
+def test_what_cannot_be_answered_as_of_a_moment_says_so(history):
+    moment, served = history["moment"], history["served"]
+    with httpx.Client(base_url=served.url) as http:
+        search = http.get(f"/as-of/{moment.digits}/api/v1/json/search/images", params={"q": "safe"})
+        assert search.status_code == 501 and "records can" in search.json()["error"]
+        bad = http.get(f"/as-of/yesterday/api/v1/json/images/{history['retagged']}")
+        assert bad.status_code == 400 and "give a day" in bad.json()["error"]
+
