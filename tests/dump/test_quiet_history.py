@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import datetime, timedelta
 
 import pytest
 
+from mirror.asof import Moment, record_as_of
 from mirror.commands.changes import lines
 from mirror.commands.import_dump import run_import
 from mirror.localsite.board.editor import BoardEditor
@@ -41,6 +43,8 @@ def imported(tmp_path_factory):
     editor = BoardEditor.generate(seed=11, images=300)
     with SiteServer(editor) as site:
         everything = editor.everything_filter_id
+        for image_id in sorted(editor.images)[100:112]:  # the site's own retags, in its dump's tag history
+            editor.edit_image(image_id, tags=[*editor.images[image_id]["tags"][1:], "retagged on the site"])
         dump = make_dump(editor, tmp)
         visible = [i for i in sorted(editor.images) if not editor.images[i].get("hidden_from_users")]
         retagged, hidden, merged, target = visible[20], visible[30], visible[40], visible[41]
@@ -107,3 +111,36 @@ def test_every_record_sent_again_as_the_api_sends_it_keeps_nothing(imported):
         run.finish(db, status="done")
     kept = events_after(db, imported["second"])
     assert [row for row in kept if row[2] not in ("counters",)] == [], kept[:20]
+
+
+def test_an_imported_image_as_of_any_moment_has_the_tags_the_sites_own_history_gives(imported):
+    """Before the mirror's first sync, what is known is the site's tag history from its dump: the
+    record as of a moment (today's, undone back) has the tags the site's changes, replayed forward
+    from the upload, give at that moment; before its upload, the image did not exist."""
+    db = imported["db"]
+    later = {int(k) for (k,) in db.execute("SELECT DISTINCT record_key FROM history WHERE resource = 'images' "
+                                           "AND event NOT IN ('first_seen', 'site_tags', 'site_source')")}
+    rows = db.execute("SELECT h.record_key, h.seen_at, c.change, c.tag_id FROM history h JOIN image_tag_changes c "
+                      "ON c.history_id = h.id WHERE h.event = 'site_tags' ORDER BY h.seen_at, h.id, c.id").fetchall()
+    by_image: dict[int, list] = {}
+    for key, at, change, tag_id in rows:
+        by_image.setdefault(int(key), []).append((at, change, tag_id))
+    checked = 0
+    for image_id, changes in sorted(by_image.items()):
+        if image_id in later or len({at for at, _, _ in changes}) < 2:
+            continue  # images the syncs saw change, or the site never retagged
+        row = dict(zip(("raw", "stub", "hidden_from_users"), db.execute(
+            "SELECT raw, stub, hidden_from_users FROM images WHERE id = ?", [image_id]).fetchone()))
+        upload = changes[0][0]
+        before = datetime.strptime(upload, "%Y-%m-%dT%H:%M:%SZ") - timedelta(seconds=1)
+        assert record_as_of(db.conn, "images", str(image_id), row, Moment(before.strftime("%Y-%m-%dT%H:%M:%SZ"))) is None
+        for moment in sorted({at for at, _, _ in changes}):
+            tags: set[int] = set()
+            for at, change, tag_id in changes:
+                if at <= moment:
+                    (tags.add if change == "+" else tags.discard)(tag_id)
+            found = record_as_of(db.conn, "images", str(image_id), row, Moment(moment))
+            assert found.record["tag_ids"] == sorted(tags), (image_id, moment)
+            assert found.began == moment
+            checked += 1
+    assert checked >= 10, (len(by_image), len(later), sum(len({a for a, _, _ in c}) >= 2 for c in by_image.values()))
