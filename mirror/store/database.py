@@ -120,6 +120,37 @@ def reader_uri(path: str | Path) -> str:
         probe.close()
 
 
+def holds_no_record(db: Database) -> bool:
+    """Whether ``db`` holds nothing but the mirror's schema: no row in any table of its own (the
+    migrations' log, SQLite's statistics and the full-text indexes' own tables aside)."""
+    tables = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+    virtual = [name for name, sql in tables if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
+    for name, _ in tables:
+        if name.startswith("sqlite_") or name == "_sqlite_migrations" or name in virtual \
+                or any(name.startswith(f"{v}_") for v in virtual):
+            continue
+        if db.execute(f'SELECT EXISTS (SELECT 1 FROM "{name}")').fetchone()[0]:
+            return False
+    return True
+
+
+def remove_unused(db: Database, path: str | Path) -> bool:
+    """Remove the database at ``path`` that this run created, ``db`` open on it, when it holds no
+    record (closing ``db`` first, with its ``-wal`` and ``-shm``): a run that failed before its
+    first write must not leave an empty mirror behind for ``mirror status`` to report as one.
+    Returns whether it did; ``db`` stays open when it did not."""
+    path = Path(path)
+    try:
+        if not holds_no_record(db):
+            return False
+    except sqlite3.Error:
+        return False  # cannot tell: keep it
+    db.close()
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+        path.with_name(name).unlink(missing_ok=True)
+    return True
+
+
 # Keys per ``IN (...)`` query, to stay under SQLite's bound-variable limit.
 CHUNK = 400
 
