@@ -131,6 +131,7 @@ def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOu
         ctx.meta[STAMPED_ERRORS] = True  # the error line goes to the same log as the run's lines
         monitor.start()
     try:
+        new_folder = not config.database.parent.exists()
         with run_lock(config.database), database_errors(config.database, busy_timeout):
             created = not config.database.exists()
             db = open_database(config.database, busy_timeout=busy_timeout)
@@ -138,7 +139,7 @@ def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOu
                 with reporter:
                     result = asyncio.run(work(config, db, *args, reporter, **kwargs))
             except BaseException:
-                if created and remove_unused(db, config.database):
+                if created and remove_unused(db, config.database, folder_too=new_folder):
                     db = None  # failed before its first write: no empty mirror is left behind
                 raise
         code = output.judge(result)

@@ -49,7 +49,7 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
     except DumpError as e:
         if path == target:
             raise
-        raise DumpError(f"{e} (the download is kept at {path}: remove it, and the next run fetches it anew)") from None
+        raise DumpError(f"{e}; to download it anew, remove {path} and run again") from None
     for step in report.steps:
         reporter.done(step)
     crawls = {name: crawler_options(config, name) for name in config.enabled_resources()}

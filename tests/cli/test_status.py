@@ -115,7 +115,8 @@ def test_status_on_a_file_that_is_not_sqlite_says_so_in_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("command", [["status"], ["status", "--json"], ["changes"], ["duplicates"],
-                                     ["serve", "--port", "0"]])
+                                     ["serve", "--port", "0"], ["browse", "--port", "0"], ["browse", "--metadata"],
+                                     ["reverse", "--local", "x.png"]])
 def test_reading_commands_create_no_database_where_there_is_none(tmp_path, command):
     folder = tmp_path / "data"
     config = tmp_path / "m.toml"

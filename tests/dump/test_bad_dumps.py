@@ -177,5 +177,5 @@ def test_a_downloaded_dump_found_damaged_names_the_file_to_remove_for_a_fresh_fe
     kept = tmp_path / "board.pgdump"
     error = result.output.splitlines()[-1]
     assert result.exit_code == 2 and error.startswith("Error: ") and "ends early" in error, result.output
-    assert error.endswith(f"(the download is kept at {kept}: remove it, and the next run fetches it anew)")
+    assert error.endswith(f"; to download it anew, remove {kept} and run again")
     assert kept.exists()

@@ -51,13 +51,13 @@ def test_what_is_not_a_dump_file_is_one_line_exit_2_and_creates_nothing(tmp_path
     assert not (tmp_path / "data").exists()  # no folder, no lock, no empty mirror.db
 
 
-def test_an_address_that_answers_404_leaves_no_empty_mirror(tmp_path):
+def test_an_address_that_answers_404_leaves_nothing_behind(tmp_path):
     served = tmp_path / "served"
     served.mkdir()
     with SiteServer(BoardEditor.generate(seed=2, images=3), dumps_dir=served) as site:
         done = import_dump(tmp_path, f"{site.url}/dumps/none.pgdump")
     assert done.returncode == EXIT_USAGE and "it has no such dump" in done.stderr, done.stderr
-    assert "mirror.db" not in made(tmp_path)
+    assert not (tmp_path / "data").exists()  # the database, its lock and the folder it made: all removed
 
 
 def test_a_trickling_host_is_cut_off_by_the_configured_stall_rule_and_its_part_kept(tmp_path):
@@ -68,5 +68,5 @@ def test_a_trickling_host_is_cut_off_by_the_configured_stall_rule_and_its_part_k
                                   "[polite]\nmax_retries = 0\n")
     assert done.returncode == EXIT_UNAVAILABLE, done.stderr
     assert "the transfer stalled: only" in done.stderr and "download.dump_min_rate" in done.stderr, done.stderr
-    assert "board.pgdump.part" in made(tmp_path) and "mirror.db" not in made(tmp_path)
+    assert made(tmp_path) == ["board.pgdump.part"]  # kept to resume from; no empty mirror, no lock
     assert 0 < (tmp_path / "data" / "board.pgdump.part").stat().st_size < len(data)
