@@ -34,7 +34,7 @@ from .config import RESOURCES, load_config
 from .download import Sample
 from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorError
 from .progress import Reporter, stamped
-from .store import DEFAULT_BUSY_TIMEOUT, database_errors, open_database, open_read_only, run_lock
+from .store import DEFAULT_BUSY_TIMEOUT, database_errors, open_database, open_read_only, remove_unused, run_lock
 from .store.errors import store_error
 
 
@@ -131,10 +131,17 @@ def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOu
         ctx.meta[STAMPED_ERRORS] = True  # the error line goes to the same log as the run's lines
         monitor.start()
     try:
+        new_folder = not config.database.parent.exists()
         with run_lock(config.database), database_errors(config.database, busy_timeout):
+            created = not config.database.exists()
             db = open_database(config.database, busy_timeout=busy_timeout)
-            with reporter:
-                result = asyncio.run(work(config, db, *args, reporter, **kwargs))
+            try:
+                with reporter:
+                    result = asyncio.run(work(config, db, *args, reporter, **kwargs))
+            except BaseException:
+                if created and remove_unused(db, config.database, folder_too=new_folder):
+                    db = None  # failed before its first write: no empty mirror is left behind
+                raise
         code = output.judge(result)
         return result
     except BaseException as e:
@@ -379,18 +386,29 @@ def duplicates(ctx: click.Context, distance: int | None, as_json: bool) -> None:
 @click.option("--sha256", metavar="HEX", help="The SHA-256 the site lists for the dump: checked before importing.")
 @click.option("--file-root", metavar="URL",
               help="Where the site's files are (default: as the mirror's records say; Derpibooru's CDN; BASE_URL/img).")
+@click.option("--keep", is_flag=True,
+              help="Keep a downloaded dump once imported (it is removed by default: some 5 GB the mirror no longer "
+                   "needs). Until the import succeeds it stays beside the database, so a rerun does not fetch it "
+                   "again.")
 @click.pass_context
 @handle_errors
-def import_dump(ctx: click.Context, source: str, sha256: str | None, file_root: str | None) -> None:
-    """Import the site's public database dump (a .pgdump file or its URL), then sync only what changed.
+def import_dump(ctx: click.Context, source: str, sha256: str | None, file_root: str | None, keep: bool) -> None:
+    """Import the site's public database dump (a .pgdump file, or its URL), then sync only what changed.
 
     A whole board from its nightly dump instead of a million API requests; a killed import resumes
-    where it stopped. The dump lacks a few fields (first_seen_at, orig_size, duration, animated,
-    processed, thumbnails_generated): the next sync fills them for records that change.
+    where it stopped. A URL is downloaded beside the database (store.database's folder) with its
+    progress shown, resumed from its .part after a cut, and removed once imported unless --keep.
+    The dump lacks a few fields (first_seen_at, orig_size, duration, animated, processed,
+    thumbnails_generated): the next sync fills them for records that change.
     """
     from .commands.import_dump import run_import
+    from .dump.fetch import normalized_sha256
+    from .dump.source import check_source
 
-    _run(ctx, run_import, source, sha256=sha256, root=file_root)
+    check_source(source)  # before the lock and the database: a mistyped path creates nothing
+    if sha256 is not None:
+        normalized_sha256(sha256)
+    _run(ctx, run_import, source, sha256=sha256, root=file_root, keep=keep)
 
 
 @contextmanager

@@ -1,9 +1,12 @@
 """``mirror import-dump FILE_OR_URL``: start (or refresh) a mirror from the site's nightly dump.
 
-The dump is fetched when given as a URL (resumed, paced, checked against ``--sha256``), imported
-(:mod:`mirror.dump.importer`), and the mirror handed over to ``mirror sync``
-(:func:`mirror.sync.handover.hand_over`): its cursors are set as a complete first sync started
-when the dump was made would have left them, so the next sync asks only for what changed since.
+The dump is fetched when given as a URL (resumed, paced, checked against ``--sha256``, its
+progress shown), imported (:mod:`mirror.dump.importer`), and the mirror handed over to ``mirror
+sync`` (:func:`mirror.sync.handover.hand_over`): its cursors are set as a complete first sync
+started when the dump was made would have left them, so the next sync asks only for what changed
+since. A downloaded dump is some 5 GB of disk the mirror no longer needs once imported: it is
+removed then, unless ``keep``; until then it stays beside the database, so that a run stopped
+(or an import failed) does not fetch it again.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from sqlite_utils import Database
 
 from ..config import Config
 from ..dates import utc_text
+from ..dump.archive import DumpError
 from ..dump.importer import ImportReport, import_dump
+from ..dump.source import check_source
 from ..progress import Reporter
 from ..sync.handover import hand_over
 from ..wiring import crawler_options
@@ -28,13 +33,23 @@ _FILE_ROOTS = {"derpibooru.org": "https://derpicdn.net/img", "trixiebooru.org": 
 
 
 async def run_import(config: Config, db: Database, source: str, reporter: Reporter | None = None, *,
-                     sha256: str | None = None, root: str | None = None) -> ImportReport:
-    """Import the dump at ``source`` (a path or an https URL) into ``db`` and hand the mirror over."""
+                     sha256: str | None = None, root: str | None = None, keep: bool = False) -> ImportReport:
+    """Import the dump at ``source`` (a path or an https URL) into ``db`` and hand the mirror over;
+    a dump it downloaded is removed once imported, unless ``keep``."""
     reporter = reporter or Reporter(interactive=False)
-    path = await _local_copy(config, source, sha256, reporter)
-    report = import_dump(db, path, file_root=root or file_root(config, db),
-                         staging_path=Path(f"{config.database}.dump-staging"), progress=reporter.update,
-                         line=reporter.line)
+    target = check_source(source)
+    if isinstance(target, str):
+        path = await _downloaded(config, target, sha256, reporter)
+    else:
+        path = _checked(target, sha256, reporter)
+    try:
+        report = import_dump(db, path, file_root=root or file_root(config, db),
+                             staging_path=Path(f"{config.database}.dump-staging"), progress=reporter.update,
+                             line=reporter.line)
+    except DumpError as e:
+        if path == target:
+            raise
+        raise DumpError(f"{e}; to download it anew, remove {path} and run again") from None
     for step in report.steps:
         reporter.done(step)
     crawls = {name: crawler_options(config, name) for name in config.enabled_resources()}
@@ -42,25 +57,47 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
                        walked_at=min(report.dumped_at, utc_text()))
     reporter.line(f"dump of {report.dumped_at} imported; the next sync asks for what changed since {report.as_of}"
                   + (f" ({', '.join(handed)})" if handed else ""))
+    if path != target:
+        _drop_download(path, keep, reporter)
     return report
 
 
-async def _local_copy(config: Config, source: str, sha256: str | None, reporter: Reporter) -> Path:
-    """The dump as a local file: ``source`` itself, or fetched beside the database."""
-    if urlsplit(source).scheme not in ("http", "https"):
-        path = Path(source)
-        if sha256:
-            from ..dump.fetch import check_sha256
+def _checked(path: Path, sha256: str | None, reporter: Reporter) -> Path:
+    if sha256:
+        from ..dump.fetch import check_sha256
 
-            check_sha256(path, sha256)
-        return path
+        check_sha256(path, sha256)
+        reporter.line(f"{path}: SHA-256 matches")
+    return path
+
+
+async def _downloaded(config: Config, url: str, sha256: str | None, reporter: Reporter) -> Path:
+    """The dump at ``url``, fetched beside the database (or found there from an earlier run)."""
     from ..api.client import http_client
-    from ..dump.fetch import fetch_dump
+    from ..dump.fetch import Stall, dump_path, fetch_dump
     from ..wiring import file_politeness
 
     folder = Path(config.database).parent
-    async with http_client(timeout=config.polite.timeout, contact=config.site.user_agent or "", max_connections=1) as http:
-        return await fetch_dump(source, folder, http, file_politeness(config), sha256=sha256)
+    label = dump_path(url, folder).name
+    stall = Stall(config.download.dump_stall_seconds, config.download.dump_min_rate)
+    contact = config.site.user_agent or ""
+    async with http_client(timeout=config.polite.timeout, contact=contact, max_connections=1) as http:
+        return await fetch_dump(url, folder, http, reporter.watch(file_politeness(config)), sha256=sha256,
+                                progress=lambda done, total: reporter.transfer(label, done, total),
+                                line=reporter.line, stall=stall)
+
+
+def _drop_download(path: Path, keep: bool, reporter: Reporter) -> None:
+    """Remove the imported download (the mirror holds it all now), or say where it stays."""
+    if keep:
+        reporter.line(f"the dump stays at {path} (--keep)")
+        return
+    try:
+        path.unlink()
+    except OSError as e:
+        reporter.warn(f"the dump was imported but cannot be removed ({e.strerror or e}): remove {path} yourself")
+        return
+    reporter.line(f"removed the downloaded dump {path}, no longer needed (--keep keeps it)")
 
 
 def file_root(config: Config, db: Database) -> str:

@@ -109,6 +109,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # Seconds one attempt at one file may take, first byte to last; then it is a failed
         # attempt (retried by [polite], resuming its .part), so a trickling host cannot hold a worker.
         "file_deadline": 600.0,
+        # `mirror import-dump URL`: an attempt at the dump (some 5 GB, so no overall deadline) is
+        # abandoned, kept to resume from and retried, when fewer than dump_min_rate bytes a second
+        # came over dump_stall_seconds (0: only when not one byte came in dump_stall_seconds).
+        "dump_stall_seconds": 60.0,
+        "dump_min_rate": 10000.0,
     },
     "history": {
         # Votes, scores and counts change on every vote: a change of these alone is kept at most

@@ -151,6 +151,8 @@ class DownloadSection:
     gif_videos: bool
     partial_dir: str
     file_deadline: float
+    dump_stall_seconds: float
+    dump_min_rate: float
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..api.polite import Politeness
 from ..progress import Reporter
 from ..store import ImageWriter, is_image_stub
 from ..store import downloads as state
-from ..words import counted
+from ..words import counted, human_bytes
 from .fetch import Fetcher, FileFailed, Job, Recheck
 from .file_facts import keep_file_facts
 from .fingerprints import backfill_fingerprints, keep_fingerprint
@@ -78,14 +78,6 @@ class DownloadReport:
         if self.expected is not None and self.fetched + self.failed < self.expected:
             parts.append(f"{self.expected - self.fetched - self.failed} left")
         return f"{self.resource}: {', '.join(parts)}; {counted(self.requests, 'request')}"
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def file_client(options: DownloadOptions) -> httpx.AsyncClient:

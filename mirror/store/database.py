@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TypeVar
 
 from sqlite_utils import Database
 
 from .errors import database_errors, store_error
+from .run_lock import lock_path
 from .schema import apply_migrations, check_schema
 
 # Seconds a write waits for another program's write transaction before the run stops (store.busy_timeout).
@@ -118,6 +119,42 @@ def reader_uri(path: str | Path) -> str:
         return f"{base}?mode=ro&immutable=1"
     finally:
         probe.close()
+
+
+def holds_no_record(db: Database) -> bool:
+    """Whether ``db`` holds nothing but the mirror's schema: no row in any table of its own (the
+    migrations' log, SQLite's statistics and the full-text indexes' own tables aside)."""
+    tables = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+    virtual = [name for name, sql in tables if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
+    for name, _ in tables:
+        if name.startswith("sqlite_") or name == "_sqlite_migrations" or name in virtual \
+                or any(name.startswith(f"{v}_") for v in virtual):
+            continue
+        if db.execute(f'SELECT EXISTS (SELECT 1 FROM "{name}")').fetchone()[0]:
+            return False
+    return True
+
+
+def remove_unused(db: Database, path: str | Path, *, folder_too: bool = False) -> bool:
+    """Remove the database at ``path`` that this run created, ``db`` open on it, when it holds no
+    record (closing ``db`` first, with its ``-wal``, ``-shm`` and lock file, and the folder when
+    ``folder_too`` and nothing else is in it): a run that failed before its first write must not
+    leave an empty mirror behind for ``mirror status`` to report as one. The caller holds the
+    lock (:func:`~mirror.store.run_lock.run_lock` takes a new one when its file was removed).
+    Returns whether it did; ``db`` stays open when it did not."""
+    path = Path(path)
+    try:
+        if not holds_no_record(db):
+            return False
+    except sqlite3.Error:
+        return False  # cannot tell: keep it
+    db.close()
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm", lock_path(path).name):
+        path.with_name(name).unlink(missing_ok=True)
+    if folder_too:
+        with suppress(OSError):  # not empty (a dump's .part, to resume from): kept
+            path.parent.rmdir()
+    return True
 
 
 # Keys per ``IN (...)`` query, to stay under SQLite's bound-variable limit.

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..errors import EXIT_STORE, MirrorError
 
-FULL, DENIED, MISSING, LOCKED, OTHER = "full", "denied", "missing", "locked", "other"
+FULL, DENIED, MISSING, LOCKED, NOT_SQLITE, OTHER = "full", "denied", "missing", "locked", "not sqlite", "other"
 
 # What happened, for the kinds whose cause the error itself does not say plainly.
 WHAT = {FULL: "no space left on the device", DENIED: "permission denied", MISSING: "it does not exist"}
@@ -32,6 +32,7 @@ SQLITE_KINDS = {
     sqlite3.SQLITE_LOCKED: LOCKED,
     sqlite3.SQLITE_READONLY: DENIED,
     sqlite3.SQLITE_PERM: DENIED,
+    sqlite3.SQLITE_NOTADB: NOT_SQLITE,
 }
 
 
@@ -72,6 +73,10 @@ def store_error(error: sqlite3.Error | OSError, where: str, busy_timeout: float)
             "this run stopped and nothing committed was lost. Let that program finish or close it (a sqlite3 "
             "shell or script with an open transaction, a second copy of the mirror on another machine) and run "
             "again; store.busy_timeout sets how long to wait.")
+    if kind == NOT_SQLITE:  # reading it or writing it alike: "cannot write" would send the user to the disk
+        return StoreError(f"{where} is not a SQLite database (damaged, or another program's file); it was left "
+                          "untouched. Point store.database at the mirror's database, or move that file away to "
+                          "start a new one.")
     what = WHAT.get(kind) or (error.strerror if isinstance(error, OSError) else None) or str(error)
     todo = {FULL: "free some disk space", DENIED: "fix the permissions"}.get(kind, "fix the cause")
     return StoreError(f"cannot write {where}: {what}. Nothing committed was lost; {todo} and run again.")

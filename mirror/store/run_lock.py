@@ -5,6 +5,11 @@ of a large board takes a day). Two runs at once would double the load on the sit
 the same cursors, so the second one stops at once and says why. The lock is ``flock`` on
 ``<database>.lock``: the kernel releases it when the process ends, however it ends, so a killed
 run never leaves a stale lock behind.
+
+A run that created the mirror and failed before its first write removes the database and the
+lock file with it (:func:`mirror.store.database.remove_unused`), while it holds the lock. A run
+that opened the lock file just before it was removed would then lock a file no longer there, so a
+lock taken is kept only when the path still names the file locked; otherwise it is taken again.
 """
 
 from __future__ import annotations
@@ -34,27 +39,45 @@ def lock_path(database: Path) -> Path:
 def run_lock(database: Path) -> Iterator[None]:
     """Hold the mirror's lock for the body, or raise :class:`MirrorBusy` naming who holds it."""
     path = lock_path(database)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "a+b", buffering=0)  # unbuffered: a failed write is not retried on close
-    except OSError as e:
-        raise _lock_failure(e, path) from None
+    handle = _locked(database, path)
     with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().decode(errors="replace").strip() or "another process"
-            raise MirrorBusy(
-                f"{database} is being written by {holder}; this run did nothing. "
-                "If runs keep overlapping, sync less often or wait for the first full sync to finish."
-            ) from None
         _sign(handle, path)
         try:
             yield
         finally:
             handle.seek(0)
             handle.truncate()
+
+
+def _locked(database: Path, path: Path) -> BinaryIO:
+    """The lock file at ``path``, opened and locked; raise :class:`MirrorBusy` when another run holds it."""
+    while True:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(path, "a+b", buffering=0)  # unbuffered: a failed write is not retried on close
+        except OSError as e:
+            raise _lock_failure(e, path) from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().decode(errors="replace").strip() or "another process"
+            handle.close()
+            raise MirrorBusy(
+                f"{database} is being written by {holder}; this run did nothing. "
+                "If runs keep overlapping, sync less often or wait for the first full sync to finish."
+            ) from None
+        if _names(path, handle):
+            return handle
+        handle.close()  # removed by the run that held it (see the module's docstring): take the new one
+
+
+def _names(path: Path, handle: BinaryIO) -> bool:
+    """Whether ``path`` still names the file ``handle`` has open."""
+    try:
+        return os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+    except FileNotFoundError:
+        return False
 
 
 def _sign(handle: BinaryIO, path: Path) -> None:

@@ -65,6 +65,8 @@ def test_environment_overrides_and_the_key_stays_secret(tmp_path):
     ("[download]\nrepresentations = ['thumb', 'huge']\n", '[download] representations: unknown "huge"'),
     ("[filters]\nids = [1, true]\n", "[filters] ids: expected a list of filter numbers, got [1, true]"),
     ("[download]\nfile_deadline = 0\n", "[download] file_deadline: must be greater than 0, got 0"),
+    ("[download]\ndump_stall_seconds = 0\n", "[download] dump_stall_seconds: must be greater than 0, got 0"),
+    ("[download]\ndump_min_rate = -1\n", "[download] dump_min_rate: must be at least 0, got -1"),
     ("[images\n", "is not valid TOML"),
 ])
 def test_bad_config_gives_one_clear_message(tmp_path, text, message):

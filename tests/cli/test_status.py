@@ -98,3 +98,29 @@ def test_status_refuses_a_database_of_another_program(tmp_path):
     config.write_text(f'[store]\ndatabase = "{database}"\n')
     result = CliRunner().invoke(cli, ["-c", str(config), "status"])
     assert result.exit_code == EXIT_STORE and "not a mirror" in result.output
+
+
+def test_status_on_a_file_that_is_not_sqlite_says_so_in_one_line(tmp_path):
+    database = tmp_path / "random.db"
+    data = bytes(range(256)) * 40  # not a SQLite header
+    database.write_bytes(data)
+    config = tmp_path / "m.toml"
+    config.write_text(f'[store]\ndatabase = "{database}"\n')
+    result = CliRunner().invoke(cli, ["-c", str(config), "status"])
+    assert result.exit_code == EXIT_STORE
+    assert result.output == (f"Error: the database {database} is not a SQLite database (damaged, or another "
+                             "program's file); it was left untouched. Point store.database at the mirror's database, "
+                             "or move that file away to start a new one.\n")
+    assert database.read_bytes() == data
+
+
+@pytest.mark.parametrize("command", [["status"], ["status", "--json"], ["changes"], ["duplicates"],
+                                     ["serve", "--port", "0"], ["browse", "--port", "0"], ["browse", "--metadata"],
+                                     ["reverse", "--local", "x.png"]])
+def test_reading_commands_create_no_database_where_there_is_none(tmp_path, command):
+    folder = tmp_path / "data"
+    config = tmp_path / "m.toml"
+    config.write_text(f'[store]\ndatabase = "{folder / "mirror.db"}"\n')
+    result = CliRunner().invoke(cli, ["-c", str(config), *command])
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    assert not folder.exists(), sorted(p.name for p in folder.iterdir())

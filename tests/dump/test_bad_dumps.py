@@ -16,6 +16,7 @@ from mirror.localsite.board.editor import BoardEditor
 from mirror.store import open_database
 
 from ..support.dumps import make_dump, needs_postgres
+from ..support.file_host import FileHost
 
 pytestmark = needs_postgres
 
@@ -167,3 +168,14 @@ def test_a_file_that_does_not_match_its_sha256_is_not_imported(plain_dump, tmp_p
     shutil.copy(plain_dump, copy)
     result, _ = import_dump(tmp_path, copy, "--sha256", "0" * 64)
     assert result.exit_code == 2 and "SHA-256" in result.output
+
+
+def test_a_downloaded_dump_found_damaged_names_the_file_to_remove_for_a_fresh_fetch(plain_dump, tmp_path):
+    data = plain_dump.read_bytes()
+    with FileHost(data[: len(data) * 2 // 3]) as host:  # whole as far as the host says, cut short all the same
+        result, _ = import_dump(tmp_path, f"{host.url}/board.pgdump")
+    kept = tmp_path / "board.pgdump"
+    error = result.output.splitlines()[-1]
+    assert result.exit_code == 2 and error.startswith("Error: ") and "ends early" in error, result.output
+    assert error.endswith(f"; to download it anew, remove {kept} and run again")
+    assert kept.exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import time
 from pathlib import Path
 
 import httpx
@@ -17,9 +18,11 @@ from mirror.api.client import http_client
 from mirror.api.errors import SiteUnavailable
 from mirror.api.polite import Politeness
 from mirror.dump.archive import DumpError
-from mirror.dump.fetch import check_sha256, dump_path, fetch_dump
+from mirror.dump.fetch import Stall, check_sha256, dump_path, fetch_dump
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
+
+from ..support.file_host import FileHost
 
 SIZE = 300_000
 
@@ -65,6 +68,13 @@ async def fetch(site, name: str, folder: Path, *, politeness: Politeness | None 
     return path, sent
 
 
+async def fetch_from(host: FileHost, folder: Path, **options) -> Path:
+    """Fetch ``/board.pgdump`` from a bare file host into ``folder``, with one retry."""
+    async with http_client(timeout=10, contact="", max_connections=1) as http:
+        return await fetch_dump(f"{host.url}/board.pgdump", folder, http,
+                                Politeness(100, backoff=0.01, max_retries=1), **options)
+
+
 def statuses(site) -> list[int]:
     return [r.status for r in site.requests if r.path.startswith("/dumps/")]
 
@@ -86,19 +96,26 @@ async def cut_short(site, name: str, folder: Path) -> Path:
 async def test_a_whole_dump_is_fetched_checked_and_kept_under_its_name(site, served, tmp_path):
     data = content(1)
     digest = publish(served, "board_2026_08_13.pgdump", data)
-    seen = []
+    seen, lines = [], []
     path, sent = await fetch(site, "board_2026_08_13.pgdump", tmp_path, sha256=digest.upper(),
-                             progress=lambda done, total: seen.append((done, total)))
+                             progress=lambda done, total: seen.append((done, total)), line=lines.append,
+                             stall=Stall(60, 10_000))  # the default rule leaves a fast host alone
     assert path == tmp_path / "board_2026_08_13.pgdump"
     assert path.read_bytes() == data
     assert sorted(p.name for p in tmp_path.iterdir()) == ["board_2026_08_13.pgdump"]  # no .part, no validator
     assert statuses(site) == [200] and "range" not in sent[0]
     assert seen[0] == (0, SIZE) and seen[-1] == (SIZE, SIZE)
+    [closing] = lines
+    assert closing.startswith("downloaded board_2026_08_13.pgdump: 300.0 KB in ") and " s, " in closing
+    assert closing.endswith(", SHA-256 matches")
 
-    # Kept and matching: not fetched again, with or without the SHA-256.
-    assert (await fetch(site, "board_2026_08_13.pgdump", tmp_path, sha256=digest))[0] == path
-    assert (await fetch(site, "board_2026_08_13.pgdump", tmp_path))[0] == path
+    # Kept and matching: not fetched again, with or without the SHA-256, and said so.
+    lines.clear()
+    assert (await fetch(site, "board_2026_08_13.pgdump", tmp_path, sha256=digest, line=lines.append))[0] == path
+    assert (await fetch(site, "board_2026_08_13.pgdump", tmp_path, line=lines.append))[0] == path
     assert statuses(site) == [200]
+    assert lines == [f"{path} is already downloaded: not fetched again, SHA-256 matches",
+                     f"{path} is already downloaded: not fetched again"]
 
 
 async def test_a_dump_that_does_not_match_its_sha256_is_removed_with_one_clear_line(site, served, tmp_path):
@@ -119,8 +136,11 @@ async def test_a_download_cut_short_is_resumed_asking_only_for_the_rest(site, se
     part = await cut_short(site, "resumed.pgdump", tmp_path)
     assert part.with_name(part.name + ".validator").exists()  # the ETag, for If-Range
 
-    path, sent = await fetch(site, "resumed.pgdump", tmp_path, sha256=digest)
+    lines = []
+    path, sent = await fetch(site, "resumed.pgdump", tmp_path, sha256=digest, line=lines.append)
     assert [h.get("range") for h in sent] == [f"bytes={SIZE // 2}-"]
+    assert lines[0] == f"resumed at {SIZE // 2} bytes (150.0 KB of 300.0 KB): asking only for the rest"
+    assert "(resumed at 150000 bytes: 150.0 KB this run)" in lines[1] and lines[1].endswith("SHA-256 matches")
     assert sent[0].get("if-range")
     assert statuses(site) == [206]
     assert path.read_bytes() == data  # hashed from the first byte of the part: the SHA-256 matched
@@ -205,3 +225,34 @@ async def test_a_kept_file_that_does_not_match_is_reported_not_removed(site, ser
         await fetch(site, "kept.pgdump", tmp_path, sha256="2" * 64)
     assert (tmp_path / "kept.pgdump").read_bytes() == b"something else"
     assert statuses(site) == []
+
+
+async def test_a_body_shorter_than_its_content_length_is_kept_as_a_part_and_resumed_without_a_sha256(tmp_path):
+    data = content(9)
+    with FileHost(data, cut=2) as host:  # both attempts of the first run: half of what Content-Length says
+        with pytest.raises(SiteUnavailable, match="incomplete|cut short|closed"):
+            await fetch_from(host, tmp_path)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["board.pgdump.part"]  # never under its final name
+        kept = (tmp_path / "board.pgdump.part").stat().st_size
+        assert kept == SIZE // 2 + (SIZE - SIZE // 2) // 2  # the second attempt resumed the first's half
+        lines = []
+        path = await fetch_from(host, tmp_path, line=lines.append)
+        assert host.ranges == [None, f"bytes={SIZE // 2}-", f"bytes={kept}-"]
+    assert path.read_bytes() == data and sorted(p.name for p in tmp_path.iterdir()) == ["board.pgdump"]
+    assert lines[0].startswith(f"resumed at {kept} bytes") and lines[-1].endswith("so it was not checked")
+
+
+@pytest.mark.parametrize("trickle, stall, said", [
+    ((20, 0.05), Stall(1, 1000), "bytes came in 1 s, under download.dump_min_rate (1000 bytes/s over"),
+    ((20, 3.0), Stall(1), "not one byte came in 1 s (download.dump_stall_seconds)"),
+])
+async def test_a_host_that_trickles_or_stalls_is_cut_off_and_its_part_kept(tmp_path, trickle, stall, said):
+    data = content(10)
+    started = time.monotonic()
+    with FileHost(data, trickle=trickle) as host:  # 400 bytes/s; 20 bytes then 3 s of nothing
+        with pytest.raises(SiteUnavailable) as raised:
+            await fetch_from(host, tmp_path, stall=stall)
+        assert host.ranges[0] is None and host.ranges[1].startswith("bytes=")  # the retry resumed
+    assert time.monotonic() - started < 30  # two attempts of about a second each, not 750 s of trickle
+    assert "the transfer stalled: " in str(raised.value) and said in str(raised.value)
+    assert 0 < (tmp_path / "board.pgdump.part").stat().st_size < SIZE

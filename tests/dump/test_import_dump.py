@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import json
 import re
 from collections import Counter
@@ -18,6 +19,7 @@ import pytest
 from mirror.commands.import_dump import run_import
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
+from mirror.progress import Reporter
 from mirror.store import open_database
 from mirror.store.state import load_cursor
 
@@ -203,15 +205,25 @@ def test_a_dump_given_by_url_is_fetched_checked_and_imported(tmp_path):
     served.mkdir()
     dump = make_dump(editor, served, name="board_public_dump.pgdump")
     digest = hashlib.sha256(dump.read_bytes()).hexdigest()
+    kept = tmp_path / "mirror" / dump.name
     with SiteServer(editor, dumps_dir=served) as site:
         config = mirror_config(site, tmp_path / "mirror", editor.everything_filter_id)
         db = open_database(config.database)
         url = f"{site.url}/dumps/{dump.name}"
-        asyncio.run(run_import(config, db, url, sha256=digest))
+        said = io.StringIO()
+        asyncio.run(run_import(config, db, url, Reporter(interactive=False, out=said), sha256=digest, keep=True))
+        assert kept.read_bytes() == dump.read_bytes()  # --keep: kept beside the database
+        # Without --keep, removed once imported (here found already downloaded: not fetched again).
+        asyncio.run(run_import(config, db, url, Reporter(interactive=False, out=said), sha256=digest))
         fetched = [r for r in site.requests if r.path.startswith("/dumps/")]
-    assert len(fetched) == 1
-    assert (tmp_path / "mirror" / dump.name).read_bytes() == dump.read_bytes()  # kept beside the database
+    assert len(fetched) == 1 and not kept.exists()
     assert db.execute("SELECT count(*) FROM images").fetchone()[0] == len(editor.images)
+    lines = said.getvalue()
+    assert re.search(rf"Z downloaded {dump.name}: [0-9.]+ [KM]B in [0-9.]+ s, [0-9.]+ [KMG]?B/s, SHA-256 matches\n",
+                     lines), lines
+    assert f"Z the dump stays at {kept} (--keep)\n" in lines
+    assert f"Z {kept} is already downloaded: not fetched again, SHA-256 matches\n" in lines
+    assert lines.endswith(f"Z removed the downloaded dump {kept}, no longer needed (--keep keeps it)\n")
 
 
 def test_the_kept_original_says_whether_an_imported_image_is_animated(board_and_mirrors):
