@@ -26,6 +26,8 @@ from mirror.errors import MirrorError
 from mirror.localsite.http.server import LoopbackServer
 from mirror.store import run_lock
 
+from ..support.ports import a_closed_port
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 # What each error class is, in the words of the README's row for its status. The status comes
@@ -120,14 +122,6 @@ def test_the_cli_ends_with_the_errors_status_and_its_message(name):
 QUICK = "[polite]\nrequests_per_second = 100\nbackoff = 0.01\nmax_retries = 1\ngive_up_after = 2\n"
 
 
-def closed_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
 def run(tmp_path, base_url: str, *args: str, database: Path | None = None, extra: str = ""):
     path = tmp_path / "mirror.toml"
     path.write_text(f'[site]\nbase_url = "{base_url}"\n{extra}{QUICK}[store]\n'
@@ -156,7 +150,7 @@ def status_2_plain_http(tmp_path):
 
 
 def status_3(tmp_path):
-    return run(tmp_path, f"http://127.0.0.1:{closed_port()}", "sync")
+    return run(tmp_path, f"http://127.0.0.1:{a_closed_port()}", "sync")
 
 
 def status_4(tmp_path):
@@ -166,12 +160,12 @@ def status_4(tmp_path):
 
 def status_5(tmp_path):
     (tmp_path / "a folder").mkdir()
-    return run(tmp_path, f"http://127.0.0.1:{closed_port()}", "sync", database=tmp_path / "a folder")
+    return run(tmp_path, f"http://127.0.0.1:{a_closed_port()}", "sync", database=tmp_path / "a folder")
 
 
 def status_7(tmp_path):
     with run_lock(tmp_path / "m.db"):
-        return run(tmp_path, f"http://127.0.0.1:{closed_port()}", "sync")
+        return run(tmp_path, f"http://127.0.0.1:{a_closed_port()}", "sync")
 
 
 def status_8(tmp_path):

@@ -347,4 +347,5 @@ def test_a_ping_url_httpx_refuses_is_one_warning_not_a_crash():
     pinger = Pinger("https://hc-ping.com/uuid\r\nX-Evil: 1", timeout=1, user_agent="tests", warn=warned.append)
     pinger.start()
     pinger.end(3, "{}")
-    assert len(warned) == 2 and all(w.startswith("health check: the ping to https://hc-ping.com failed (") for w in warned)
+    assert len(warned) == 2
+    assert all(w.startswith("health check: the ping to https://hc-ping.com failed (") for w in warned)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 
 from click.testing import CliRunner
 from starlette.applications import Starlette
@@ -18,6 +17,8 @@ from mirror.cli import cli
 from mirror.errors import EXIT_REJECTED, EXIT_UNAVAILABLE, EXIT_USAGE
 from mirror.localsite.http.server import LoopbackServer
 from mirror.urls import redact
+
+from ..support.ports import a_closed_port
 
 SECRET = "hunter2-Pa55"
 
@@ -47,18 +48,10 @@ def test_a_password_in_base_url_is_masked_in_the_header_and_kept_out_of_the_data
     assert SECRET.encode() not in written(tmp_path)
 
 
-def closed_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
 def test_a_password_in_base_url_is_kept_out_of_error_lines(site, tmp_path):
     wrong_path = CliRunner().invoke(cli, ["-c", config_file(tmp_path, with_password(site.url) + "/booru"), "sync"])
     assert wrong_path.exit_code == EXIT_REJECTED and "not found (404)" in wrong_path.output
-    down = CliRunner().invoke(cli, ["-c", config_file(tmp_path, f"http://u:{SECRET}@127.0.0.1:{closed_port()}"),
+    down = CliRunner().invoke(cli, ["-c", config_file(tmp_path, f"http://u:{SECRET}@127.0.0.1:{a_closed_port()}"),
                                     "sync"])
     assert down.exit_code == EXIT_UNAVAILABLE and "cannot connect to 127.0.0.1" in down.output
     assert SECRET not in wrong_path.output + down.output
@@ -90,7 +83,8 @@ async def test_the_client_sends_base_urls_credentials_as_basic_auth_only():
 
 
 def test_redact_masks_passwords_wherever_urls_sit_in_a_line_and_the_key_still():
-    line = f"cannot open https://me:{SECRET}@proxy.example/x: refused; s3://AKIA:{SECRET}/x@bucket/files; https://user@h.example/"
+    line = (f"cannot open https://me:{SECRET}@proxy.example/x: refused; s3://AKIA:{SECRET}/x@bucket/files; "
+            "https://user@h.example/")
     assert redact(line) == ("cannot open https://me:***@proxy.example/x: refused; s3://AKIA:***@bucket/files; "
                             "https://user@h.example/")
     assert redact(f"https://me:{SECRET}@proxy.example/api/v1/json/search?q=safe&key=k3y") == (

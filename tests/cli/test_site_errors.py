@@ -4,7 +4,6 @@ host and port and what to check, and a word while the run waits to retry (issue 
 from __future__ import annotations
 
 import re
-import socket
 import sqlite3
 import time
 
@@ -18,6 +17,8 @@ from starlette.routing import Route
 from mirror.cli import cli
 from mirror.errors import EXIT_REJECTED, EXIT_UNAVAILABLE, EXIT_USAGE
 from mirror.localsite.http.server import LoopbackServer
+
+from ..support.ports import a_closed_port
 
 QUICK = "[polite]\nrequests_per_second = 100\nbackoff = 0.01\nmax_retries = 2\ngive_up_after = 3\n"
 # The politeness a user has: a run that retried would take half a minute, so a quick end shows it did not.
@@ -33,14 +34,6 @@ def config_file(tmp_path, base_url: str, site: str = "", polite: str = QUICK) ->
 def last_line(result) -> str:
     """The run's error line, without the UTC time a line to a log starts with."""
     return re.sub(r"^\S+Z ", "", result.stderr.splitlines()[-1])
-
-
-def a_closed_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()  # nothing listens there now
-    return port
 
 
 def a_web_site(status: int) -> Starlette:
@@ -100,9 +93,9 @@ def test_https_to_a_server_that_speaks_plain_http_says_so_and_exits_2_at_once(tm
                                                             polite=DEFAULT_POLITENESS), "sync"])
         took = time.monotonic() - started
     assert result.exit_code == EXIT_USAGE, result.output
-    assert last_line(result) == (f"Error: site.base_url (https://127.0.0.1:{plain.port}) says https://, but the server "
-                                 f"at 127.0.0.1:{plain.port} speaks plain HTTP: use http:// for it: set site.base_url = "
-                                 f'"http://127.0.0.1:{plain.port}"')
+    assert last_line(result) == (f"Error: site.base_url (https://127.0.0.1:{plain.port}) says https://, but the "
+                                 f"server at 127.0.0.1:{plain.port} speaks plain HTTP: use http:// for it: set "
+                                 f'site.base_url = "http://127.0.0.1:{plain.port}"')
     assert "retrying" not in result.stderr and "not permitted" not in result.output and took < 10
 
 
