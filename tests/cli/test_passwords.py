@@ -89,3 +89,11 @@ def test_redact_masks_passwords_wherever_urls_sit_in_a_line_and_the_key_still():
                             "https://user@h.example/")
     assert redact(f"https://me:{SECRET}@proxy.example/api/v1/json/search?q=safe&key=k3y") == (
         "https://me:***@proxy.example/api/v1/json/search?q=safe&key=***")
+
+
+def test_a_password_in_base_url_goes_into_no_browse_page(tmp_path):
+    """Browse links each record to the site: the address without the password."""
+    result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, f"https://me:{SECRET}@proxy.example"), "browse",
+                                      "--metadata"])
+    assert result.exit_code == 0, result.output
+    assert "https://proxy.example" in result.output and SECRET not in result.output
