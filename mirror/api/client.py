@@ -12,7 +12,7 @@ import logging
 import os
 import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -115,7 +115,7 @@ class PhilomenaClient:
         self.filter_id = filter_id
         self.politeness = politeness or Politeness()
         self._api_key = api_key or None
-        self._answered = False  # whether the site has answered any request yet (see _failed)
+        self._answered = False  # whether the site has answered any request yet (see _check)
         self._http = http_client(timeout=timeout, contact=contact, max_connections=max_connections,
                                  base_url=self.base_url + API_PREFIX, headers={"Accept": "application/json"},
                                  auth=httpx.BasicAuth(*credentials) if credentials else None)
@@ -471,7 +471,7 @@ def describe_transport_error(error: httpx.TransportError) -> str:
     if isinstance(error, httpx.ConnectError):
         if speaks_plain_http(error):
             return f"cannot speak TLS with {where}: it answers in plain HTTP (is the port or the https:// wrong?)"
-        if (tls := _cause(error, ssl.SSLError)) is not None:  # its errno is OpenSSL's, not the system's
+        if (tls := _cause(error, ssl.SSLError)) is not None:  # a certificate refused, say
             return f"the TLS handshake with {where} failed ({_lower(getattr(tls, 'reason', None) or str(tls))})"
         if isinstance(cause, socket.gaierror):
             return f"cannot find {where.rpartition(':')[0]} (name lookup: {_lower(cause.strerror)})"
@@ -491,23 +491,22 @@ def _host_and_port(error: httpx.TransportError) -> str:
 
 
 def _os_error(error: BaseException) -> OSError | None:
-    """The operating system's own error behind httpx's and httpcore's wrappers, if any."""
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, OSError) and not isinstance(seen, ssl.SSLError) and seen.errno is not None:
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
+    """The operating system's own error behind httpx's and httpcore's wrappers, if any (not an
+    ssl.SSLError: its errno is OpenSSL's, and 1 read as the system's is "operation not permitted")."""
+    return next((e for e in _chain(error) if isinstance(e, OSError) and not isinstance(e, ssl.SSLError)
+                 and e.errno is not None), None)
 
 
 def _cause(error: BaseException, kind: type[BaseException]) -> BaseException | None:
     """The first error of ``kind`` behind ``error`` (itself included), if any."""
+    return next((e for e in _chain(error) if isinstance(e, kind)), None)
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
     seen: BaseException | None = error
     while seen is not None:
-        if isinstance(seen, kind):
-            return seen
+        yield seen
         seen = seen.__cause__ or seen.__context__
-    return None
 
 
 def _detail(error: httpx.TransportError) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import ssl
 import time
 
 import httpx
@@ -14,6 +15,7 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.routing import Route
 
+from mirror.api.client import describe_transport_error
 from mirror.cli import cli
 from mirror.errors import EXIT_REJECTED, EXIT_UNAVAILABLE, EXIT_USAGE
 from mirror.localsite.http.server import LoopbackServer
@@ -160,3 +162,13 @@ def test_with_a_filter_set_nothing_more_is_asked_or_said(site, tmp_path):
     assert result.exit_code == 0, result.output
     assert "filter hid" not in result.stdout
     assert not [r for r in site.requests if r.path.endswith("/filters/system")]
+
+
+def test_a_tls_failure_is_named_by_openssls_reason_not_its_errno_read_as_the_systems():
+    """OpenSSL's errno 1 was read as EPERM: "cannot connect to HOST:443 (operation not permitted)"."""
+    refused = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    refused.reason = "CERTIFICATE_VERIFY_FAILED"
+    error = httpx.ConnectError("certificate verify failed", request=httpx.Request("GET", "https://booru.example/"))
+    error.__cause__ = refused
+    said = describe_transport_error(error)
+    assert said == "the TLS handshake with booru.example:443 failed (certificate_verify_failed)"
