@@ -36,6 +36,7 @@ from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorErro
 from .progress import Reporter, stamped
 from .store import DEFAULT_BUSY_TIMEOUT, database_errors, open_database, open_read_only, remove_unused, run_lock
 from .store.errors import store_error
+from .urls import split_credentials
 
 
 # Set in ``ctx.meta`` by a run the Monitor watches: its error line is stamped like its other lines.
@@ -482,7 +483,8 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
     from .browse.app import browse_metadata, make_datasette, run_browse
 
     config = _config(ctx)
-    source = {"base_url": config.site.base_url, "files": config.store.files}  # where links and thumbnails point
+    # Where links and thumbnails point; a password in base_url goes into no page.
+    source = {"base_url": split_credentials(config.site.base_url)[0], "files": config.store.files}
     if print_metadata:
         click.echo(json.dumps(browse_metadata(config.database, **source), indent=2))
         return

@@ -10,6 +10,7 @@ with no table of its own::
     ├── SourceError             2  the file or URL to upload or search with cannot be read
     ├── DumpError               2  the site's dump cannot be read or does not match its SHA-256 (mirror.dump.archive)
     ├── ApiError                4  the site rejected a request or answered wrongly (mirror.api.errors)
+    │   ├── WrongBaseUrl        2  site.base_url cannot be right: https:// to a server that speaks plain HTTP
     │   └── SiteUnavailable     3  the site is down or kept rate-limiting; run again later
     ├── StoreError              5  the database cannot be written or must not be touched (mirror.store.errors)
     ├── StorageFailure          5  the files cannot be written (mirror.download.storage)

@@ -2,8 +2,10 @@
 
 The site hands out protocol-relative (``//derpicdn.net/...``) and sometimes plain ``http:`` URLs.
 The mirror always uses ``https:``, except for a local site the user configured as ``http://``.
-The API key travels as a ``key`` query parameter, so every URL that may reach a log line, an
-error message or the database goes through :func:`redact` first.
+The API key travels as a ``key`` query parameter, and a password may sit in a URL's userinfo
+(``https://user:password@host``, for a reverse proxy with basic auth, a health check, a bucket), so
+every URL that may reach a log line, an error message or the database goes through :func:`redact`
+first; the client keeps the site's address without its userinfo (:func:`split_credentials`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from ipaddress import ip_address
-from urllib.parse import SplitResult, parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 _WEB_URL = re.compile(r"https?://[^\s/?#]", re.IGNORECASE)
 
@@ -47,13 +49,34 @@ def _split_base(base_url: str) -> SplitResult:
     return urlsplit(base_url)
 
 
+# A password in a URL's userinfo, wherever a URL sits in a line of text: ``scheme://user:``, the
+# password, then ``@``. The user part cannot run past the host; the password may hold a ``/`` (a
+# bucket's secret key often does), so ``host:port/path@x`` is masked too: better too much than a secret.
+_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/?#\s@:]*:)[^?#\s@]*@", re.IGNORECASE)
+
+
 def redact(url: str) -> str:
-    """Return ``url`` with the value of any ``key`` query parameter replaced by ``***``."""
-    parts = urlsplit(str(url))
+    """Return ``url`` (or a line of text holding URLs) with the value of any ``key`` query parameter
+    and any password in a URL's userinfo replaced by ``***``: ``https://user:***@host/?key=***``."""
+    url = _PASSWORD.sub(r"\1***@", str(url))
+    parts = urlsplit(url)
     if not parts.query:
-        return str(url)
+        return url
     query = [(k, "***" if k == "key" else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
     return urlunsplit(parts._replace(query=urlencode(query, safe="*:,")))
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its userinfo, and the ``(user, password)`` it held (percent-decoded), if any.
+
+    The address without them is what may be shown, stored and joined with a record's relative
+    URLs; the credentials go only into an ``Authorization`` header."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=host)), (unquote(user), unquote(password))
 
 
 def shortened(text: str, most: int = 300) -> str:

@@ -11,6 +11,7 @@ from .errors import (
     RetriesExhausted,
     SiteUnavailable,
     UnexpectedResponse,
+    WrongBaseUrl,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "RetriesExhausted",
     "SiteUnavailable",
     "UnexpectedResponse",
+    "WrongBaseUrl",
 ]

@@ -11,7 +11,8 @@ import email.utils
 import logging
 import os
 import socket
-from collections.abc import Mapping
+import ssl
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -20,8 +21,9 @@ from urllib.parse import quote, urlencode
 import httpx
 
 from .. import __version__
-from ..urls import redact, shortened
-from .errors import ApiError, BadQuery, Forbidden, KeyRequired, NotFound, NotPhilomena, UnexpectedResponse
+from ..urls import is_loopback, redact, shortened, split_credentials
+from .errors import (ApiError, BadQuery, Forbidden, KeyRequired, NotFound, NotPhilomena, UnexpectedResponse,
+                     WrongBaseUrl)
 from .polite import CHALLENGE_BACKOFF, Politeness, RetryableFailure, parse_retry_after
 
 API_PREFIX = "/api/v1/json"
@@ -35,17 +37,22 @@ Record = dict[str, Any]
 
 
 class _RedactKey(logging.Filter):
-    """httpx logs each request URL at INFO; the key travels in that URL, so it is masked there."""
+    """httpx logs each request URL at INFO; the key (and a password a URL holds) travels in that
+    URL, so it is masked there."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.args = tuple(redact(str(a)) if isinstance(a, (str, httpx.URL)) else a for a in record.args or ())
-        record.msg = redact(str(record.msg)) if "key=" in str(record.msg) else record.msg
+        message = str(record.msg)
+        record.msg = redact(message) if "key=" in message or "@" in message else record.msg
         return True
 
 
 logging.getLogger("httpx").addFilter(_RedactKey())
 
-
+# OpenSSL's reasons for a TLS handshake answered by a server that does not speak TLS: what a plain
+# HTTP server's "HTTP/1.1 400" reads as when taken for a TLS record.
+PLAIN_HTTP_REASONS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG",
+                                "UNKNOWN_PROTOCOL", "HTTP_REQUEST"})
 
 
 @dataclass(frozen=True)
@@ -95,19 +102,23 @@ class PhilomenaClient:
     """An async client for one Philomena site.
 
     ``base_url`` is the site (``https://derpibooru.org``); ``api_key`` is sent as the ``key``
-    parameter and never shown; ``filter_id`` is sent with every request when set. Use it as an
-    async context manager, or call :meth:`aclose`.
+    parameter and never shown; ``filter_id`` is sent with every request when set. A user and
+    password in ``base_url`` (a reverse proxy's basic auth) go only into the Authorization header:
+    ``self.base_url``, which errors show and records' relative URLs are joined with, has none.
+    Use it as an async context manager, or call :meth:`aclose`.
     """
 
     def __init__(self, base_url: str, *, api_key: str | None = None, filter_id: int | None = None,
                  contact: str = "", politeness: Politeness | None = None, timeout: float = 30.0,
                  max_connections: int = 4) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.base_url, credentials = split_credentials(base_url.rstrip("/"))
         self.filter_id = filter_id
         self.politeness = politeness or Politeness()
         self._api_key = api_key or None
+        self._answered = False  # whether the site has answered any request yet (see _check)
         self._http = http_client(timeout=timeout, contact=contact, max_connections=max_connections,
-                                 base_url=self.base_url + API_PREFIX, headers={"Accept": "application/json"})
+                                 base_url=self.base_url + API_PREFIX, headers={"Accept": "application/json"},
+                                 auth=httpx.BasicAuth(*credentials) if credentials else None)
 
     @property
     def has_key(self) -> bool:
@@ -156,15 +167,15 @@ class PhilomenaClient:
         """
         data = {"distance": str(distance)} if distance is not None else {}
 
+        shown = f"POST {API_PREFIX}/search/reverse"
+
         async def attempt() -> tuple[Any, httpx.Response]:
             response = await self._send_post("/search/reverse", upload, data)
             raise_for_retry(response)
-            return (_parse_json(response) if response.status_code == 200 else None), response
+            return (_parse_json(response, shown) if response.status_code == 200 else None), response
 
-        shown = f"POST {API_PREFIX}/search/reverse"
         body, response = await self.politeness.call(attempt, shown, path=f"{API_PREFIX}/search/reverse")
-        if response.status_code != 200:
-            raise _error_for(response, shown)
+        self._check(response, shown)
         return self._page_of(_json_object(body, shown), response, "images", shown)
 
     async def post_image(self, upload: Upload, fields: Mapping[str, str]) -> httpx.Response:
@@ -302,12 +313,24 @@ class PhilomenaClient:
             except httpx.TransportError as e:
                 raise transport_failure(e) from None
             raise_for_retry(response)
-            return (_parse_json(response) if response.status_code == 200 else None), response
+            return (_parse_json(response, shown) if response.status_code == 200 else None), response
 
         body, response = await self.politeness.call(attempt, shown, path=API_PREFIX + path)
-        if response.status_code != 200:
-            raise _error_for(response, shown)
+        self._check(response, shown)
         return body, response
+
+    def _check(self, response: httpx.Response, shown: str) -> None:
+        """Raise for an answer other than 200. Until the site has answered once, a 404 most often
+        means site.base_url is wrong (a path too many or too few), so it names the whole URL asked
+        and the base_url; afterwards it is a record the site does not have."""
+        first, self._answered = not self._answered, True
+        if response.status_code == 200:
+            return
+        if first and response.status_code == 404 and not is_html(response):
+            raise NotFound(f"{asked(response)}: not found (404), and it was the run's first request, so site.base_url "
+                           f"({_site_of(response)}) is likely wrong: give the site's own address (the mirror adds "
+                           f"{API_PREFIX} to it)", url=shown, status=404)
+        raise _error_for(response, shown)
 
 
 def _segment(value: str) -> str:
@@ -327,14 +350,17 @@ def raise_for_retry(response: httpx.Response) -> None:
                                min_wait=CHALLENGE_BACKOFF)
 
 
-def _parse_json(response: httpx.Response) -> Any:
-    """A 200 whose body is not JSON (a proxy's HTML page, a cut body) is worth another try."""
+def _parse_json(response: httpx.Response, shown: str) -> Any:
+    """A 200 whose body is not JSON: a cut body is worth another try; a web page is not.
+
+    Philomena's proxy sends its HTML pages with 429 and 5xx, never with 200 (reference section 8),
+    so a 200 page is another site, a captive portal or a wrong path, and asking again in a minute
+    changes nothing: it stops the run at once (exit 4), naming site.base_url."""
     try:
         return response.json()
     except ValueError:
         if is_html(response):
-            raise RetryableFailure("the site answered 200 with an HTML page, not JSON", status=200,
-                                   hint=f"check that site.base_url ({_site_of(response)}) is a Philomena site") from None
+            raise _not_philomena(response, shown, "an HTML page (200)") from None
         raise RetryableFailure("the site answered 200 with a body that is not JSON", status=200) from None
 
 
@@ -345,16 +371,49 @@ def is_html(response: httpx.Response) -> bool:
     return response.content[:256].lstrip().lower().startswith((b"<!doctype html", b"<html"))
 
 
-def _site_of(response: httpx.Response) -> str:
-    """The address asked, up to the API's path: the configured site.base_url (no query, so no key)."""
-    return str(response.request.url).partition(API_PREFIX)[0] or "the site"
+def _site_of(response: httpx.Response | httpx.Request) -> str:
+    """The address asked, up to the API's path: the configured site.base_url (no query, so no key;
+    no userinfo, which the client keeps out of its URLs)."""
+    request = response.request if isinstance(response, httpx.Response) else response
+    return redact(str(request.url).partition(API_PREFIX)[0]) or "the site"
 
 
-def transport_failure(error: httpx.TransportError) -> RetryableFailure:
-    """A failed request to the API, with what to check when it never passes."""
+def asked(response: httpx.Response) -> str:
+    """The request as one line: its method and whole URL, the key masked, a long query cut."""
+    return shortened(redact(f"{response.request.method} {response.request.url}"))
+
+
+def _not_philomena(response: httpx.Response, shown: str, what: str) -> NotPhilomena:
+    return NotPhilomena(f"{asked(response)} was answered with {what}, not Philomena's JSON API: check that "
+                        f"site.base_url ({_site_of(response)}) is the site's own address", url=shown,
+                        status=response.status_code)
+
+
+def transport_failure(error: httpx.TransportError) -> RetryableFailure | WrongBaseUrl:
+    """A failed request to the API, with what to check when it never passes; or, for https:// to a
+    server that speaks plain HTTP, which no retry mends, the error that says to fix site.base_url."""
+    if speaks_plain_http(error):
+        return _plain_http(error.request)
     unreachable = isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout))
     return RetryableFailure(describe_transport_error(error),
                             hint="check site.base_url and your network" if unreachable else None)
+
+
+def speaks_plain_http(error: httpx.TransportError) -> bool:
+    """Whether a TLS handshake failed because the server answered in plain HTTP."""
+    cause = _cause(error, ssl.SSLError)
+    return cause is not None and getattr(cause, "reason", None) in PLAIN_HTTP_REASONS
+
+
+def _plain_http(request: httpx.Request) -> WrongBaseUrl:
+    site = _site_of(request)
+    where = f"{request.url.host}:{request.url.port or 443}"
+    plain = "http://" + site.removeprefix("https://")
+    fix = (f'use http:// for it: set site.base_url = "{plain}"' if is_loopback(site) else
+           "check the port (https:// is on 443 unless the site says otherwise); plain http:// is only for a site on "
+           "this machine")
+    return WrongBaseUrl(f"site.base_url ({site}) says https://, but the server at {where} speaks plain HTTP: {fix}",
+                        url=redact(str(request.url)))
 
 
 def _json_object(body: Any, path: str) -> dict[str, Any]:
@@ -373,8 +432,7 @@ def _error_for(response: httpx.Response, shown: str) -> ApiError:
     if status == 403:
         return Forbidden(f"{shown}: the site refused (403){': ' + message if message else ''}", url=shown, status=status)
     if status == 404 and is_html(response):  # Philomena's API answers 404 in JSON, or empty
-        return NotPhilomena(f"{_site_of(response)} answered {shown} with an HTML page (404), not Philomena's "
-                            "JSON API: check site.base_url", url=shown, status=status)
+        return _not_philomena(response, shown, "an HTML page (404)")
     if status == 404:
         return NotFound(f"{shown}: not found", url=shown, status=status)
     if status in REDIRECT_STATUSES and response.headers.get("location"):
@@ -411,6 +469,10 @@ def describe_transport_error(error: httpx.TransportError) -> str:
     if isinstance(error, httpx.ConnectTimeout):
         return f"cannot connect to {where} (no answer within the timeout)"
     if isinstance(error, httpx.ConnectError):
+        if speaks_plain_http(error):
+            return f"cannot speak TLS with {where}: it answers in plain HTTP (is the port or the https:// wrong?)"
+        if (tls := _cause(error, ssl.SSLError)) is not None:  # a certificate refused, say
+            return f"the TLS handshake with {where} failed ({_lower(getattr(tls, 'reason', None) or str(tls))})"
         if isinstance(cause, socket.gaierror):
             return f"cannot find {where.rpartition(':')[0]} (name lookup: {_lower(cause.strerror)})"
         why = os.strerror(cause.errno).lower() if cause is not None else _detail(error)
@@ -429,13 +491,22 @@ def _host_and_port(error: httpx.TransportError) -> str:
 
 
 def _os_error(error: BaseException) -> OSError | None:
-    """The operating system's own error behind httpx's and httpcore's wrappers, if any."""
+    """The operating system's own error behind httpx's and httpcore's wrappers, if any (not an
+    ssl.SSLError: its errno is OpenSSL's, and 1 read as the system's is "operation not permitted")."""
+    return next((e for e in _chain(error) if isinstance(e, OSError) and not isinstance(e, ssl.SSLError)
+                 and e.errno is not None), None)
+
+
+def _cause(error: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The first error of ``kind`` behind ``error`` (itself included), if any."""
+    return next((e for e in _chain(error) if isinstance(e, kind)), None)
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
     seen: BaseException | None = error
     while seen is not None:
-        if isinstance(seen, OSError) and seen.errno is not None:
-            return seen
+        yield seen
         seen = seen.__cause__ or seen.__context__
-    return None
 
 
 def _detail(error: httpx.TransportError) -> str:

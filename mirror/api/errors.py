@@ -10,6 +10,7 @@
         ├── UnexpectedResponse            200 with a body that is not what the endpoint promises
         │   ├── WalkStalled               a page that does not move a walk on (mirror.sync.paging)
         │   └── NotPhilomena              a web page or a redirect where the API should be: check site.base_url
+        ├── WrongBaseUrl            2  site.base_url cannot be right as written: https:// to a plain-HTTP server
         └── SiteUnavailable         3  down, failing or rate-limiting past the retry budget; run again later
             ├── RetriesExhausted          one request failed on every retry
             ├── RateLimited               429 past the retry budget
@@ -18,7 +19,7 @@
 
 from __future__ import annotations
 
-from ..errors import EXIT_REJECTED, EXIT_UNAVAILABLE, MirrorError
+from ..errors import EXIT_REJECTED, EXIT_UNAVAILABLE, EXIT_USAGE, MirrorError
 
 
 class ApiError(MirrorError):
@@ -77,6 +78,14 @@ class UnexpectedResponse(ApiError):
 
 class NotPhilomena(UnexpectedResponse):
     """The address answers, but not as Philomena's JSON API would: with a web page, or a redirect."""
+
+
+class WrongBaseUrl(ApiError):
+    """``site.base_url`` cannot be right as written (``https://`` to a server that speaks plain
+    HTTP): a config error found at the first request, so it ends the run at once with status 2,
+    where retrying would only wait."""
+
+    exit_code = EXIT_USAGE
 
 
 class UploadRejected(BadQuery):

@@ -54,7 +54,7 @@ async def upload_image(client: PhilomenaClient, upload: Upload, fields: dict[str
     for attempt in range(1, attempts + 1):
         try:
             response = await client.post_image(upload, fields)
-            body = _parse_json(response) if response.status_code in (200, 400) else None
+            body = _parse_json(response, SHOWN) if response.status_code in (200, 400) else None
         except RetryableFailure as failure:
             client.politeness.failed(failure, SHOWN, attempt)
             if failure.status in NOT_LOOKED_AT:

@@ -3,8 +3,8 @@ it ends with exit code 0, ``URL/CODE`` when it ends with another, so the check f
 night and on a failed one alike.
 
 The ping goes to the user's URL alone, through a client of its own: the site's API key is never
-added to it. A ping that fails (the service down, a timeout) is one warning line; the run goes on
-and its exit code is its own.
+added to it. A ping that fails (the service down, a timeout, a URL httpx refuses) is one warning
+line naming the host alone, with no password; the run goes on and its exit code is its own.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import httpx
+
+from ..urls import redact
 
 
 class Pinger:
@@ -36,13 +38,14 @@ class Pinger:
             response = httpx.post(url, content=body.encode(), timeout=self.timeout, follow_redirects=True,
                                   headers={"User-Agent": self.user_agent})
             response.raise_for_status()
-        except httpx.HTTPError as e:
+        except (httpx.HTTPError, httpx.InvalidURL) as e:  # InvalidURL is no HTTPError (a control character)
             reason = (f"HTTP {e.response.status_code}" if isinstance(e, httpx.HTTPStatusError)
-                      else str(e) or type(e).__name__)
+                      else redact(str(e)) or type(e).__name__)
             self.warn(f"health check: the ping to {where(url)} failed ({reason}); the run goes on")
 
 
 def where(url: str) -> str:
-    """The ping URL's scheme and host only: its path is the check's secret (anyone with it can ping)."""
+    """The ping URL's scheme and host only: its path is the check's secret (anyone with it can ping),
+    and a password in it is masked."""
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
+    return redact(f"{parts.scheme}://{parts.netloc}")

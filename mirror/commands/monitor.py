@@ -20,6 +20,7 @@ from ..config import Config
 from ..download import Sample
 from ..progress import Reporter
 from ..store import downloads
+from ..urls import redact
 from ..wiring import wanted_representations
 from .healthcheck import Pinger
 from .metrics import write_metrics
@@ -93,7 +94,7 @@ def file_checks(db: Database | None) -> dict[str, Any] | None:
 
 def sync_plan(config: Config, names: Sequence[str]) -> str:
     """What ``mirror sync`` will do, in words, for the header line."""
-    plan = f"sync {', '.join(names or config.enabled_resources())} from {config.base_url}"
+    plan = f"sync {', '.join(names or config.enabled_resources())} from {redact(config.base_url)}"
     if config.download.enabled:
         plan += f", then download ({', '.join(wanted_representations(config))})"
     return plan

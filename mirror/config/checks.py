@@ -148,11 +148,16 @@ def _port_problem(url: str) -> str | None:
     return None
 
 
+# The API's own path, which the client adds to base_url: pasted with it (as the site's API docs
+# show every URL), each request would ask for /api/v1/json/api/v1/json/... and get a 404.
+API_PATH = "/api/v1/json"
+
+
 def _base_url_problem(url: str) -> str | None:
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme not in ("http", "https") or not url.split("://", 1)[1].strip("/"):
         return f"must start with https:// and name the site, got {shown(redact(url))}"
-    if problem := _port_problem(url):
+    if problem := _one_line_problem(url) or _port_problem(url) or _api_path_problem(url):
         return problem
     if scheme == "http" and not is_loopback(url):
         return ("http:// is only for a site on this machine (127.0.0.1, ::1, localhost); the site's rules "
@@ -160,11 +165,24 @@ def _base_url_problem(url: str) -> str | None:
     return None
 
 
+def _api_path_problem(url: str) -> str | None:
+    """base_url with the API's path in it (``https://derpibooru.org/api/v1/json``, or a whole
+    endpoint's URL): the fix is the address before it."""
+    path = urlsplit(url).path.rstrip("/")
+    before, found, after = path.partition(API_PATH)
+    if not found or (after and not after.startswith("/")):
+        return None
+    site = urlsplit(url)._replace(path=before, query="", fragment="").geturl()
+    return (f"ends with {API_PATH}, which the mirror adds itself; drop it: base_url = {shown(redact(site))}"
+            if not after else f"is the URL of an API request; give the site's own address: "
+            f"base_url = {shown(redact(site))}")
+
+
 def _healthcheck_url_problem(url: str) -> str | None:
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme not in ("http", "https") or not url.split("://", 1)[1].strip("/"):
         return f"must be an http:// or https:// URL, such as https://hc-ping.com/UUID, got {shown(redact(url))}"
-    return _port_problem(url)
+    return _one_line_problem(url) or _port_problem(url)
 
 
 def _representations_problem(names: list[Any]) -> str | None:
@@ -199,9 +217,11 @@ def _query_problem(query: str) -> str | None:
     return None
 
 
-def _user_agent_problem(agent: str) -> str | None:
-    """A header value: a line break in it would end the header (and every request would fail)."""
-    if any(ord(c) < 32 or ord(c) == 127 for c in agent):
+def _one_line_problem(text: str) -> str | None:
+    """A header value or a URL: a line break in a header would end it (and every request would
+    fail); in a URL httpx refuses it with an error that is not an HTTP one, at the first request.
+    The value is not shown: a URL's path may be a secret."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
         return "must be one line of text (it has a line break or another control character)"
     return None
 
@@ -226,7 +246,8 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "site.base_url": _base_url_problem,
     "report.healthcheck_url": _healthcheck_url_problem,
     "images.query": _query_problem,
-    "site.user_agent": _user_agent_problem,
+    "site.user_agent": _one_line_problem,
+    "store.endpoint_url": _one_line_problem,
     "store.files": _files_problem,
     "scope": _scope_problem,
     "download.representations": _representations_problem,

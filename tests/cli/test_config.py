@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from mirror.cli import cli
-from mirror.config import DEFAULTS, Config, ConfigError, load_config
+from mirror.config import DEFAULTS, Config, ConfigError, load_config, make_config
 from mirror.config.sections import SECTIONS
 from mirror.errors import EXIT_USAGE, MirrorError
 from mirror.urls import https_url, redact
@@ -166,6 +166,13 @@ def test_environment_overrides_go_through_the_same_checks(tmp_path, monkeypatch,
     ('[site]\nbase_url = "https://derpibooru.org:https"\n', "[site] base_url: its port must be a number from 1"),
     ('[site]\nbase_url = "{url}"\n[report]\nhealthcheck_url = "https://hc-ping.com:70000/x"\n',
      "[report] healthcheck_url: its port must be a number from 1 to 65535"),
+
+    # A line break passed, then httpx.InvalidURL (no HTTPError) crashed the run before it started (issue 41).
+    ('[site]\nbase_url = "{url}"\n[report]\nhealthcheck_url = "https://hc-ping.com/uuid\\r\\nX-Evil: 1"\n',
+     "[report] healthcheck_url: must be one line of text"),
+    ('[site]\nbase_url = "{url}/\\n"\n', "[site] base_url: must be one line of text"),
+    ('[site]\nbase_url = "{url}"\n[store]\nendpoint_url = "https://s3.example\\tx"\n',
+     "[store] endpoint_url: must be one line of text"),
 ])
 def test_the_cli_refuses_a_bad_config_with_exit_2_before_any_request(site, tmp_path, text, message):
     path = tmp_path / "mirror.toml"
@@ -204,3 +211,36 @@ def test_the_cli_refuses_plain_http_to_a_remote_site_with_exit_2(tmp_path):
     result = CliRunner().invoke(cli, ["-c", str(path), "sync"])
     assert result.exit_code == 2 and "base_url: http:// is only for a site on this machine" in result.output
     assert not (tmp_path / "m.db").exists()
+
+
+# --- the API's own path pasted into base_url (issue 36) --------------------------------------------
+
+@pytest.mark.parametrize("pasted, message", [
+    ("{url}/api/v1/json", 'ends with /api/v1/json, which the mirror adds itself; drop it: base_url = "{url}"'),
+    ("{url}/api/v1/json/", 'ends with /api/v1/json, which the mirror adds itself; drop it: base_url = "{url}"'),
+    ("{url}/booru/api/v1/json/search/images?q=safe",
+     'is the URL of an API request; give the site\'s own address: base_url = "{url}/booru"'),
+])
+def test_base_url_with_the_apis_path_is_refused_with_the_fix_before_any_request(site, tmp_path, pasted, message):
+    """It said only "...: not found" after the first request."""
+    path = tmp_path / "mirror.toml"
+    path.write_text(f'[site]\nbase_url = "{pasted.format(url=site.url)}"\n[store]\ndatabase = "{tmp_path / "m.db"}"\n')
+    site.clear_requests()
+    result = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+    assert result.exit_code == EXIT_USAGE
+    assert result.output == f"Error: {path}: [site] base_url: {message.format(url=site.url)}\n"
+    assert site.requests == [] and not (tmp_path / "m.db").exists()
+
+
+def test_the_environment_override_of_base_url_is_checked_for_the_apis_path_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as raised:
+        load_config(environ={"MIRROR_BASE_URL": "https://derpibooru.org/api/v1/json"})
+    assert str(raised.value) == ("environment MIRROR_BASE_URL: [site] base_url: ends with /api/v1/json, which the "
+                                 'mirror adds itself; drop it: base_url = "https://derpibooru.org"')
+
+
+@pytest.mark.parametrize("url", ["https://derpibooru.org/booru", "https://derpibooru.org/api/v1/jsonp",
+                                 "https://derpibooru.org/api"])
+def test_a_base_url_with_another_path_is_taken(url):
+    assert make_config({"site": {"base_url": url}}).base_url == url

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from mirror.commands.healthcheck import Pinger
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
@@ -323,3 +324,28 @@ def test_status_reads_a_mirror_made_before_files_had_a_check_time(site, tmp_path
     with sqlite3.connect(tmp_path / "mirror.db") as conn:
         assert conn.execute("SELECT count(verified_at) FROM downloads").fetchone()[0] > 0
     conn.close()
+
+
+def test_a_password_in_the_health_check_url_is_never_printed(site, tmp_path):
+    """The ping's warning named the host with its userinfo, password and all (issue 41)."""
+    service = Pings(status=500)
+    try:
+        url = service.url.replace("http://", "http://hc:pa55w0rd-9@", 1)
+        run = mirror(nightly_config(site, tmp_path, healthcheck_url=url), "sync", "--quiet")
+    finally:
+        service.close()
+    assert run.returncode == 0
+    warnings = run.stderr.splitlines()
+    assert len(warnings) == 2 and all("the ping to http://hc:***@127.0.0.1:" in w for w in warnings)
+    assert "pa55w0rd" not in run.stdout + run.stderr
+
+
+def test_a_ping_url_httpx_refuses_is_one_warning_not_a_crash():
+    """httpx.InvalidURL is no HTTPError: a control character the config check did not stop (a
+    config made in code) crashed the run before it started (issue 41)."""
+    warned = []
+    pinger = Pinger("https://hc-ping.com/uuid\r\nX-Evil: 1", timeout=1, user_agent="tests", warn=warned.append)
+    pinger.start()
+    pinger.end(3, "{}")
+    assert len(warned) == 2
+    assert all(w.startswith("health check: the ping to https://hc-ping.com failed (") for w in warned)

@@ -4,8 +4,9 @@ host and port and what to check, and a word while the run waits to retry (issue 
 from __future__ import annotations
 
 import re
-import socket
 import sqlite3
+import ssl
+import time
 
 import httpx
 import pytest
@@ -14,25 +15,27 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.routing import Route
 
+from mirror.api.client import describe_transport_error
 from mirror.cli import cli
-from mirror.errors import EXIT_REJECTED, EXIT_UNAVAILABLE
+from mirror.errors import EXIT_REJECTED, EXIT_UNAVAILABLE, EXIT_USAGE
 from mirror.localsite.http.server import LoopbackServer
 
+from ..support.ports import a_closed_port
+
 QUICK = "[polite]\nrequests_per_second = 100\nbackoff = 0.01\nmax_retries = 2\ngive_up_after = 3\n"
+# The politeness a user has: a run that retried would take half a minute, so a quick end shows it did not.
+DEFAULT_POLITENESS = ""
 
 
-def config_file(tmp_path, base_url: str, site: str = "") -> str:
+def config_file(tmp_path, base_url: str, site: str = "", polite: str = QUICK) -> str:
     path = tmp_path / "mirror.toml"
-    path.write_text(f'[site]\nbase_url = "{base_url}"\n{site}{QUICK}[store]\ndatabase = "{tmp_path / "m.db"}"\n')
+    path.write_text(f'[site]\nbase_url = "{base_url}"\n{site}{polite}[store]\ndatabase = "{tmp_path / "m.db"}"\n')
     return str(path)
 
 
-def a_closed_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()  # nothing listens there now
-    return port
+def last_line(result) -> str:
+    """The run's error line, without the UTC time a line to a log starts with."""
+    return re.sub(r"^\S+Z ", "", result.stderr.splitlines()[-1])
 
 
 def a_web_site(status: int) -> Starlette:
@@ -66,19 +69,47 @@ def test_while_the_site_is_down_each_wait_is_said_even_under_quiet(site, tmp_pat
 
 
 @pytest.mark.parametrize("status", [404, 200])
-def test_an_address_that_is_not_a_philomena_api_says_so(tmp_path, status):
+def test_an_address_that_is_not_a_philomena_api_says_so_at_once(tmp_path, status):
+    """Philomena's API answers a 404 in JSON (or empty), and its proxy sends HTML only with 429
+    and 5xx, so a web page is another site, a captive portal or a wrong path: asking again changes
+    nothing. Before issue 36 the 200 page was retried for 35 s and ended with 3, not the README's 4."""
     with LoopbackServer(a_web_site(status)) as blog:
-        result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, blog.url), "sync"])
-    error = re.sub(r"^\S+Z ", "", result.stderr.splitlines()[-1])  # the UTC time a line to a log starts with
-    if status == 404:  # at once: Philomena's API answers a 404 in JSON (or empty), never with a page
-        assert result.exit_code == EXIT_REJECTED
-        assert f"Error: {blog.url} answered GET /api/v1/json/search/images?" in error
-        assert error.endswith("with an HTML page (404), not Philomena's JSON API: check site.base_url")
-    else:  # a proxy's page may pass, so it is retried first
-        assert result.exit_code == EXIT_UNAVAILABLE
-        assert "the site answered 200 with an HTML page, not JSON" in error
-        assert f"check that site.base_url ({blog.url}) is a Philomena site" in error
+        started = time.monotonic()
+        result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, blog.url, polite=DEFAULT_POLITENESS), "sync"])
+        took = time.monotonic() - started
+    error = last_line(result)
+    assert result.exit_code == EXIT_REJECTED, result.output
+    assert error.startswith(f"Error: GET {blog.url}/api/v1/json/search/images?")
+    assert error.endswith(f"was answered with an HTML page ({status}), not Philomena's JSON API: check that "
+                          f"site.base_url ({blog.url}) is the site's own address")
+    assert "retrying" not in result.stderr and took < 10  # one request: at 1 a second, retries took 35 s
     assert "not found" not in error
+
+
+def test_https_to_a_server_that_speaks_plain_http_says_so_and_exits_2_at_once(tmp_path):
+    """It said "operation not permitted" (OpenSSL's errno read as the system's) after 35 s of
+    retries, and exited 3, "run again later" (issue 36)."""
+    with LoopbackServer(a_web_site(200)) as plain:
+        started = time.monotonic()
+        result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, f"https://127.0.0.1:{plain.port}",
+                                                            polite=DEFAULT_POLITENESS), "sync"])
+        took = time.monotonic() - started
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert last_line(result) == (f"Error: site.base_url (https://127.0.0.1:{plain.port}) says https://, but the "
+                                 f"server at 127.0.0.1:{plain.port} speaks plain HTTP: use http:// for it: set "
+                                 f'site.base_url = "http://127.0.0.1:{plain.port}"')
+    assert "retrying" not in result.stderr and "not permitted" not in result.output and took < 10
+
+
+def test_a_404_on_the_first_request_names_the_whole_url_and_site_base_url(site, tmp_path):
+    wrong = site.url + "/booru"
+    result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, wrong, polite=DEFAULT_POLITENESS), "sync"])
+    assert result.exit_code == EXIT_REJECTED, result.output
+    error = last_line(result)
+    assert error.startswith(f"Error: GET {wrong}/api/v1/json/search/images?q=")
+    assert error.endswith(f": not found (404), and it was the run's first request, so site.base_url ({wrong}) is "
+                          "likely wrong: give the site's own address (the mirror adds /api/v1/json to it)")
+    assert len(site.requests) == 1
 
 
 def test_an_address_that_redirects_names_where_to(tmp_path):
@@ -88,7 +119,7 @@ def test_an_address_that_redirects_names_where_to(tmp_path):
     with LoopbackServer(Starlette(routes=[Route("/{path:path}", moved)])) as old:
         result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, old.url), "sync"])
     assert result.exit_code == EXIT_REJECTED
-    error = result.stderr.splitlines()[-1]
+    error = last_line(result)
     assert f"Error: {old.url} answered GET /api/v1/json/search/images?" in error
     assert error.endswith('with a redirect (301) to https://www.example.org: set site.base_url = '
                           '"https://www.example.org" if that is the site')
@@ -131,3 +162,13 @@ def test_with_a_filter_set_nothing_more_is_asked_or_said(site, tmp_path):
     assert result.exit_code == 0, result.output
     assert "filter hid" not in result.stdout
     assert not [r for r in site.requests if r.path.endswith("/filters/system")]
+
+
+def test_a_tls_failure_is_named_by_openssls_reason_not_its_errno_read_as_the_systems():
+    """OpenSSL's errno 1 was read as EPERM: "cannot connect to HOST:443 (operation not permitted)"."""
+    refused = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    refused.reason = "CERTIFICATE_VERIFY_FAILED"
+    error = httpx.ConnectError("certificate verify failed", request=httpx.Request("GET", "https://booru.example/"))
+    error.__cause__ = refused
+    said = describe_transport_error(error)
+    assert said == "the TLS handshake with booru.example:443 failed (certificate_verify_failed)"

@@ -226,6 +226,15 @@ def port_out_of_range(run: Run) -> None:
     run.config_path.write_text(text)
 
 
+def https_to_plain_http(run: Run) -> None:
+    run.config_path.write_text(run.config_path.read_text().replace('base_url = "http://', 'base_url = "https://', 1))
+
+
+def api_path_pasted(run: Run) -> None:
+    text = re.sub(r'^(base_url = ".*)"$', r'\1/api/v1/json"', run.config_path.read_text(), count=1, flags=re.M)
+    run.config_path.write_text(text)
+
+
 def files_on_an_ftp_server_not_there(run: Run) -> None:
     text = re.sub(r'^files = .*$', 'files = "ftp://127.0.0.1:9/files"', run.config_path.read_text(), count=1, flags=re.M)
     run.config_path.write_text(text)
@@ -296,8 +305,11 @@ CASES = [
          "Content-Length", first_api(1, proxy_rules.cut_json)),
     Case("timeout", "the first 2 API answers come after 1 s (polite.timeout = 0.3)",
          through_proxy(lambda: proxy_rules.stall(1.0, 2)), options={"polite": {"timeout": 0.3}}),
-    Case("HTML with status 200 on an API URL", "the first 2 API answers: 200 text/html (a proxy's page)",
-         first_api(2, proxy_rules.body(b"<!DOCTYPE html><html><body>Welcome</body></html>", "text/html"))),
+    Case("HTML with status 200 on an API URL", "the first API answer: 200 text/html (a web page, a captive portal; "
+         "Philomena's proxy sends its pages with 429 and 5xx only)",
+         first_api(1, proxy_rules.body(b"<!DOCTYPE html><html><body>Welcome</body></html>", "text/html")),
+         code=4, says="with an HTML page (200), not Philomena's JSON API: check that site.base_url",
+         check=asked_nothing, rerun=("sync",)),
     Case("invalid JSON", "the first 2 API answers: 200 application/json, `{\"images\": [{\"id\": 1},`",
          first_api(2, proxy_rules.body(b'{"images": [{"id": 1},', "application/json"))),
     Case("Content-Type not the site's", "API answers in turn say `application/json` (no charset), "
@@ -348,6 +360,13 @@ CASES = [
          check=asked_nothing, rerun=("sync",)),
     Case("a port past 65535", "`base_url = \"http://127.0.0.1:99999\"` in [site]", arrange=port_out_of_range,
          release=fix_config, code=2, says="base_url: its port must be a number from 1 to 65535", check=asked_nothing,
+         rerun=("sync",)),
+    Case("https:// to a plain-HTTP site", "`base_url = \"https://...\"` in [site] for a site that speaks plain HTTP",
+         arrange=https_to_plain_http, release=fix_config, code=2, says="says https://, but the server at 127.0.0.1:",
+         check=asked_nothing, rerun=("sync",)),
+    Case("the API's path in base_url", "`base_url = \"http://127.0.0.1:PORT/api/v1/json\"` in [site]",
+         arrange=api_path_pasted, release=fix_config, code=2,
+         says="base_url: ends with /api/v1/json, which the mirror adds itself; drop it", check=asked_nothing,
          rerun=("sync",)),
     Case("a time ago before the year 1", "`mirror changes --since 99999999999d` after a clean sync",
          command=("changes", "--since", "99999999999d"), prepared=True, code=2,
