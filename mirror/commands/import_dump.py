@@ -8,6 +8,8 @@ when the dump was made would have left them, so the next sync asks only for what
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -34,7 +36,7 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
     path = await _local_copy(config, source, sha256, reporter)
     report = import_dump(db, path, file_root=root or file_root(config, db),
                          staging_path=Path(f"{config.database}.dump-staging"), progress=reporter.update,
-                         line=reporter.line)
+                         line=reporter.line, stopping=_cancelled(asyncio.current_task()))
     for step in report.steps:
         reporter.done(step)
     crawls = {name: crawler_options(config, name) for name in config.enabled_resources()}
@@ -43,6 +45,13 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
     reporter.line(f"dump of {report.dumped_at} imported; the next sync asks for what changed since {report.as_of}"
                   + (f" ({', '.join(handed)})" if handed else ""))
     return report
+
+
+def _cancelled(task: asyncio.Task | None) -> Callable[[], bool]:
+    """Whether this run's task was cancelled, as ``asyncio.run`` cancels it on Ctrl-C (and the CLI on
+    SIGTERM). The import runs without awaiting, so the cancellation cannot reach it at an ``await``:
+    it asks this between batches and stops there (:class:`~mirror.dump.staging.Stopped`)."""
+    return lambda: task is not None and task.cancelling() > 0
 
 
 async def _local_copy(config: Config, source: str, sha256: str | None, reporter: Reporter) -> Path:
