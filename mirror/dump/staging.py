@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +48,7 @@ INDEXES: dict[str, tuple[tuple[str, ...], ...]] = {
     "posts": (("topic_id",),),
 }
 _BATCH = 5000
+_BATCH_BYTES = 32 << 20
 MOST_SET_ASIDE = 10_000
 MOST_SET_ASIDE_BYTES = 64 << 20
 _STEPS_BETWEEN_CHECKS = 100_000  # SQLite VM steps between two looks at whether to stop
@@ -137,7 +138,7 @@ class Staging:
         insert = f'INSERT INTO "{name}" VALUES ({", ".join("?" * width)})'
         keys = [i for i, column in enumerate(columns) if _is_key(column)]
         batch: list[list[str | None]] = []
-        count = read = 0
+        count = read = size = 0
         for row in rows:
             read += 1
             if read % _BATCH == 0 and self.stopping():
@@ -150,9 +151,10 @@ class Staging:
                 aside.add(f"{', '.join(not_whole)}: not a whole number where the table needs one", row)
             else:
                 batch.append(row)
-                if len(batch) == _BATCH:
+                size += sum(map(len, filter(None, row)))
+                if len(batch) == _BATCH or size > _BATCH_BYTES:  # long rows: fewer of them at once
                     self.conn.executemany(insert, batch)
-                    count, batch = count + len(batch), []
+                    count, batch, size = count + len(batch), [], 0
         self.conn.executemany(insert, batch)
         return count + len(batch)
 
@@ -178,17 +180,16 @@ class Staging:
         """Move the rows of the copy that match ``where`` to ``dump_rejects``, a batch at a time."""
         if not where:
             return
-        found, moved = self.conn.execute(f'SELECT * FROM "{name}" WHERE {where}'), 0
-        while rows := found.fetchmany(_BATCH):
-            for row in rows:
-                aside.add(reason, dict(zip(columns, row)))
-            moved += len(rows)
+        moved = 0
+        for row in self.conn.execute(f'SELECT * FROM "{name}" WHERE {where}'):  # a row at a time: rows may be long
+            aside.add(reason, dict(zip(columns, row)))
+            moved += 1
         if moved:
             self.conn.execute(f'DELETE FROM "{name}" WHERE {where}')
             aside.moved += moved
 
-    def rejects(self) -> Iterator[tuple[str, str, str]]:
-        """Every row set aside: (table, reason, the row as JSON), read as they are used."""
+    def rejects(self) -> sqlite3.Cursor:
+        """Every row set aside: (table, reason, the row as JSON), a cursor to read them as they are used."""
         return self.conn.execute("SELECT table_name, reason, row FROM dump_rejects ORDER BY id")
 
 

@@ -242,7 +242,8 @@ def test_a_table_of_more_bad_rows_than_the_bound_is_called_damaged(plain_dump, t
     ("", "its data names no columns"),
 ])
 def test_a_broken_column_list_is_a_damaged_dump(plain_dump, tmp_path, columns, said):
-    path = with_copy_statement(plain_dump, tmp_path / "columns.pgdump", "users", f"COPY public.users {columns} FROM stdin;\n")
+    path = with_copy_statement(plain_dump, tmp_path / "columns.pgdump", "users",
+                               f"COPY public.users {columns} FROM stdin;\n")
     result, _ = import_dump(tmp_path, path)
     assert result.exit_code == 2, result.output
     assert error_line(result).startswith(f"Error: {path}: table users: {said}")
@@ -250,7 +251,8 @@ def test_a_broken_column_list_is_a_damaged_dump(plain_dump, tmp_path, columns, s
 
 def test_an_id_that_is_no_whole_number_is_set_aside_not_converted(plain_dump, tmp_path):
     kept = max(int(row[0]) for row in Archive.open(plain_dump).rows("images"))
-    hostile = with_rows(plain_dump, tmp_path, "images", lambda row: [("1e5" if row[0] == str(kept) else row[0]), *row[1:]])
+    hostile = with_rows(plain_dump, tmp_path, "images",
+                        lambda row: ["1e5" if row[0] == str(kept) else row[0], *row[1:]])
     result, db_path = import_dump(tmp_path, hostile)
     assert result.exit_code == 0, result.output
     db = open_database(db_path)
