@@ -32,7 +32,7 @@ from typing import BinaryIO
 from ..errors import EXIT_USAGE, MirrorError
 
 __all__ = ["DumpError", "Archive", "TableData", "BadRow", "parse_copy_columns", "copy_rows", "copy_value", "printable",
-           "LONGEST_LINE", "MOST_COLUMNS"]
+           "LONGEST_LINE", "KEPT_OF_A_LONG_LINE", "MOST_COLUMNS"]
 
 MAGIC = b"PGDMP"
 OLDEST, NEWEST = (1, 12), (1, 16)
@@ -40,8 +40,8 @@ _COMPRESSIONS = {0: "none", 1: "gzip", 2: "lz4", 3: "zstd"}
 _BLOCK_DATA, _BLOCK_BLOBS = 1, 3
 _OFFSET_NOT_SET, _OFFSET_SET, _NO_DATA = 1, 2, 3
 _CHUNK = 1 << 16
-# The longest line of COPY text read whole. The site's longest fields (descriptions, comment and
-# post bodies) are limited to tens of kilobytes; a longer line is set aside, its first
+# The longest line of COPY text read whole: far past what the site's longest text fields
+# (descriptions, comment and post bodies) hold. A longer line is set aside, its first
 # ``KEPT_OF_A_LONG_LINE`` bytes kept, and the rest read past without being held.
 LONGEST_LINE = 16 << 20
 KEPT_OF_A_LONG_LINE = 64 << 10
