@@ -11,6 +11,8 @@ removed then, unless ``keep``; until then it stays beside the database, so that 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -45,7 +47,7 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
     try:
         report = import_dump(db, path, file_root=root or file_root(config, db),
                              staging_path=Path(f"{config.database}.dump-staging"), progress=reporter.update,
-                             line=reporter.line)
+                             line=reporter.line, stopping=_cancelled(asyncio.current_task()))
     except DumpError as e:
         if path == target:
             raise
@@ -60,6 +62,13 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
     if path != target:
         _drop_download(path, keep, reporter)
     return report
+
+
+def _cancelled(task: asyncio.Task | None) -> Callable[[], bool]:
+    """Whether this run's task was cancelled, as ``asyncio.run`` cancels it on Ctrl-C (and the CLI on
+    SIGTERM). The import runs without awaiting, so the cancellation cannot reach it at an ``await``:
+    it asks this between batches and stops there (:class:`~mirror.dump.staging.Stopped`)."""
+    return lambda: task is not None and task.cancelling() > 0
 
 
 def _checked(path: Path, sha256: str | None, reporter: Reporter) -> Path:

@@ -20,9 +20,10 @@ pipe has no data offsets: its tables are found by reading the data blocks in ord
 
 from __future__ import annotations
 
+import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +31,8 @@ from typing import BinaryIO
 
 from ..errors import EXIT_USAGE, MirrorError
 
-__all__ = ["DumpError", "Archive", "TableData", "BadRow", "parse_copy_columns", "copy_rows", "copy_value"]
+__all__ = ["DumpError", "Archive", "TableData", "BadRow", "parse_copy_columns", "copy_rows", "copy_value", "printable",
+           "LONGEST_LINE", "KEPT_OF_A_LONG_LINE", "MOST_COLUMNS"]
 
 MAGIC = b"PGDMP"
 OLDEST, NEWEST = (1, 12), (1, 16)
@@ -38,13 +40,33 @@ _COMPRESSIONS = {0: "none", 1: "gzip", 2: "lz4", 3: "zstd"}
 _BLOCK_DATA, _BLOCK_BLOBS = 1, 3
 _OFFSET_NOT_SET, _OFFSET_SET, _NO_DATA = 1, 2, 3
 _CHUNK = 1 << 16
+# The longest line of COPY text read whole: far past what the site's longest text fields
+# (descriptions, comment and post bodies) hold. A longer line is set aside, its first
+# ``KEPT_OF_A_LONG_LINE`` bytes kept, and the rest read past without being held.
+LONGEST_LINE = 16 << 20
+KEPT_OF_A_LONG_LINE = 64 << 10
+MOST_COLUMNS = 1600  # PostgreSQL's own limit (MaxHeapAttributeNumber): a dump with more is damaged
+_DAMAGED = "the dump is damaged; fetch it again and check its SHA-256"
 
 
 class DumpError(MirrorError):
-    """The dump cannot be read: not a custom-format archive, a kind this version cannot read, or
-    cut short. Nothing was written for the table being read."""
+    """The dump cannot be read: not a custom-format archive, a kind this version cannot read, cut
+    short or damaged. Nothing was written for the table being read.
+
+    The message may quote names the dump holds, so it is made :func:`printable` here, once for all."""
 
     exit_code = EXIT_USAGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
+
+
+def printable(text: str) -> str:
+    """``text`` with its control and other unprintable characters written as escapes (``\\x1b``,
+    ``\\u202e``): a table or column name in a dump must not drive the user's terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 @dataclass(frozen=True)
@@ -108,13 +130,22 @@ class _Reader:
     def __init__(self, handle: BinaryIO, path: Path) -> None:
         self.handle, self.path = handle, path
         self.int_size, self.offset_size = 4, 8
+        self.size = os.fstat(handle.fileno()).st_size
 
     def _bytes(self, n: int) -> bytes:
+        if n > self.size - self.handle.tell():  # never ask for more than the file holds: a damaged
+            self._ends_early()                  # length would allocate it first
         data = self.handle.read(n)
         if len(data) != n:
-            raise DumpError(f"{self.path}: the dump ends early (cut short while downloading or copying?); "
-                            "fetch it again and check its SHA-256")
+            self._ends_early()
         return data
+
+    def _ends_early(self) -> None:
+        raise DumpError(f"{self.path}: the dump ends early (cut short while downloading or copying?); "
+                        "fetch it again and check its SHA-256")
+
+    def damaged(self, what: str) -> DumpError:
+        return DumpError(f"{self.path}: {what}; {_DAMAGED}")
 
     def byte(self) -> int:
         return self._bytes(1)[0]
@@ -144,6 +175,9 @@ class _Reader:
             raise DumpError(f"{self.path}: archive version {'.'.join(map(str, version))} is not one this version "
                             f"reads (1.12 to 1.16, pg_dump 9.0 to 18); upgrade booru mirror")
         self.int_size, self.offset_size = self.byte(), self.byte()
+        for name, size in (("integer", self.int_size), ("offset", self.offset_size)):
+            if not 1 <= size <= 8:
+                raise self.damaged(f"its header gives an {name} size of {size} bytes (pg_dump writes 4 and 8)")
         if self.byte() != 1:
             raise DumpError(f"{self.path}: a pg_dump archive, but not in the custom format (-Fc)")
         if version >= (1, 15, 0):
@@ -155,17 +189,28 @@ class _Reader:
             raise DumpError(f"{self.path}: the dump is compressed with {compression}, which this version cannot "
                             "read (gzip or none only); ask for the site's gzip dump, or convert it with "
                             "pg_restore -f - | pg_dump")
-        second, minute, hour, day, month, year = (self.int() for _ in range(6))
-        self.int()  # daylight saving flag
-        created = datetime(year + 1900, month + 1, day, hour, minute, second, tzinfo=timezone.utc)
+        created = self._created()
         dbname, server_version = self.str() or "", self.str() or ""
         self.str()  # pg_dump's own version
         archive = Archive(self.path, version, compression, created, dbname, server_version, "UTF8",
                           int_size=self.int_size, offset_size=self.offset_size)
-        for _ in range(self.int()):
+        entries = self.int()
+        if entries < 0:
+            raise self.damaged(f"its table of contents counts {entries} entries")
+        for _ in range(entries):
             self._entry(archive, version)
         archive.data_start = self.handle.tell()
         return archive
+
+    def _created(self) -> datetime:
+        """When pg_dump ran: six fields of ``struct tm`` (and a daylight saving flag)."""
+        second, minute, hour, day, month, year = (self.int() for _ in range(6))
+        self.int()  # daylight saving flag
+        try:
+            return datetime(year + 1900, month + 1, day, hour, minute, second, tzinfo=timezone.utc)
+        except (ValueError, OverflowError):
+            raise self.damaged(f"its header gives no real date (year {year + 1900}, month {month + 1}, day {day}, "
+                               f"{hour}:{minute}:{second})") from None
 
     def _entry(self, archive: Archive, version: tuple[int, int, int]) -> None:
         dump_id = self.int()
@@ -191,7 +236,14 @@ class _Reader:
             found = re.search(r"client_encoding\s*=\s*'([^']+)'", defn)
             archive.encoding = found.group(1) if found else archive.encoding
         if desc == "TABLE DATA" and tag:
-            archive.tables[tag] = TableData(namespace or "", tag, parse_copy_columns(copy_statement or ""), dump_id,
+            columns = parse_copy_columns(copy_statement or "")
+            if problem := _column_problem(columns):
+                raise self.damaged(f"table {tag}: its column list {problem}")
+            if state == _OFFSET_SET and offset >= self.size:
+                raise DumpError(f"{self.path}: the dump ends early or is damaged: table {tag}'s data is said to "
+                                f"start at byte {offset:,}, past its end ({self.size:,} bytes); fetch it again and "
+                                "check its SHA-256")
+            archive.tables[tag] = TableData(namespace or "", tag, columns, dump_id,
                                             offset if state == _OFFSET_SET else None)
 
     def data_chunks(self, entry: TableData, data_start: int) -> Iterator[bytes]:
@@ -206,14 +258,16 @@ class _Reader:
             if size == 0:
                 return
             if size < 0:
-                raise DumpError(f"{self.path}: table {entry.name}: a data chunk of negative size; the dump is damaged")
-            yield self._bytes(size)
+                raise self.damaged(f"table {entry.name}: a data chunk of negative size")
+            while size > 0:  # a chunk as long as the file, a piece at a time: memory stays flat
+                piece = self._bytes(min(size, _CHUNK))
+                size -= len(piece)
+                yield piece
 
     def _block_header(self, entry: TableData) -> None:
         kind, dump_id = self.byte(), self.int()
         if kind != _BLOCK_DATA or dump_id != entry.dump_id:
-            raise DumpError(f"{self.path}: table {entry.name}: its data is not where the table of contents says; "
-                            "the dump is damaged")
+            raise self.damaged(f"table {entry.name}: its data is not where the table of contents says")
 
     def _find_block(self, entry: TableData, data_start: int) -> None:
         """Walk the data blocks from the start, skipping the others, to ``entry``'s own."""
@@ -224,7 +278,7 @@ class _Reader:
                 raise DumpError(f"{self.path}: table {entry.name}: its data was not found; the dump is cut short")
             kind, dump_id = head[0], self.int()
             if kind not in (_BLOCK_DATA, _BLOCK_BLOBS):
-                raise DumpError(f"{self.path}: an unknown data block ({kind}); the dump is damaged")
+                raise self.damaged(f"an unknown data block ({kind})")
             if kind == _BLOCK_DATA and dump_id == entry.dump_id:
                 return
             self._skip_block(kind)
@@ -233,7 +287,21 @@ class _Reader:
         if kind == _BLOCK_BLOBS:
             raise DumpError(f"{self.path}: large objects in a public dump are not expected; the dump is not the site's")
         while (size := self.int()) != 0:
+            if size < 0:
+                raise self.damaged("a data chunk of negative size")
             self.handle.seek(size, 1)
+
+
+def _column_problem(columns: tuple[str, ...]) -> str:
+    """What is wrong with a table's column list as a COPY statement gives it, or nothing."""
+    if len(columns) > MOST_COLUMNS:
+        return f"has {len(columns):,} columns (PostgreSQL allows {MOST_COLUMNS:,})"
+    if len(set(columns)) != len(columns):
+        twice = sorted({c for c in columns if columns.count(c) > 1})
+        return f"names {', '.join(twice)} twice"
+    if any(not c for c in columns):
+        return "has a column without a name"
+    return ""
 
 
 def _what_it_is(magic: bytes) -> str:
@@ -289,32 +357,69 @@ def copy_value(text: str) -> str | None:
     return _ESCAPE.sub(_unescape, text) if "\\" in text else text
 
 
-def copy_rows(data: Iterator[bytes]) -> Iterator[list[str | None]]:
+def copy_rows(data: Iterator[bytes], longest: int = LONGEST_LINE) -> Iterator[list[str | None]]:
     """Rows of COPY text from a stream of bytes, split on line ends wherever the chunks fall.
 
-    A line that is not valid UTF-8 is decoded with U+FFFD in place of the bad bytes (the rows
-    are kept aside by the importer). The data ends at ``\\.``."""
-    rest = b""
-    for chunk in data:
-        lines = (rest + chunk).split(b"\n")
-        rest = lines.pop()
-        for line in lines:
-            if line == b"\\.":
-                return
+    A line that is not valid UTF-8 comes back as a :class:`BadRow` with U+FFFD in place of the bad
+    bytes, and so does a line longer than ``longest`` bytes, cut to its first
+    ``KEPT_OF_A_LONG_LINE`` bytes (the importer keeps both aside, with the reason). The data ends at
+    ``\\.``. Each byte is copied a bounded number of times and no more than ``longest`` bytes of a
+    line are ever held, whatever the chunks and the lines."""
+    for line, length in _lines(data, longest):
+        if line == b"\\.":
+            return
+        if length > longest:
+            yield _long_row(line, length, longest)
+        else:
             yield _row(line)
-    if rest and rest != b"\\.":
-        yield _row(rest)
+
+
+def _lines(data: Iterator[bytes], longest: int) -> Iterator[tuple[bytes, int]]:
+    """Each line of ``data`` (its first ``longest + 1`` bytes at most) and its whole length."""
+    held: list[bytes] = []  # the start of a line that runs on into the next chunks
+    kept = length = 0
+    for chunk in data:
+        pieces = chunk.split(b"\n")
+        for piece in pieces[:-1]:
+            if held:
+                held.append(piece[:max(0, longest + 1 - kept)])
+                line, length = b"".join(held), length + len(piece)
+                held, kept = [], 0
+            else:
+                line, length = piece[:longest + 1], len(piece)
+            yield line, length
+            length = 0
+        tail = pieces[-1]
+        if tail and kept <= longest:
+            held.append(tail[:longest + 1 - kept])
+            kept += len(held[-1])
+        length += len(tail)
+    if length:
+        yield b"".join(held), length
 
 
 def _row(line: bytes) -> list[str | None]:
     try:
         text = line.decode()
     except UnicodeDecodeError:
-        return BadRow(copy_value(v) for v in line.decode("utf-8", "replace").split("\t"))
+        return BadRow((copy_value(v) for v in line.decode("utf-8", "replace").split("\t")),
+                      "not valid UTF-8 (kept with U+FFFD in place of the bad bytes)")
     if "\\" not in text:
         return text.split("\t")
     return [copy_value(v) for v in text.split("\t")]
 
 
+def _long_row(line: bytes, length: int, longest: int) -> BadRow:
+    start = line[:min(KEPT_OF_A_LONG_LINE, longest)].decode("utf-8", "replace")
+    return BadRow((copy_value(v) for v in start.split("\t")),
+                  f"a line of {length:,} bytes, longer than the longest this version reads ({longest:,}): "
+                  f"only its first {KEPT_OF_A_LONG_LINE:,} bytes are kept")
+
+
 class BadRow(list):
-    """A row that was not valid UTF-8: its values hold U+FFFD where the bad bytes were."""
+    """A row that cannot be kept as it is (not valid UTF-8, or a line past the longest read), with
+    the ``reason``: its values hold U+FFFD where bad bytes were, and a long line only its start."""
+
+    def __init__(self, values: Iterable[str | None], reason: str) -> None:
+        super().__init__(values)
+        self.reason = reason

@@ -19,13 +19,19 @@ change (a later dump adds only the changes after the last one imported).
 
 Tables and columns this version does not know are reported once and skipped; a column a known
 table lacks reads as absent (a 2022 dump has no ``images.description`` and keeps its tag changes
-in one table: both import).
+in one table: both import). Every line printed is made :func:`~.archive.printable`: the names
+come from the dump.
+
+An import asked to stop (``stopping()`` turns true: SIGTERM or Ctrl-C) stops at the next batch
+boundary, within about a second, with :class:`~.staging.Stopped`: what was committed is kept and
+the next run resumes from it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
@@ -44,9 +50,9 @@ from ..store.rejects import reject
 from ..store.specs import COMMENTS, FORUMS, GALLERIES, POSTS, TAGS, TOPICS, USERS
 from ..store.state import load_cursor, save_cursor, start_run
 from ..store.writer import RecordWriter
-from .archive import Archive
+from .archive import Archive, printable
 from .records import BUILDERS, Batch, Builder, Reader, dump_time, image_stub, message, topic
-from .staging import Staging
+from .staging import Staging, Stopped, Stopping
 
 __all__ = ["LAYOUT", "ImportReport", "import_dump", "STATE_NAME"]
 
@@ -121,13 +127,25 @@ Progress = Callable[[StepReport], None]
 
 
 def import_dump(db: Database, path: str | Path, *, file_root: str, staging_path: str | Path,
-                progress: Progress | None = None, line: Callable[[str], None] = print) -> ImportReport:
+                progress: Progress | None = None, line: Callable[[str], None] = print,
+                stopping: Stopping = lambda: False) -> ImportReport:
     """Import the dump at ``path`` into ``db``; resume an import of the same dump killed before.
 
     ``file_root`` is where the site's files are (``https://derpicdn.net/img``): image records
     name their files below it, as the API's do. ``staging_path`` is the scratch file; it is
-    deleted once the import is complete.
+    deleted once the import is complete. Once ``stopping()`` is true the import raises
+    :class:`Stopped` at the next batch boundary.
     """
+    try:
+        return _import(db, path, file_root, staging_path, progress, lambda text: line(printable(text)), stopping)
+    except sqlite3.OperationalError:
+        if stopping():  # a statement cut short by the staging file's progress handler
+            raise Stopped() from None
+        raise
+
+
+def _import(db: Database, path: str | Path, file_root: str, staging_path: str | Path, progress: Progress | None,
+            line: Callable[[str], None], stopping: Stopping) -> ImportReport:
     archive = Archive.open(path)
     report = ImportReport(dumped_at=_text_time(archive))
     identity = {"file": Path(path).name, "size": Path(path).stat().st_size, "dumped_at": report.dumped_at}
@@ -139,7 +157,7 @@ def import_dump(db: Database, path: str | Path, *, file_root: str, staging_path:
     report.skipped = _unknown(archive)
     for skipped in report.skipped:
         line(skipped)
-    staging = Staging(staging_path)
+    staging = Staging(staging_path, stopping)
     try:
         for table in (t for t in archive.tables if t in LAYOUT and not staging.has(t)):
             started = time.perf_counter()
@@ -149,7 +167,7 @@ def import_dump(db: Database, path: str | Path, *, file_root: str, staging_path:
             line(f"copied {table}: {copied.rows:,} rows in {time.perf_counter() - started:.1f} s{aside}")
         run, status = start_run(db, STATE_NAME), "failed"
         try:
-            Writing(db, staging, file_root, cursor, report, progress, run.id).run()
+            Writing(db, staging, file_root, cursor, report, progress, run.id, stopping).run()
             status = "done"
         finally:
             run.finish(db, status=status, fetched=sum(s.fetched for s in report.steps),
@@ -203,9 +221,10 @@ class Writing:
     """The second stage: the mirror's records from the staged tables, step by step."""
 
     def __init__(self, db: Database, staging: Staging, file_root: str, cursor: dict[str, Any],
-                 report: ImportReport, progress: Progress | None, run_id: int) -> None:
+                 report: ImportReport, progress: Progress | None, run_id: int, stopping: Stopping) -> None:
         self.db, self.staging, self.file_root = db, staging, file_root
         self.cursor, self.report, self.progress, self.run_id = cursor, report, progress, run_id
+        self.stopping = stopping
         self.reader = Reader(staging.conn, staging.staged())
         self.images = ImageWriter(db, file_root)
         self.writers = {spec.table: RecordWriter(db, spec, file_root)
@@ -224,6 +243,7 @@ class Writing:
         for name, step in steps:
             if name in self.cursor["done"]:
                 continue
+            self._boundary()
             report = StepReport(name)
             started = time.perf_counter()
             step(report)
@@ -234,6 +254,11 @@ class Writing:
                 save_cursor(self.db, STATE_NAME, self.cursor)
         with self.db.atomic():
             save_cursor(self.db, STATE_NAME, {**self.cursor, "finished": True})
+
+    def _boundary(self) -> None:
+        """Between two commits: stop here if asked to."""
+        if self.stopping():
+            raise Stopped()
 
     # --- walking a staged table by id, a batch per commit ---
 
@@ -254,6 +279,7 @@ class Writing:
             if not rows:
                 return
             yield rows
+            self._boundary()
             after = rows[-1]["_key"]
 
     def _count(self, table: str) -> int | None:
@@ -286,6 +312,7 @@ class Writing:
                     self._checkpoint(builder.resource, batch.last, report, len(batch.records))
                 report.set_aside += len(batch.bad)
                 after = batch.last
+                self._boundary()
         return step
 
     def _write(self, resource: str, batch: Batch, context: Mapping[str, Any] | None = None) -> None:
@@ -412,6 +439,7 @@ class Writing:
             with self.db.atomic():
                 replace_members(self.db, gallery_id, images)
                 self._checkpoint("gallery_images", gallery_id, report, len(images))
+            self._boundary()
 
     def _features(self, report: StepReport) -> None:
         rows = [(dump_time(r.get("created_at")), r.get("image_id")) for r in self._all("image_features")]
@@ -485,11 +513,15 @@ class Writing:
                 self._checkpoint(table, rows[-1]["id"], report, len(changes))
 
     def _rejects(self, report: StepReport) -> None:
-        """Rows the copy set aside (wrong width, bad UTF-8, an id twice), kept in ``rejects``."""
-        with self.db.atomic():
-            for table, reason, row in self.staging.rejects():
-                reject(self.db, f"dump:{table}", json.loads(row), reason)
-                report.fetched += 1
+        """Rows the copy set aside (wrong width, bad UTF-8, an id twice), kept in ``rejects``, read a
+        batch at a time (a step begun again keeps each once: :func:`reject` knows them)."""
+        rows = self.staging.rejects()
+        while batch := rows.fetchmany(BATCH):
+            with self.db.atomic():
+                for table, reason, row in batch:
+                    reject(self.db, f"dump:{table}", json.loads(row), reason)
+            report.fetched += len(batch)
+            self._boundary()
 
 
 def _loads(raw: str | None) -> dict | None:

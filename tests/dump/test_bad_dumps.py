@@ -4,15 +4,20 @@ tables changed before dumping or its bytes damaged after."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
+import tracemalloc
 
 import pytest
 from click.testing import CliRunner
 
 from mirror.cli import cli
-from mirror.dump.archive import Archive, DumpError
+from mirror.dump.archive import KEPT_OF_A_LONG_LINE, LONGEST_LINE, Archive, DumpError, copy_rows
+from mirror.dump.staging import MOST_SET_ASIDE
 from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.dump.damaged import entry_count_place, offset_place, with_copy_statement, with_table_data
+from mirror.localsite.dump.public import copy_line
 from mirror.store import open_database
 
 from ..support.dumps import make_dump, needs_postgres
@@ -179,3 +184,114 @@ def test_a_downloaded_dump_found_damaged_names_the_file_to_remove_for_a_fresh_fe
     assert result.exit_code == 2 and error.startswith("Error: ") and "ends early" in error, result.output
     assert error.endswith(f"; to download it anew, remove {kept} and run again")
     assert kept.exists()
+
+
+# --- hostile dumps: damaged headers, inflating data, broken column lists (issue 41) ---------------
+
+def spoilt(plain_dump, tmp_path, where, value: bytes):
+    """The dump with ``value`` written at ``where(dump)``."""
+    def edit(data: bytearray) -> None:
+        at = where(plain_dump)
+        data[at:at + len(value)] = value
+    return damaged(plain_dump, tmp_path, edit)
+
+
+@pytest.mark.parametrize("where, value, said", [
+    (lambda dump: 33, bytes([0x30]), "its header gives no real date (year"),
+    (lambda dump: 8, bytes([200]), "its header gives an integer size of 200 bytes"),
+    (lambda dump: offset_place(dump, "images"), bytes([2]) + b"\xff" * 8,
+     "the dump ends early or is damaged: table images's data is said to start at byte 18,446,744,073,709,551,615"),
+    (lambda dump: entry_count_place(dump), bytes([1]), "its table of contents counts -"),
+], ids=["month 0x30", "int size 200", "offset 2^64-1", "negative entry count"])
+def test_a_damaged_header_or_table_of_contents_is_one_line_and_exit_2(plain_dump, tmp_path, where, value, said):
+    path = spoilt(plain_dump, tmp_path, where, value)
+    result, db_path = import_dump(tmp_path, path)
+    assert result.exit_code == 2, result.output
+    assert result.output == f"Error: {path}: {said}" + result.output.split(said, 1)[1]
+    assert result.output.count("\n") == 1 and "fetch it again and check its SHA-256" in result.output
+
+
+def error_line(result) -> str:
+    """The one line saying why the import stopped: the last it printed, and no traceback."""
+    lines = result.output.splitlines()
+    assert [line for line in lines if line.startswith("Error:")] == lines[-1:], result.output
+    assert "Traceback" not in result.output
+    return lines[-1]
+
+
+def with_rows(plain_dump, tmp_path, table: str, change, *more: bytes):
+    """The dump with ``table``'s rows, each passed through ``change``, then ``more`` raw COPY text."""
+    rows = [change(list(row)) for row in Archive.open(plain_dump).rows(table)]
+    return with_table_data(plain_dump, tmp_path / "hostile.pgdump", table,
+                           [*(copy_line(row).encode() for row in rows), *more])
+
+
+def test_a_line_past_the_longest_is_set_aside_cut_short_and_the_rest_imports(plain_dump, tmp_path):
+    hostile = with_rows(plain_dump, tmp_path, "users", lambda row: row,
+                        *(b"\0" * (1 << 20) for _ in range((LONGEST_LINE >> 20) + 4)), b"\n")
+    result, db_path = import_dump(tmp_path, hostile)
+    assert result.exit_code == 0, result.output
+    db = open_database(db_path)
+    assert db.execute("SELECT count(*) FROM users").fetchone()[0] == len(list(Archive.open(plain_dump).rows("users")))
+    reason, raw = db.execute("SELECT reason, raw FROM rejects WHERE resource = 'dump:users'").fetchone()
+    assert f"a line of {LONGEST_LINE + (4 << 20):,} bytes, longer than the longest" in reason
+    assert json.loads(raw) == ["\0" * KEPT_OF_A_LONG_LINE]
+
+
+def test_a_table_of_more_bad_rows_than_the_bound_is_called_damaged(plain_dump, tmp_path):
+    hostile = with_rows(plain_dump, tmp_path, "users", lambda row: row, b"\n" * (MOST_SET_ASIDE * 20))
+    result, _ = import_dump(tmp_path, hostile)
+    assert result.exit_code == 2, result.output
+    said = error_line(result)
+    assert said.startswith(f"Error: {hostile}: table users: more than {MOST_SET_ASIDE:,} rows")
+    assert "1 values where the table has 2 columns" in said and "the dump is damaged" in said
+
+
+@pytest.mark.parametrize("columns, said", [
+    ("(id, id)", "its column list names id twice"),
+    ("(" + ", ".join(f"c{i}" for i in range(3000)) + ")", "its column list has 3,000 columns"),
+    ("()", "its column list has a column without a name"),
+    ("", "its data names no columns"),
+])
+def test_a_broken_column_list_is_a_damaged_dump(plain_dump, tmp_path, columns, said):
+    path = with_copy_statement(plain_dump, tmp_path / "columns.pgdump", "users",
+                               f"COPY public.users {columns} FROM stdin;\n")
+    result, _ = import_dump(tmp_path, path)
+    assert result.exit_code == 2, result.output
+    assert error_line(result).startswith(f"Error: {path}: table users: {said}")
+
+
+def test_an_id_that_is_no_whole_number_is_set_aside_not_converted(plain_dump, tmp_path):
+    kept = max(int(row[0]) for row in Archive.open(plain_dump).rows("images"))
+    hostile = with_rows(plain_dump, tmp_path, "images",
+                        lambda row: ["1e5" if row[0] == str(kept) else row[0], *row[1:]])
+    result, db_path = import_dump(tmp_path, hostile)
+    assert result.exit_code == 0, result.output
+    db = open_database(db_path)
+    assert db.execute("SELECT max(id), count(*) FROM images").fetchone() == (kept - 1, 59)
+    reason, raw = db.execute("SELECT reason, raw FROM rejects WHERE resource = 'dump:images'").fetchone()
+    assert reason == "id: not a whole number where the table needs one" and json.loads(raw)[0] == "1e5"
+
+
+def test_names_in_the_dump_cannot_drive_the_terminal(board, tmp_path):
+    dump = make_dump(board, tmp_path, then='CREATE TABLE "polls\x1b[2J" (id bigint); '
+                                           'ALTER TABLE tags ADD COLUMN "mood\x1b]0;owned\x07" text;')
+    result, _ = import_dump(tmp_path, dump)
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "table polls\\x1b[2J: not part of a public dump" in result.output
+    assert "table tags: columns mood\\x1b]0;owned\\x07 not known" in result.output
+
+
+def test_a_long_line_is_read_in_flat_memory():
+    """A line three times the longest read, in 64 KiB chunks: never held whole, nor copied over and
+    over (it was joined to each next chunk and split again: 144 MB at its peak, and quadratic time)."""
+    line = (b"x" * (1 << 16) for _ in range(3 * LONGEST_LINE >> 16))
+    tracemalloc.start()
+    try:
+        rows = list(copy_rows(itertools.chain(line, [b"\n1\t2\n"])))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rows[1:] == [["1", "2"]] and len(rows[0][0]) == KEPT_OF_A_LONG_LINE
+    assert peak < 2.5 * LONGEST_LINE

@@ -4,16 +4,20 @@ as an import that was never interrupted: nothing lost, nothing twice, the histor
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from mirror.localsite.board.editor import BoardEditor
+from mirror.store import open_database
 
 from ..support.dumps import make_dump, needs_postgres
 from ..support.killing import assert_history_agrees, assert_store_intact, history_state, kill_at, kill_when, \
-    mirror_state, rerun
+    mirror_state, reached, rerun
 
 pytestmark = needs_postgres
 
@@ -73,3 +77,31 @@ def test_killed_while_writing_the_records(dump, uninterrupted, tmp_path, step, a
     kill_when(command(dump, database), database, step_is(step, after))
     rerun(command(dump, database))
     same_archive(database, uninterrupted)
+
+
+def test_sigterm_stops_the_import_at_a_batch_and_the_next_run_resumes(dump, uninterrupted, tmp_path):
+    """What `systemctl stop` sends: the import stops at the next batch boundary, not at the end of
+    the whole import (it ran on inside the event loop, whose handler could not run until it ended)."""
+    database = tmp_path / "mirror.db"
+    process = subprocess.Popen(command(dump, database), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while process.poll() is None and not reached(database, step_is("images", 0)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert process.poll() is None, "the import ended before it could be stopped"
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1, stderr
+    assert "interrupted; everything stored so far is kept and the next run resumes" in stderr
+    assert "Traceback" not in stderr
+    cursor = import_cursor(database)
+    assert not cursor.get("finished") and "images" not in cursor["done"], "it ran on to the end"
+    rerun(command(dump, database))
+    same_archive(database, uninterrupted)
+
+
+def import_cursor(database: Path) -> dict:
+    db = open_database(database, migrate=False)
+    try:
+        return json.loads(db.execute("SELECT cursor FROM sync_state WHERE name = 'import-dump'").fetchone()[0])
+    finally:
+        db.close()

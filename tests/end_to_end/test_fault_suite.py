@@ -52,6 +52,7 @@ from mirror.wiring import open_storage
 from ..support import fault_proxy as proxy_rules
 from ..support.configs import RESOURCES, changed, mirror_config, site_config, site_images, sync, write_config
 from ..support.disks import fill, mounted_tmpfs
+from ..support.dumps import make_dump, needs_postgres
 from ..support.fault_proxy import FaultProxy, Rule
 from ..support.killing import assert_store_intact, mirror_state
 
@@ -636,6 +637,46 @@ def test_the_files_disk_fills_up_during_downloads(growing_site: SiteServer, tmp_
                       "began", 5, excerpt(full, 5), f"nothing: {kept} files kept whole, none half-written under a "
                       "final name, integrity_check ok; the rerun once space was freed ended equal to an "
                       "undisturbed run", started, tmp_path, growing_site))
+
+
+@needs_postgres
+def test_the_disk_fills_up_during_an_import_dump(tmp_path: Path, ledger: list) -> None:
+    """SQLite rolls back by itself on a full disk; a ROLLBACK after it hid the real error behind
+    "cannot rollback - no transaction is active"."""
+    started = time.monotonic()
+    board = BoardEditor.generate(seed=5, images=400)
+    try:
+        dump = make_dump(board, tmp_path)
+    finally:
+        board.close()
+
+    def import_dump(database: Path) -> Result:
+        env = {"MIRROR_DATABASE": str(database), "MIRROR_BASE_URL": "http://127.0.0.1:9"}
+        return CliRunner().invoke(cli, ["import-dump", str(dump)], env=env)
+
+    with mounted_tmpfs(tmp_path / "disk", "16m") as disk:
+        database = disk / "mirror.db"
+        open_database(database).close()  # a mirror already made
+        filler = leave_free(disk, 150_000)  # room for the first tables' scratch copies, not the rest
+
+        full = import_dump(database)
+
+        assert full.exit_code == 5, full.output
+        assert f"cannot write the dump's scratch copy {database}.dump-staging: no space left on the device" \
+            in full.output
+        assert "cannot rollback" not in full.output and "Traceback" not in full.output
+        assert_store_intact(database)
+        filler.unlink()
+        again = import_dump(database)
+        assert again.exit_code == 0, again.output
+        state = mirror_state(database, tmp_path / "files")
+    roomy = tmp_path / "roomy" / "mirror.db"
+    assert import_dump(roomy).exit_code == 0
+    assert state == mirror_state(roomy, tmp_path / "files")
+    ledger.append(row("disk full (import-dump)", "the mirror's 16 MB tmpfs filled up (150 KB left) as `mirror "
+                      "import-dump` copied the dump's tables", 5, excerpt(full, 5), "nothing: integrity_check ok "
+                      "after the failed run; the rerun once space was freed ended equal to an import on a roomy disk",
+                      started, tmp_path))
 
 
 # --- a hostile client of mirror serve and mirror browse, and a database they may only read ---------------

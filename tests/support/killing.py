@@ -58,20 +58,21 @@ def kill_at(command: list[str], ready: Callable[[], bool], timeout: float = 30, 
 
 def kill_when(command: list[str], database: Path, ready: Callable[[Database], bool], timeout: float = 30) -> None:
     """Run ``command`` and SIGKILL it as soon as ``ready(db)`` holds; it must not end before."""
+    assert kill_at(command, lambda: reached(database, ready), timeout), "the sync ended before it could be killed"
 
-    def db_ready() -> bool:
-        try:
-            db = open_database(database, migrate=False)
-        except (sqlite3.Error, StoreError):  # not created yet
-            return False
-        try:
-            return ready(db)
-        except sqlite3.Error:  # its tables not created yet
-            return False
-        finally:
-            db.close()
 
-    assert kill_at(command, db_ready, timeout), "the sync ended before it could be killed"
+def reached(database: Path, ready: Callable[[Database], bool]) -> bool:
+    """Whether ``ready(db)`` holds of the database a running command writes (not while it is not made yet)."""
+    try:
+        db = open_database(database, migrate=False)
+    except (sqlite3.Error, StoreError):  # not created yet
+        return False
+    try:
+        return ready(db)
+    except sqlite3.Error:  # its tables not created yet
+        return False
+    finally:
+        db.close()
 
 
 def rerun(command: list[str]) -> None:
