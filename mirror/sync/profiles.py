@@ -36,9 +36,13 @@ USER_COLUMNS = (("images", "uploader_id"), ("comments", "user_id"), ("posts", "u
                 ("galleries", "creator_id"), ("filters", "user_id"))
 
 
-# Where a user's activity is dated: (table, user column, date column).
-ACTIVITY = (("images", "uploader_id", "created_at"), ("comments", "user_id", "created_at"),
-            ("posts", "user_id", "created_at"))
+# Each user's latest upload, comment and post, read from indexes: an uploader's newest image is its
+# highest id (ids follow upload order), and comments and posts are indexed by user and date.
+ACTIVITY = """
+    SELECT uploader_id AS id, created_at AS latest FROM images
+    WHERE id IN (SELECT max(id) FROM images WHERE uploader_id IS NOT NULL GROUP BY uploader_id)
+    UNION ALL SELECT user_id, max(created_at) FROM comments WHERE user_id IS NOT NULL GROUP BY user_id
+    UNION ALL SELECT user_id, max(created_at) FROM posts WHERE user_id IS NOT NULL GROUP BY user_id"""
 
 
 def _named() -> str:
@@ -70,11 +74,9 @@ def name_only_user_ids(db: Database, cutoff: str) -> list[int]:
     ever fetched), newest activity first; a 404 since ``cutoff`` leaves one out."""
     if db.execute("SELECT 1 FROM users WHERE created_at IS NULL LIMIT 1").fetchone() is None:
         return []  # a mirror made by the API: no need to read its records' dates
-    dated = " UNION ALL ".join(f'SELECT "{user}" AS id, max("{date}") AS latest FROM "{table}" '
-                               f'WHERE "{user}" IS NOT NULL GROUP BY "{user}"' for table, user, date in ACTIVITY)
     return [row[0] for row in db.execute(f"""
         SELECT users.id FROM users
-        LEFT JOIN (SELECT id, max(latest) AS latest FROM ({dated}) GROUP BY id) AS activity USING (id)
+        LEFT JOIN (SELECT id, max(latest) AS latest FROM ({ACTIVITY}) GROUP BY id) AS activity USING (id)
         WHERE users.created_at IS NULL AND users.id IN ({_named()})
           AND users.id NOT IN (SELECT id FROM gone_users WHERE checked_at >= ?)
         ORDER BY activity.latest IS NULL, activity.latest DESC, users.id DESC""", [cutoff])]
