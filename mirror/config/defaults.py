@@ -93,7 +93,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # Days before a profile (or a deleted account's 404) is asked for again.
         "refresh_days": 30.0,
         # At most this many stale profiles are refreshed per run, oldest first, so the profiles
-        # fetched on the first night do not all fall due on one later night. New users always come.
+        # fetched on the first night do not all fall due on one later night. New users always come;
+        # the users an imported dump names (a name only) share this allowance, newest activity first.
         "refresh_per_run": 200,
     },
     "download": {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,7 @@ class DownloadReport:
     adopted: int = 0
     failed: int = 0
     bytes: int = 0
-    requests: int = 0
+    requests: int = 0  # to the file host and to the API (records fetched again), retries included
     complete: bool = False
     started: float = field(default_factory=time.monotonic)
 
@@ -78,6 +79,13 @@ class DownloadReport:
         if self.expected is not None and self.fetched + self.failed < self.expected:
             parts.append(f"{self.expected - self.fetched - self.failed} left")
         return f"{self.resource}: {', '.join(parts)}; {counted(self.requests, 'request')}"
+
+
+def _request_counter(politeness: Politeness, client: PhilomenaClient) -> Callable[[], int]:
+    """Every request this run sends: to the file host, and to the API for the records of files that
+    did not match (a board whose records changed since the sync costs one such request a file)."""
+    api_before = client.requests_made
+    return lambda: politeness.attempts + client.requests_made - api_before
 
 
 def file_client(options: DownloadOptions) -> httpx.AsyncClient:
@@ -100,12 +108,13 @@ async def run_downloads(db: Database, client: PhilomenaClient, politeness: Polit
     if retry_failed:
         state.requeue_failed(db)
     report = DownloadReport(expected=state.plan(db, options.representations))
+    requests = _request_counter(politeness, client)
     async with file_client(options) as http:
         fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db), deadline=options.file_deadline)
         try:
-            await _work(db, fetcher, options.concurrency, report, reporter)
+            await _work(db, fetcher, options.concurrency, report, reporter, requests)
         finally:
-            report.requests = politeness.attempts
+            report.requests = requests()
     # A run killed between keeping a file and reading it left that file without intensities.
     await backfill_intensities(db, storage)
     await backfill_fingerprints(db, storage, reporter.line)
@@ -115,7 +124,7 @@ async def run_downloads(db: Database, client: PhilomenaClient, politeness: Polit
 
 
 async def _work(db: Database, fetcher: Fetcher, concurrency: int, report: DownloadReport,
-                reporter: Reporter) -> None:
+                reporter: Reporter, requests: Callable[[], int]) -> None:
     """Feed pending images to ``concurrency`` workers; the first fatal error stops them all."""
     queue: asyncio.Queue[list[dict[str, Any]] | None] = asyncio.Queue(maxsize=concurrency * 2)
 
@@ -128,7 +137,7 @@ async def _work(db: Database, fetcher: Fetcher, concurrency: int, report: Downlo
     async def consume() -> None:
         while (rows := await queue.get()) is not None:
             await _image(db, fetcher, rows, report, reporter)
-            report.requests = fetcher.politeness.attempts
+            report.requests = requests()
             reporter.update(report)
 
     try:

@@ -6,8 +6,11 @@
    ``last_replied_to_at`` equal those its posts were last mirrored at is skipped; a changed one has
    its posts walked from the page where the new posts begin (``old post_count // 50 + 1``). The
    walk of a forum stops at the first non-sticky topic last replied to before the newest reply the
-   previous complete walk of that forum saw (its *mark*): every topic after it is older still, so
-   unchanged. A run with nothing new costs the forums page plus one topics page per forum.
+   previous complete walk of that forum saw (its *mark*), or at the mark and unchanged since it was
+   mirrored: every topic after it is as old or older, so unchanged. A run with nothing new costs
+   the forums page plus one topics page per forum, however many topics share the mark's second.
+   (A topic first replied to in the mark's very second after that walk, listed among the ties
+   after an unchanged one, waits for its next reply; its posts come with the ``posts`` crawler.)
    Why a mark and not "the first unchanged topic": after a killed run, the topics finished before
    the kill are unchanged and listed ahead of the changed ones still to do.
 3. A topic's posts: windows of ``topic_position``, with gaps where posts were destroyed; hidden posts
@@ -114,6 +117,17 @@ def start_page(progress: TopicProgress | None, topic: Record) -> int | None:
     return 1  # fewer posts, or a new reply with the same count: read the topic again
 
 
+def _past_mark(topic: Record, mark: str | None, *, changed: bool) -> bool:
+    """Whether the walk of a forum whose mark is ``mark`` may stop at ``topic``: a topic listed in
+    reply order (stickies aside) last replied to before the mark, or at the mark and unchanged
+    since it was mirrored. Without the second, every topic replied to in the mark's second is read
+    again each run, pages of them where dates were clamped or imported alike."""
+    replied = topic.get("last_replied_to_at")
+    if not mark or topic.get("sticky") or not isinstance(replied, str):
+        return False
+    return replied < mark or (replied == mark and not changed)
+
+
 def _newest(topics: Iterable[Any], newest: str | None) -> str | None:
     """The latest ``last_replied_to_at`` among ``topics`` and ``newest``."""
     replied = [t["last_replied_to_at"] for t in topics
@@ -174,7 +188,7 @@ class _ForumCrawl:
         return names
 
     async def forum(self, name: str) -> None:
-        """Walk ``name``'s topics down to the first one older than its mark, syncing what changed."""
+        """Walk ``name``'s topics down to the first one past its mark (:func:`_past_mark`), syncing what changed."""
         resumed = self.walk["forum"] == name
         newest = self.walk["newest"] if resumed else None
         mark = self.marks.get(name)
@@ -196,12 +210,12 @@ class _ForumCrawl:
 
     async def _topics(self, forum: str, topics: list[Record], mark: str | None,
                       progress: dict[str, TopicProgress]) -> bool:
-        """Sync the changed topics of one page; True when the walk reached topics older than ``mark``."""
+        """Sync the changed topics of one page; True when the walk reached the topics the last walk
+        saw: one older than ``mark``, or one at the mark and mirrored unchanged."""
         for topic in topics:
-            replied = topic.get("last_replied_to_at")
-            if mark and not topic.get("sticky") and isinstance(replied, str) and replied < mark:
-                return True
             first = start_page(progress.get(topic["slug"]), topic)
+            if _past_mark(topic, mark, changed=first is not None):
+                return True
             if first is not None:
                 progress[topic["slug"]] = await self._posts(forum, topic, first, progress.get(topic["slug"]))
         return False

@@ -20,8 +20,9 @@ overlap), as a nightly sync does. Each crawler module says how it is handed over
 The rolling audits (hidden comments, old pages of posts) and the gallery rewalks carry on as after
 any first sync, their rounds starting at the beginning. Three have nothing to hand over: filters
 are all fetched again every run (a couple of requests); profiles go by the ``users`` table itself
-(a user named and not held is fetched, one held is fetched again once its ``mirrored_at`` is
-``refresh_days`` old); and the featured image of the day, which no dump holds, is asked for by
+(a user named and not held is fetched, one held as a name only, as a dump holds users, is fetched
+``refresh_per_run`` a run, newest activity first, and a full profile is fetched again once its
+``mirrored_at`` is ``refresh_days`` old); and the featured image of the day, which no dump holds, is asked for by
 the next run (one request more than a nightly run makes, once).
 """
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import hashlib
+import io
 import json
 import os
 import re
@@ -34,6 +35,7 @@ from mirror.download.fetch import Fetcher, FileFailed, Job, check_redirect
 from mirror.errors import EXIT_DAMAGED, EXIT_STORE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
+from mirror.progress import Reporter
 from mirror.store import open_database
 from mirror.store.downloads import counts
 from mirror.wiring import open_storage
@@ -253,6 +255,24 @@ def test_a_mismatch_from_a_file_replaced_since_the_sync_is_settled_by_the_fresh_
     assert [r.path for r in site.requests if r.path.startswith("/api/")] == [f"/api/v1/json/images/{image_id}"]
     assert db["downloads"].get((image_id, "full"))["sha512"] == image["sha512_hash"]
     assert db["images"].get(image_id)["sha512_hash"] == image["sha512_hash"]  # the fresh record is kept
+
+
+def test_the_summary_counts_every_request_the_run_sent_the_records_fetched_again_too(site, tmp_path):
+    """Files that do not match their records cost a request to the API each (the record fetched
+    again): the summary line and the report count them, as the site's log and ``--json`` do."""
+    config = configure(site, tmp_path, representations=["full"])
+    sync(config)
+    db = open_database(config.database)
+    replaced = [r["id"] for r in site_images(site) if r.get("thumbnails_generated")][:3]
+    for image_id in replaced:
+        site.editor.replace_file(image_id, "replaced")
+    site.clear_requests()
+    reporter = Reporter(interactive=False, out=io.StringIO())
+    report = asyncio.run(runs.download(config, db, reporter))
+    rechecks = [r for r in site.requests if r.path.startswith("/api/")]
+    assert len(rechecks) == len(replaced) and report.failed == 0
+    assert report.requests == len(site.requests) == len(file_requests(site)) + len(replaced)
+    assert reporter.out.getvalue().rstrip().endswith(f"; {len(site.requests)} requests")
 
 
 def test_corrupt_bodies_are_caught_rechecked_and_retried(site, tmp_path, files_url):

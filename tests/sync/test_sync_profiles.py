@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 
+from mirror.commands.import_dump import run_import
+from mirror.store import open_database
 from mirror.store.specs import USERS
 
 from ..support.configs import site_config, sync
+from ..support.dumps import make_dump, needs_postgres
 from ..support.mirrored import assert_rows_match
 
 
@@ -118,3 +123,45 @@ def test_stale_profiles_are_refreshed_a_few_a_night_oldest_first(site, tmp_path)
     site.clear_requests()
     sync(config, ["profiles"])
     assert profile_paths(site) == [str(users[2]), str(users[3])]
+
+
+def newest_activity_first(db, ids) -> list[int]:
+    """``ids`` by the latest upload, comment or post each made, read row by row."""
+    latest: dict[int, str] = {}
+    for table, column in (("images", "uploader_id"), ("comments", "user_id"), ("posts", "user_id")):
+        for user_id, created in db.execute(f"SELECT {column}, created_at FROM {table}"):
+            if user_id in ids and created:
+                latest[user_id] = max(created, latest.get(user_id, created))
+    by_id = sorted(ids, reverse=True)
+    return sorted(by_id, key=lambda u: latest.get(u, ""), reverse=True)  # stable: ties stay newest id first
+
+
+@needs_postgres
+def test_users_a_dump_names_get_their_profiles_a_few_a_night_newest_activity_first(site, tmp_path):
+    """A dump's users are their id and name: the syncs after `mirror import-dump` fetch them,
+    ``refresh_per_run`` a night, though the rows are younger than ``refresh_days``."""
+    deleted = sorted(u for u in site.editor.users if u != 1)[4]  # an uploader, named by images
+    dump = make_dump(site.editor, tmp_path)
+    site.editor.delete_user(deleted)
+    config = site_config(site, tmp_path, **{name: {"enabled": True} for name in ("images", "comments", "posts")},
+                         profiles={"refresh_days": 30, "refresh_per_run": 5})
+    db = open_database(config.database)
+    asyncio.run(run_import(config, db, str(dump)))
+    names_only = {row[0] for row in db.execute("SELECT id FROM users WHERE created_at IS NULL")} & named_users(db)
+    assert len(names_only) > 10 and deleted in names_only
+    order = newest_activity_first(db, names_only)
+    asked: list[int] = []
+    for night in range(len(names_only) // 5 + 1):
+        site.clear_requests()
+        report, _ = sync(config, ["profiles"])
+        paths = list(map(int, profile_paths(site)))
+        assert paths == order[len(asked):len(asked) + 5], night
+        asked += paths
+        assert any("users known by name only" in note for note in report.notes) == (len(asked) < len(names_only))
+    assert sorted(asked) == sorted(names_only)
+    found, gone = served_profiles(site, names_only)
+    assert gone == {deleted}
+    assert_rows_match(db, USERS, found, site.url, where=f"id IN ({','.join(map(str, found))})")
+    site.clear_requests()
+    sync(config, ["profiles"])
+    assert profile_paths(site) == []  # the deleted account included: asked again after refresh_days

@@ -110,6 +110,17 @@ class BoardEditor:
         return cls._made(folder, f"board-{seed}-{images}.db", make)
 
     @classmethod
+    def for_site(cls, seed: int = 1, images: int = 500, *, fixtures: str | Path | None = None,
+                 pictures: bool = True) -> BoardEditor:
+        """The board ``mirror site`` serves and ``mirror site --dump`` writes, made once here so
+        that a dump states the sizes, hashes and intensities of the very files the site serves:
+        the recorded responses in ``fixtures``, else a generated board whose files are pictures
+        (``mirror site --stand-ins``: a few bytes each, unless ``pictures``)."""
+        if fixtures:
+            return cls.from_fixtures(fixtures)
+        return cls.generate(seed=seed, images=images, apart=True, with_pictures=pictures)
+
+    @classmethod
     def from_fixtures(cls, path: str | Path, folder: str | Path | None = None) -> BoardEditor:
         """A board of every recorded response under ``path``, served unchanged."""
         from .fixtures import load_fixtures

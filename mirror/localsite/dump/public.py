@@ -53,11 +53,12 @@ def write_public_dump(board: BoardEditor | str | Path, out: str | Path, *, layou
 
 
 def dump_site(out: str | Path, *, seed: int = 1, images: int = 500, fixtures: str | Path | None = None,
-              layout: str = "2026") -> str:
-    """``mirror site --dump``: the board ``mirror site`` would serve, written as a public dump;
-    returns the line that says what was written."""
+              layout: str = "2026", pictures: bool = True) -> str:
+    """``mirror site --dump``: the board ``mirror site`` would serve with the same options (its
+    files pictures unless ``pictures`` is false, as with ``--stand-ins``), written as a public
+    dump; returns the line that says what was written."""
     binaries()  # no board is generated for nothing when PostgreSQL is missing
-    board = BoardEditor.from_fixtures(fixtures) if fixtures else BoardEditor.generate(seed=seed, images=images)
+    board = BoardEditor.for_site(seed, images, fixtures=fixtures, pictures=pictures)
     try:
         path = write_public_dump(board, out, layout=layout)
     finally:

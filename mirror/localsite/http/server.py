@@ -109,8 +109,7 @@ def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: in
     sock = listen(host, port)
     if not fixtures:
         print(f"Generating a board of {images:,} images (seed {seed})...", flush=True)
-    editor = (BoardEditor.from_fixtures(fixtures) if fixtures
-              else BoardEditor.generate(seed=seed, images=images, apart=True, with_pictures=pictures))
+    editor = BoardEditor.for_site(seed, images, fixtures=fixtures, pictures=pictures)
     editor.processing_delay = processing_delay
     app = create_app(editor, faults, dumps_dir=dumps_dir)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", http="h11", lifespan="off")
