@@ -157,6 +157,54 @@ def test_an_unwritable_metrics_file_warns_and_the_run_goes_on(site, tmp_path):
     assert "metrics: cannot write" in warning and "the run goes on" in warning
 
 
+def special_files(tmp_path: Path) -> dict[str, Path]:
+    """Paths that are not metrics files: a FIFO, a link to /dev/zero, a folder, a 5 MB file."""
+    fifo, zero, folder, big = (tmp_path / name for name in ("fifo.prom", "zero.prom", "folder.prom", "big.prom"))
+    os.mkfifo(fifo)
+    zero.symlink_to("/dev/zero")
+    folder.mkdir()
+    big.write_bytes(b"# not a metrics file\n" * 250_000)
+    return {"a FIFO": fifo, "a character device": zero, "a folder": folder, "more than 4 MB": big}
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a character device", "a folder"])
+def test_a_metrics_path_that_is_not_a_file_is_one_config_error(kind, tmp_path):
+    path = special_files(tmp_path)[kind]
+    config = tmp_path / "mirror.toml"
+    config.write_text(f'[store]\ndatabase = "{tmp_path / "mirror.db"}"\n[report]\nmetrics_file = "{path}"\n')
+    run = mirror(config, "verify", "--quiet")  # no request: nothing kept yet
+    assert run.returncode == 2 and run.stdout == ""
+    (line,) = run.stderr.splitlines()
+    assert "[report] metrics_file" in line and f"is {kind}, not a regular file" in line, line
+
+
+# write_metrics in a child bounded in memory and time: /dev/zero read to the end would take every byte
+# the machine has before the MemoryError.
+WRITE_METRICS = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+from mirror.commands.metrics import write_metrics
+from mirror.commands.outcome import RunOutcome
+try:
+    write_metrics(sys.argv[1], RunOutcome("verify", "0", None, "mirror.db", "verify"))
+except OSError as e:
+    print(e)
+"""
+
+
+def test_a_metrics_path_that_became_something_else_since_the_check_is_left_alone_at_once(tmp_path):
+    for kind, path in special_files(tmp_path).items():
+        before = path.lstat()
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", WRITE_METRICS, str(path)], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0 and time.monotonic() - started < 30, (kind, done.stderr[-500:])
+        assert kind in done.stdout, (kind, done.stdout)
+        after = path.lstat()
+        assert (after.st_ino, after.st_mode, after.st_size) == (before.st_ino, before.st_mode, before.st_size), kind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.prom", "fifo.prom", "folder.prom", "zero.prom"]
+
+
 class Pings:
     """A health-check service on 127.0.0.1 that records every ping (method, path, body)."""
 
