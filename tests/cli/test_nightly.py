@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socketserver
 import subprocess
 import sys
 import threading
@@ -276,6 +277,51 @@ def test_a_failing_ping_is_one_warning_and_never_fails_the_run(site, tmp_path):
     warnings = run.stderr.splitlines()
     assert len(warnings) == 2 and all("health check: the ping to http://127.0.0.1:" in w for w in warnings)
     assert all("HTTP 500" in w and "3f1c-check" not in w for w in warnings)  # the check's path is its secret
+
+
+class Trickle:
+    """A health-check host on 127.0.0.1 that reads the ping, then answers one byte every half second
+    for as long as the client listens (a minute at most)."""
+
+    def __init__(self) -> None:
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                self.request.recv(65536)
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"x" * 120:
+                    try:
+                        self.request.sendall(bytes([byte]))
+                    except OSError:
+                        return
+                    time.sleep(0.5)
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/ping/3f1c-check"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_host_trickling_its_answer_is_given_up_at_the_timeout_and_the_run_goes_on(tmp_path):
+    timeout = 2.0
+    host = Trickle()
+    try:
+        config = tmp_path / "mirror.toml"
+        config.write_text(f'[store]\ndatabase = "{tmp_path / "mirror.db"}"\n'
+                          f'[report]\nhealthcheck_url = "{host.url}"\nhealthcheck_timeout = {timeout}\n')
+        started = time.monotonic()
+        run = subprocess.run([sys.executable, "-m", "mirror.cli", "-c", str(config), "verify", "--quiet"],
+                             capture_output=True, text=True, timeout=100)
+        took = time.monotonic() - started
+    finally:
+        host.close()
+    assert run.returncode == 0 and run.stdout == "", run.stderr
+    warnings = run.stderr.splitlines()
+    assert len(warnings) == 2 and all("health check: the ping to http://127.0.0.1:" in w and f"within {timeout:g} s"
+                                      in w and "3f1c-check" not in w for w in warnings), warnings
+    assert 2 * timeout <= took < 2 * timeout + 30, f"the run took {took:.1f} s with two pings of {timeout} s"
 
 
 def slice_of(db_path: Path, parts: int) -> dict[int, int]:
