@@ -199,11 +199,12 @@ def download(ctx: click.Context, retry_failed: bool, quiet: bool, as_json: bool)
          output=RunOutput("download", lambda config: download_plan(config, retry_failed), quiet, as_json))
 
 
-def _sample(ctx: click.Context, param: click.Parameter, value: str | None) -> Sample | None:
+def _sample(value: str | None) -> Sample | None:
+    """``--sample``, checked here rather than by click so that a bad one is one line (click adds its usage)."""
     try:
         return Sample.parse(value) if value else None
     except ValueError as e:
-        raise click.BadParameter(str(e)) from None
+        _fail(str(e), EXIT_USAGE)
 
 
 def _verify_status(report: Any) -> int:
@@ -212,14 +213,15 @@ def _verify_status(report: Any) -> int:
 
 @cli.command()
 @click.option("--repair", is_flag=True, help="Fetch missing and corrupt files again.")
-@click.option("--sample", metavar="K/N", callback=_sample,
+@click.option("--sample", "sample_text", metavar="K/N",
               help="Re-hash slice K of N of the kept files (images whose id modulo N is K-1); auto/N takes the "
                    "slice checked longest ago, so a nightly auto/30 checks every file once a month.")
 @_run_options
 @click.pass_context
 @handle_errors
-def verify(ctx: click.Context, repair: bool, sample: Sample | None, quiet: bool, as_json: bool) -> None:
+def verify(ctx: click.Context, repair: bool, sample_text: str | None, quiet: bool, as_json: bool) -> None:
     """Re-hash every kept file (or a slice); report (or --repair) the missing and corrupt ones."""
+    sample = _sample(sample_text)
     report = _run(ctx, runs.verify, repair=repair, sample=sample,
                   output=RunOutput("verify", lambda config: verify_plan(sample, repair), quiet, as_json,
                                    _verify_status))

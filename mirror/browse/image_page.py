@@ -62,8 +62,8 @@ def image_context(conn: sqlite3.Connection, image_id: int, chosen: int | None = 
                     "SELECT author, created_at, body FROM comments WHERE image_id = ? ORDER BY created_at, id",
                     [image_id])]
     used = filter_in_use(conn, chosen)
-    *bodies, description = render_all(conn, [c["body"] for c in comments] + [record.get("description")], site,
-                                      lambda ids: spoilered(conn, ids, used))
+    description, *bodies = render_all(conn, [record.get("description")] + [c["body"] for c in comments], site,
+                                      lambda ids: spoilered(conn, ids, used))  # the description first
     for comment, body in zip(comments, bodies):
         comment["body"] = body
     galleries = [{"id": gid, "title": title, "previous": prev, "next": nxt} for gid, title, prev, nxt in conn.execute(

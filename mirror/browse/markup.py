@@ -11,6 +11,13 @@ attribution; an image the mirror lacks is a plain link to its page on the site.
 A record's text is never HTML here: raw HTML is escaped, a link is made only of an http(s)
 address (:func:`mirror.urls.is_web_url`), and a Markdown picture is a link to it (nothing is
 fetched from elsewhere by reading a page).
+
+Rendering has a budget, since a page must not take minutes: markdown-it-py's time grows with a
+body's size, and far faster with its markup (200 KB of ``![`` took 4.5 s, of ``*_`` 2.3 s, of
+prose 0.1 s), and the site takes bodies of 300 KB. A body whose :func:`cost` is past
+:data:`MAX_BODY_COST` (some 50 KB of prose, 8 KB of ``![``: half a second at worst) is shown as
+written, escaped, with its line breaks and a note; so is every body after the page has spent
+:data:`PAGE_SECONDS` rendering the ones before. Nothing is lost: the text is all there.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -33,13 +41,21 @@ from ..urls import is_web_url
 from .figure import ImageCard, artists_of_tags
 from .metadata import kept_extension
 
-__all__ = ["Reference", "find_references", "references_in", "render", "render_all"]
+__all__ = ["Reference", "cost", "find_references", "references_in", "render", "render_all"]
 
 # The site's own pattern for an image reference; ids past a 32-bit integer name nothing there.
 IMAGE_REFERENCE = re.compile(r">>(\d{1,10})([tsp])?")
 LARGEST_ID = 2**31 - 1
 # A bare web address, up to the first space or bracket, less the punctuation a sentence ends it with.
 BARE_URL = re.compile(r"https?://[^\s<>\[\]]*[^\s<>\[\].,:;!?\"')]", re.IGNORECASE)
+# A body's cost: each character once, each markup character (what makes the parser look ahead)
+# MARKUP_WEIGHT times, each line break (a block, a list item) LINE_WEIGHT times; the weights make
+# a unit of cost some 5 to 15 microseconds whatever the body holds (measured on hostile bodies).
+MARKUP_CHARACTERS = "[]!*_<>`\\|~&"
+MARKUP_WEIGHT, LINE_WEIGHT = 5, 20
+MAX_BODY_COST = 50_000
+# What a page may spend rendering: the bodies after are shown as written.
+PAGE_SECONDS = 0.5
 # What each size of reference shows (the site's small, thumb_small and medium versions).
 SIZE_CLASS = {"t": "booru-ref-small", "s": "booru-ref-thumb", "p": "booru-ref-medium"}
 
@@ -194,13 +210,33 @@ def _renderer() -> MarkdownIt:
 _MD = _renderer()
 
 
+def cost(text: str) -> int:
+    """What rendering ``text`` costs, in units of a few microseconds (see :data:`MAX_BODY_COST`)."""
+    return (len(text) + MARKUP_WEIGHT * sum(map(text.count, MARKUP_CHARACTERS))
+            + LINE_WEIGHT * text.count("\n"))
+
+
 def render(text: str | None, references: dict[int, Reference], site: str) -> Markup:
-    """One body as safe HTML, its image references drawn from ``references``."""
-    return Markup(_MD.render(text or "", {"references": references, "site": site}))
+    """One body as safe HTML, its image references drawn from ``references``; as written (escaped)
+    when its markup costs more than :data:`MAX_BODY_COST`."""
+    text = text or ""
+    if cost(text) > MAX_BODY_COST:
+        return as_written(text, f"Shown as written: {len(text):,} characters, too long or too full of markup "
+                                "to render here.")
+    return Markup(_MD.render(text, {"references": references, "site": site}))
+
+
+def as_written(text: str, note: str) -> Markup:
+    """``text`` escaped, its line breaks kept, under ``note``."""
+    return Markup('<p class="booru-as-written-note">{}</p><p class="booru-as-written">{}</p>').format(note, text)
 
 
 def render_all(conn: sqlite3.Connection, texts: Sequence[str | None], site: str,
                spoilers: Callable[[list[int]], Container[int]] | None = None) -> list[Markup]:
-    """Every body of a page, their image references looked up in the mirror at once."""
+    """Every body of a page, their image references looked up in the mirror at once; those left
+    once the page has spent :data:`PAGE_SECONDS` rendering are shown as written."""
     references = find_references(conn, references_in(texts), spoilers)
-    return [render(text, references, site) for text in texts]
+    deadline = time.monotonic() + PAGE_SECONDS
+    return [render(text, references, site) if time.monotonic() < deadline
+            else as_written(text or "", "Shown as written: the texts above took this page's time for rendering.")
+            for text in texts]

@@ -35,6 +35,9 @@ _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 MAX_LIMIT = 10**12
 # Fields whose change is said as "edited" rather than shown: long text, lists, objects.
 _SHORT = 40
+# A line needs no more of a text than this (a reason or a source it shows): the rest is left in the
+# database rather than read (an 8 MB description, old and new, is said "edited").
+_LINE_TEXT = 300
 # Records said by their name rather than their id.
 _NAMED = frozenset({"tags", "users"})
 # What follows from the real events (numbers moving, a tag left with no image or given its first), and
@@ -115,13 +118,13 @@ def parse_record(text: str, resources: Sequence[str]) -> tuple[str, str]:
 
 
 def changes(db: Database, *, since: str, events: Sequence[str] = (), resources: Sequence[str] = (),
-            key: str | None = None, limit: int | None = None) -> Iterator[Change]:
+            key: str | None = None, limit: int | None = None, longest: int | None = None) -> Iterator[Change]:
     """The changes seen at or after ``since`` (stored time text), newest first, as they are read;
     none before the first sync of a version that keeps history (a mirror made before starts its
-    history then)."""
+    history then). With ``longest``, their texts cut to that many characters."""
     if not db["history"].exists():
         return iter(())
-    return changes_since(db.conn, since, events=events, resources=resources, key=key, limit=limit)
+    return changes_since(db.conn, since, events=events, resources=resources, key=key, limit=limit, longest=longest)
 
 
 def lines(db: Database, *, since: str, events: Sequence[str] = (), resources: Sequence[str] = (),
@@ -130,12 +133,13 @@ def lines(db: Database, *, since: str, events: Sequence[str] = (), resources: Se
     (deleted, merged, changed...), then the counts that moved with them, then the records first
     seen summed up per resource, one line each. Else every change selected, newest first."""
     if events or key is not None:
-        for change in changes(db, since=since, events=events, resources=resources, key=key, limit=limit):
+        for change in changes(db, since=since, events=events, resources=resources, key=key, limit=limit,
+                              longest=_LINE_TEXT):
             yield f"{_when(change.seen_at)}  {describe(change)}"
         return
     left = limit if limit is not None else 2**62
     for kinds in (_REAL_EVENTS, _FOLLOWING):
-        for change in changes(db, since=since, events=kinds, resources=resources, limit=left):
+        for change in changes(db, since=since, events=kinds, resources=resources, limit=left, longest=_LINE_TEXT):
             yield f"{_when(change.seen_at)}  {describe(change)}"
             left -= 1
         if left <= 0:

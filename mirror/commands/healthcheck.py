@@ -5,10 +5,16 @@ night and on a failed one alike.
 The ping goes to the user's URL alone, through a client of its own: the site's API key is never
 added to it. A ping that fails (the service down, a timeout, a URL httpx refuses) is one warning
 line naming the host alone, with no password; the run goes on and its exit code is its own.
+
+``healthcheck_timeout`` bounds the whole ping, from the connection to the last byte of the answer:
+httpx's timeouts bound each read alone, so a host answering a byte a second would hold the run
+for ever. The request runs in an event loop of its own under :func:`asyncio.timeout`, which can
+stop it between any two reads.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -35,13 +41,23 @@ class Pinger:
 
     def _ping(self, url: str, body: str) -> None:
         try:
-            response = httpx.post(url, content=body.encode(), timeout=self.timeout, follow_redirects=True,
-                                  headers={"User-Agent": self.user_agent})
-            response.raise_for_status()
+            asyncio.run(self._post(url, body.encode()))
+        except TimeoutError:
+            self._failed(url, f"no whole answer within {self.timeout:g} s")
         except (httpx.HTTPError, httpx.InvalidURL) as e:  # InvalidURL is no HTTPError (a control character)
-            reason = (f"HTTP {e.response.status_code}" if isinstance(e, httpx.HTTPStatusError)
-                      else redact(str(e)) or type(e).__name__)
-            self.warn(f"health check: the ping to {where(url)} failed ({reason}); the run goes on")
+            self._failed(url, f"HTTP {e.response.status_code}" if isinstance(e, httpx.HTTPStatusError)
+                         else redact(str(e)) or type(e).__name__)
+
+    async def _post(self, url: str, body: bytes) -> None:
+        """The ping, all of it within ``timeout`` seconds (TimeoutError past them)."""
+        async with asyncio.timeout(self.timeout):
+            async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=True,
+                                         headers={"User-Agent": self.user_agent}) as client:
+                response = await client.post(url, content=body)
+                response.raise_for_status()
+
+    def _failed(self, url: str, reason: str) -> None:
+        self.warn(f"health check: the ping to {where(url)} failed ({reason}); the run goes on")
 
 
 def where(url: str) -> str:

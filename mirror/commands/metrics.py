@@ -4,6 +4,11 @@ The file (``report.metrics_file``) is written atomically (prometheus-client's
 ``write_to_textfile`` writes a temporary file and renames it), so the collector never reads half
 of one. Each run series carries its command: a ``verify`` keeps the figures the last ``sync`` and
 ``download`` wrote (read back from the file) and replaces only its own.
+
+The path is the user's, and may name something else than a file. A FIFO, a device (``/dev/zero``
+through a link), a folder or a file far larger than a metrics file ever is (some other file, named
+by mistake) is refused unread and left as it is: the run says so in one warning line and goes on.
+The config check refuses a path that is not a regular file already (exit 2).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
 from prometheus_client.parser import text_string_to_metric_families
 
 from ..dates import parse_utc
+from ..files import NotASmallFile, read_small_file
 from .outcome import RunOutcome
 
 RUN_PREFIX = "mirror_run_"
@@ -35,14 +41,20 @@ RUN_SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "mirror_run_damaged_files": ("Files the last verify found missing or corrupt.", ()),
 }
 FILES = "mirror_files"
+# A metrics file is a few KB: one larger than this is not one, and is neither read nor replaced.
+MAX_METRICS_BYTES = 4 * 2**20
 
 
 def write_metrics(path: str | Path, outcome: RunOutcome) -> None:
-    """Write ``outcome``'s figures to ``path``, keeping the other commands' from the file already there."""
+    """Write ``outcome``'s figures to ``path``, keeping the other commands' from the file already there.
+
+    OSError when ``path`` cannot be written, or names something other than a metrics file (then
+    left as it is)."""
+    kept = _kept_samples(_text_of(path), outcome.command)
     registry = CollectorRegistry()
     gauges = {name: Gauge(name, text, ("command", *labels), registry=registry)
               for name, (text, labels) in RUN_SERIES.items()}
-    for name, labels, value in _kept_samples(Path(path), outcome.command):
+    for name, labels, value in kept:
         gauges[name].labels(**labels).set(value)
     for name, labels, value in run_samples(outcome):
         gauges[name].labels(command=outcome.command, **labels).set(value)
@@ -86,12 +98,23 @@ def run_samples(outcome: RunOutcome) -> list[tuple[str, dict[str, str], float]]:
     return samples
 
 
-def _kept_samples(path: Path, command: str) -> list[tuple[str, dict[str, str], float]]:
-    """The other commands' run samples in the file at ``path`` (none if it is absent or unreadable)."""
+def _text_of(path: str | Path) -> str | None:
+    """The metrics file there now; None if there is none or it cannot be read (it is replaced).
+    NotASmallFile if the path names something that is not one (it is left alone)."""
     try:
-        text = path.read_text()
-        families = list(text_string_to_metric_families(text))
-    except (OSError, ValueError):
+        return read_small_file(path, MAX_METRICS_BYTES)
+    except NotASmallFile:
+        raise
+    except OSError:
+        return None
+
+
+def _kept_samples(text: str | None, command: str) -> list[tuple[str, dict[str, str], float]]:
+    """The other commands' run samples in the metrics file's ``text`` (none if there is none or it
+    cannot be parsed)."""
+    try:
+        families = list(text_string_to_metric_families(text or ""))
+    except ValueError:
         return []
     return [(sample.name, sample.labels, sample.value) for family in families for sample in family.samples
             if sample.name in RUN_SERIES and sample.labels.get("command") != command]

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import EXIT_USAGE, MirrorError
+from ..files import not_a_file
 from ..philomena import REPRESENTATIONS
 from ..store.history import COUNTER_MODES
 from ..urls import is_loopback, redact
@@ -237,6 +238,15 @@ def _files_problem(url: str) -> str | None:
     return None
 
 
+def _metrics_file_problem(path: str) -> str | None:
+    """A FIFO, a device or a folder there would hang or fill the run that reads the file back."""
+    kind = not_a_file(path)
+    if kind is None:
+        return None
+    return (f"{shown(path)} is {kind}, not a regular file; give the path of a file, such as "
+            "/var/lib/node_exporter/textfile/mirror.prom")
+
+
 def _counters_problem(mode: str) -> str | None:
     return None if mode in COUNTER_MODES else f'expected "daily", "all" or "off", got {shown(mode)}'
 
@@ -245,6 +255,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "history.counters": _counters_problem,
     "site.base_url": _base_url_problem,
     "report.healthcheck_url": _healthcheck_url_problem,
+    "report.metrics_file": _metrics_file_problem,
     "images.query": _query_problem,
     "site.user_agent": _one_line_problem,
     "store.endpoint_url": _one_line_problem,

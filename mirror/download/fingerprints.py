@@ -24,7 +24,7 @@ from ..philomena import SIZE_BOXES
 from ..store.similar import fingerprint_source, save_hashes
 from .storage import Storage
 
-__all__ = ["SOURCES", "backfill_fingerprints", "keep_fingerprint"]
+__all__ = ["SOURCES", "backfill_fingerprints", "keep_fingerprint", "said_once"]
 
 # The files a fingerprint is read from, the preferred (the quickest to decode) first.
 SOURCES = ("thumb", "small", "thumb_small", "medium", "large", "tall", "full")
@@ -55,6 +55,19 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
     save_hashes(db, image_id, [view.hashes() for view in fingerprint.views], representation, VERSION,
                 [view.sketch for view in fingerprint.views])
     return True
+
+
+def said_once(say: Callable[[str], None]) -> Callable[[str], None]:
+    """``say``, each distinct line once: a run reads a refused file as it keeps it and again when
+    it looks for kept files without a fingerprint, and should tell of it once."""
+    said: set[str] = set()
+
+    def once(line: str) -> None:
+        if line not in said:
+            said.add(line)
+            say(line)
+
+    return once
 
 
 async def backfill_fingerprints(db: Database, storage: Storage, say: Callable[[str], None] | None = None) -> int:

@@ -33,6 +33,8 @@ from .run import DownloadOptions, DownloadReport, run_downloads
 from .storage import Storage
 
 CHECKED_BATCH = 200  # files re-hashed between two commits of their verified_at
+# The most slices: N goes into SQLite as an integer (past 2^63 it cannot), and no board has more images.
+MAX_PARTS = 10**12
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class Sample:
         part, slash, parts = text.strip().partition("/")
         if not slash or not parts.isdigit() or not (part.isdigit() or part == "auto"):
             raise ValueError(f"--sample takes K/N or auto/N (such as 3/7 or auto/7), got {text!r}")
+        if len(parts) > len(str(MAX_PARTS)) or int(parts) > MAX_PARTS:
+            raise ValueError(f"--sample K/N: N is at most {MAX_PARTS:,} slices, got {text.strip()!r}")
         sample = cls(None if part == "auto" else int(part), int(parts))
         if sample.parts < 1 or (sample.part is not None and not 1 <= sample.part <= sample.parts):
             raise ValueError(f"--sample K/N needs 1 <= K <= N, got {text!r}")

@@ -33,6 +33,25 @@ SITE_EVENTS = frozenset({"site_tags", "site_source"})
 _NAMES = {"tags": "name", "users": "name", "galleries": "title", "filters": "name"}
 _COLUMNS = "id, seen_at, resource, record_key, event, run_id, changes, user_id"
 _BATCH = 500
+# Nor more changes at once than hold this many characters (an image's 8 MB description, old and new,
+# is one change of 16 MB).
+_BATCH_CHARS = 32 * 2**20
+
+
+def _cut(value: str, longest: int) -> str:
+    """SQL for the JSON text ``value`` (of json_each), cut to ``longest`` characters and an ellipsis."""
+    return f"(CASE WHEN length({value}) > {int(longest)} THEN substr({value}, 1, {int(longest)}) || '…' ELSE {value} END)"
+
+
+def _cut_changes(longest: int) -> str:
+    """SQL for ``changes`` with every text in it (a field's old or new value, or a field's own) cut
+    to ``longest`` characters, by SQLite: the whole text never reaches Python, and lists, numbers,
+    nulls and booleans stay as they are."""
+    element = f"CASE WHEN e.type = 'text' THEN {_cut('e.value', longest)} ELSE json(f.value -> e.fullkey) END"
+    field = (f"CASE WHEN f.type = 'array' THEN (SELECT json_group_array({element}) FROM json_each(f.value) e) "
+             f"WHEN f.type = 'text' THEN {_cut('f.value', longest)} ELSE json(changes -> f.fullkey) END")
+    return (f"CASE WHEN changes IS NULL THEN NULL ELSE "
+            f"(SELECT json_group_object(f.key, {field}) FROM json_each(changes) f) END")
 
 
 @dataclass
@@ -127,9 +146,11 @@ def _filters(events: Iterable[str], resources: Iterable[str], key: str | None) -
 
 
 def changes_since(conn: sqlite3.Connection, since: str, *, events: Sequence[str] = (),
-                  resources: Sequence[str] = (), key: str | None = None, limit: int | None = None) -> Iterator[Change]:
+                  resources: Sequence[str] = (), key: str | None = None, limit: int | None = None,
+                  longest: int | None = None) -> Iterator[Change]:
     """The changes seen at or after ``since`` (stored time text), newest first by id, read a batch at a
-    time (a year of history is never held at once)."""
+    time (a year of history is never held at once, nor a batch of huge ones). With ``longest``,
+    every text in a change comes cut to that many characters (for a line that says "edited")."""
     # By the index on time: left to itself, SQLite takes min(id) as a walk up the ids, through a year.
     first = conn.execute("SELECT min(id) FROM history INDEXED BY history_by_time WHERE seen_at >= ?",
                          [since]).fetchone()[0]
@@ -137,14 +158,27 @@ def changes_since(conn: sqlite3.Connection, since: str, *, events: Sequence[str]
         return
     where, params = _filters(events, resources, key)
     where += ["id >= ?", "seen_at >= ?", "id < ?"]
-    sql = f"SELECT {_COLUMNS} FROM history WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
+    columns = _COLUMNS if longest is None else _COLUMNS.replace("changes", _cut_changes(longest))
+    sql = f"SELECT {columns} FROM history WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
     below, left = 2**62, limit if limit is not None else 2**62
     while left > 0:
-        batch = [_change(row) for row in conn.execute(sql, [*params, first, since, below, min(_BATCH, left)])]
+        batch = _batch(conn.execute(sql, [*params, first, since, below, min(_BATCH, left)]))
         if not batch:
             return
         yield from _fill(conn, batch)
         below, left = batch[-1].id, left - len(batch)
+
+
+def _batch(rows: sqlite3.Cursor) -> list[Change]:
+    """The changes of ``rows``, read one at a time, up to the first past :data:`_BATCH_CHARS`."""
+    batch, held = [], 0
+    for row in rows:
+        batch.append(_change(row))
+        held += len(row[6] or "")
+        if held >= _BATCH_CHARS:
+            break
+    rows.close()
+    return batch
 
 
 def changes_page(conn: sqlite3.Connection, *, events: Sequence[str], resources: Sequence[str],

@@ -157,3 +157,43 @@ def test_json_streams_a_history_larger_than_its_memory(tmp_path):
 def test_a_time_or_a_limit_out_of_range_is_one_line_naming_the_option(night, option):
     said = run(night["path"], *option, code=2).output.strip()
     assert len(said.splitlines()) == 1 and said.startswith(f"Error: {option[0]} {option[1]}:"), said
+
+
+def huge_history(folder, text: str, changes: int = 10):
+    """A mirror whose history holds ``changes`` edits of an image description of ``text``."""
+    from mirror.store import open_database
+
+    folder.mkdir()
+    db = open_database(folder / "mirror.db")
+    with db.conn:
+        db.conn.executemany(
+            "INSERT INTO history (resource, record_key, run_id, seen_at, event, changes) VALUES (?, ?, ?, ?, ?, ?)",
+            (("images", str(i), None, "2026-11-20T00:00:00Z", "changed",
+              json.dumps({"description": [text, f"{text} {i}"], "score": [i, i + 1]})) for i in range(changes)))
+    db.close()
+    config = folder / "mirror.toml"
+    config.write_text(f'[store]\ndatabase = "{folder / "mirror.db"}"\nfiles = "{folder / "files"}"\n')
+    return config
+
+
+def test_lines_of_huge_edits_never_hold_the_huge_texts(tmp_path):
+    """Ten edits of an 8 MiB description are ten short lines, printed through little more memory
+    than ten edits of a short one (each change was read whole, old and new, and decoded: 827 MB)."""
+    import sys
+
+    from ..support.memory import run_measured
+
+    lines = {}
+    peaks = {}
+    for name, text in (("short", "a description"), ("huge", "x" * 8 * 2**20)):
+        config = huge_history(tmp_path / name, text)
+        done, peaks[name] = run_measured([sys.executable, "-m", "mirror.cli", "-c", str(config), "changes",
+                                          "--since", "2026-11-01"])
+        assert done.returncode == 0, done.stderr
+        lines[name] = done.stdout.splitlines()
+    assert len(lines["huge"]) == 10 and all("description edited; score" in line for line in lines["huge"])
+    assert peaks["huge"] - peaks["short"] < 160, peaks  # one change is 16 MiB of text, ten 160
+    done, _ = run_measured([sys.executable, "-m", "mirror.cli", "-c", str(tmp_path / "huge" / "mirror.toml"),
+                            "changes", "--since", "2026-11-01", "--json"])
+    descriptions = [change["changes"]["description"] for change in json.loads(done.stdout)]
+    assert len(descriptions) == 10 and all(len(new) > len(old) == 8 * 2**20 for old, new in descriptions)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socketserver
 import subprocess
 import sys
 import threading
@@ -158,6 +159,54 @@ def test_an_unwritable_metrics_file_warns_and_the_run_goes_on(site, tmp_path):
     assert "metrics: cannot write" in warning and "the run goes on" in warning
 
 
+def special_files(tmp_path: Path) -> dict[str, Path]:
+    """Paths that are not metrics files: a FIFO, a link to /dev/zero, a folder, a 5 MB file."""
+    fifo, zero, folder, big = (tmp_path / name for name in ("fifo.prom", "zero.prom", "folder.prom", "big.prom"))
+    os.mkfifo(fifo)
+    zero.symlink_to("/dev/zero")
+    folder.mkdir()
+    big.write_bytes(b"# not a metrics file\n" * 250_000)
+    return {"a FIFO": fifo, "a character device": zero, "a folder": folder, "more than 4 MB": big}
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a character device", "a folder"])
+def test_a_metrics_path_that_is_not_a_file_is_one_config_error(kind, tmp_path):
+    path = special_files(tmp_path)[kind]
+    config = tmp_path / "mirror.toml"
+    config.write_text(f'[store]\ndatabase = "{tmp_path / "mirror.db"}"\n[report]\nmetrics_file = "{path}"\n')
+    run = mirror(config, "verify", "--quiet")  # no request: nothing kept yet
+    assert run.returncode == 2 and run.stdout == ""
+    (line,) = run.stderr.splitlines()
+    assert "[report] metrics_file" in line and f"is {kind}, not a regular file" in line, line
+
+
+# write_metrics in a child bounded in memory and time: /dev/zero read to the end would take every byte
+# the machine has before the MemoryError.
+WRITE_METRICS = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+from mirror.commands.metrics import write_metrics
+from mirror.commands.outcome import RunOutcome
+try:
+    write_metrics(sys.argv[1], RunOutcome("verify", "0", None, "mirror.db", "verify"))
+except OSError as e:
+    print(e)
+"""
+
+
+def test_a_metrics_path_that_became_something_else_since_the_check_is_left_alone_at_once(tmp_path):
+    for kind, path in special_files(tmp_path).items():
+        before = path.lstat()
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", WRITE_METRICS, str(path)], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0 and time.monotonic() - started < 30, (kind, done.stderr[-500:])
+        assert kind in done.stdout, (kind, done.stdout)
+        after = path.lstat()
+        assert (after.st_ino, after.st_mode, after.st_size) == (before.st_ino, before.st_mode, before.st_size), kind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.prom", "fifo.prom", "folder.prom", "zero.prom"]
+
+
 class Pings:
     """A health-check service on 127.0.0.1 that records every ping (method, path, body)."""
 
@@ -231,6 +280,51 @@ def test_a_failing_ping_is_one_warning_and_never_fails_the_run(site, tmp_path):
     assert all("HTTP 500" in w and "3f1c-check" not in w for w in warnings)  # the check's path is its secret
 
 
+class Trickle:
+    """A health-check host on 127.0.0.1 that reads the ping, then answers one byte every half second
+    for as long as the client listens (a minute at most)."""
+
+    def __init__(self) -> None:
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                self.request.recv(65536)
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"x" * 120:
+                    try:
+                        self.request.sendall(bytes([byte]))
+                    except OSError:
+                        return
+                    time.sleep(0.5)
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/ping/3f1c-check"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_host_trickling_its_answer_is_given_up_at_the_timeout_and_the_run_goes_on(tmp_path):
+    timeout = 2.0
+    host = Trickle()
+    try:
+        config = tmp_path / "mirror.toml"
+        config.write_text(f'[store]\ndatabase = "{tmp_path / "mirror.db"}"\n'
+                          f'[report]\nhealthcheck_url = "{host.url}"\nhealthcheck_timeout = {timeout}\n')
+        started = time.monotonic()
+        run = subprocess.run([sys.executable, "-m", "mirror.cli", "-c", str(config), "verify", "--quiet"],
+                             capture_output=True, text=True, timeout=100)
+        took = time.monotonic() - started
+    finally:
+        host.close()
+    assert run.returncode == 0 and run.stdout == "", run.stderr
+    warnings = run.stderr.splitlines()
+    assert len(warnings) == 2 and all("health check: the ping to http://127.0.0.1:" in w and f"within {timeout:g} s"
+                                      in w and "3f1c-check" not in w for w in warnings), warnings
+    assert 2 * timeout <= took < 2 * timeout + 30, f"the run took {took:.1f} s with two pings of {timeout} s"
+
+
 def slice_of(db_path: Path, parts: int) -> dict[int, int]:
     """Kept files per slice (image id modulo ``parts``, plus one), and how many were re-hashed."""
     import sqlite3
@@ -261,10 +355,13 @@ def test_verify_sample_checks_one_slice_a_night_and_auto_goes_round_every_slice(
     assert json.loads(mirror(config, "status", "--json").stdout)["checks"]["never_verified"] == 0
 
 
-@pytest.mark.parametrize("sample", ["0/3", "4/3", "3", "a/3", "1/0"])
-def test_verify_refuses_a_sample_that_is_not_k_of_n(sample, tmp_path):
+@pytest.mark.parametrize("sample", ["0/3", "4/3", "3", "a/3", "1/0", "1/99999999999999999999", "auto/9223372036854775808",
+                                    "1/1000000000001"])
+def test_verify_refuses_a_sample_that_is_not_k_of_n_in_one_line(sample, tmp_path):
     run = mirror(tmp_path / "none.toml", "verify", "--sample", sample)
-    assert run.returncode == 2 and "--sample" in run.stderr and "Traceback" not in run.stderr
+    assert run.returncode == 2 and run.stdout == "", run.stderr
+    (line,) = run.stderr.splitlines()
+    assert line.startswith("Error: --sample") and sample in line
 
 
 def test_a_missing_file_in_the_slice_is_found_and_one_outside_it_is_not(site, tmp_path):

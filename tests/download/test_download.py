@@ -758,3 +758,29 @@ def test_a_files_store_that_cannot_be_opened_or_written_is_exit_5_naming_it(site
     result = CliRunner().invoke(cli, ["-c", str(write_config(config, tmp_path / "s3.toml")), "download"])
     assert result.exit_code == EXIT_STORE, result.output
     assert "store.files" in result.output and "Traceback" not in result.output
+
+
+def test_a_file_too_large_to_fingerprint_is_said_once_per_run(tmp_path, monkeypatch):
+    """A thumbnail past its box is kept unread: the run says so in one line, not once as it is
+    kept and again when the run's end looks for images without a fingerprint."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    from mirror.localsite.files.img import FileSource
+
+    board = BoardEditor.generate(seed=3, images=4, with_pictures=True)
+    victim = next(i for i, image in sorted(board.images.items()) if image["format"] == "png"
+                  and not image["hidden_from_users"] and image["thumbnails_generated"])
+    oversized = BytesIO()
+    Image.new("RGB", (600, 600), "white").save(oversized, "PNG")  # past the thumb's 250x250 box
+    real_data = FileSource.data
+    monkeypatch.setattr(FileSource, "data", lambda self, image, variant, ext: oversized.getvalue()
+                        if image["id"] == victim and variant.partition(".")[0] == "thumb" else real_data(self, image, variant, ext))
+    with SiteServer(board) as server:
+        config = configure(server, tmp_path, representations=["thumb"])
+        sync(config)
+        result = CliRunner().invoke(cli, ["-c", str(write_config(config, tmp_path / "m.toml")), "download"])
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.output.splitlines() if "not fingerprinted" in line]
+    assert len(said) == 1 and f"image {victim} thumb: kept, but not fingerprinted" in said[0], result.output
