@@ -139,15 +139,31 @@ def main() -> None:
         counts = []
         for label in ("after the import", "nothing changed"):
             site.clear_requests()
+            kept = newest_history_id(run / "mirror.db")
             sync(config, RESOURCES)
             asked = [r.path for r in site.requests if r.path.startswith("/api/")]
             profiles = sum(1 for path in asked if "/profiles/" in path)
-            counts.append((label, len(asked), profiles, len(asked) - profiles))
-    print_table(["sync", "API requests", "profiles", "the rest"], counts,
+            changes = changes_kept_after(run / "mirror.db", kept)
+            counts.append((label, len(asked), profiles, len(asked) - profiles, changes))
+    print_table(["sync", "API requests", "profiles", "the rest", "history: changes kept"], counts,
                 "Syncs right after the import (every resource, default scopes; profiles: the users the dump "
-                "names, profiles.refresh_per_run a night until all are fetched)")
+                "names, profiles.refresh_per_run a night until all are fetched; changes kept: history rows "
+                "but the records first seen, what mirror changes lists)")
     print_table(["forum", "topics", "at its newest reply"], tied_topics(board),
                 "Topics replied to in the same second as their forum's newest reply (the forums walk's mark)")
+
+
+def newest_history_id(database: Path) -> int:
+    with closing(sqlite3.connect(database)) as conn:
+        return conn.execute("SELECT coalesce(max(id), 0) FROM history").fetchone()[0]
+
+
+def changes_kept_after(database: Path, history_id: int) -> int:
+    """The history rows after ``history_id`` that are not a record first seen: the changes a sync
+    kept, what ``mirror changes`` lists."""
+    with closing(sqlite3.connect(database)) as conn:
+        return conn.execute("SELECT count(*) FROM history WHERE id > ? AND event != 'first_seen'",
+                            [history_id]).fetchone()[0]
 
 
 def tied_topics(board: Path) -> list[tuple[str, int, int]]:
