@@ -293,6 +293,8 @@ def show_tag(ctx: Context, slug: str) -> Record:
 
 
 def _image_hidden(ctx: Context, image_id: Any) -> bool:
+    if ctx.moment is None:  # today's state is a column: no record to read
+        return ctx.board.one("SELECT 1 FROM images WHERE id = ? AND hidden_from_users = 1", [image_id]) is not None
     row = ctx.board.one("SELECT id, raw, stub, hidden_from_users FROM images WHERE id = ?", [image_id])
     row = ctx.as_of("images", image_id, row) if row is not None else None
     return row is not None and bool(row["hidden_from_users"])
