@@ -32,7 +32,7 @@ from .postings import Postings, Snapshot, json_ids
 from .query import And, MatchAll, MatchNone, Node, Not, Or, Term
 from .sort import Order
 
-__all__ = ["ImageScope", "search_images", "matching"]
+__all__ = ["ImageScope", "Evaluator", "search_images", "matching", "page_ids"]
 
 _MAX_ID = 2**32 - 1
 # Index entries walked for the cost of reading and sorting one id's sort key.
@@ -57,7 +57,7 @@ def search_images(conn: sqlite3.Connection, postings: Postings, node: Node, scop
         try:
             lists = postings.snapshot(conn)
             found = matching(Evaluator(conn, lists), node, scope)
-            keys = _page(conn, lists, found, order, limit, offset) if len(found) > offset else []
+            keys = page_ids(conn, lists, found, order, limit, offset) if len(found) > offset else []
             return Page(read_rows(conn, IMAGES, keys, columns), len(found))
         finally:
             if conn.in_transaction:
@@ -237,8 +237,9 @@ def _reads_every_row(conn: sqlite3.Connection, sql: str, params: tuple, alias: s
 # ---------------------------------------------------------------------------- the page
 
 
-def _page(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order: Order, limit: int,
-          offset: int) -> list[int]:
+def page_ids(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order: Order, limit: int,
+             offset: int) -> list[int]:
+    """The ids of one page of ``found`` in ``order``."""
     if order.column == "id":
         size = len(found)
         if order.descending:

@@ -205,8 +205,9 @@ def search_images(ctx: Context) -> Record:
     with searches.connection() as conn:
         page = images.search(conn, searches.postings, node, scope, sf=ctx.params.get("sf"), sd=ctx.params.get("sd"),
                              limit=ctx.paging.size(15), offset=ctx.paging.offset(15), columns=IMAGE_COLUMNS,
-                             seconds=ctx.board.search_seconds)
-    records = ctx.board.images(page.rows, ctx.image_filter, ctx.origin)
+                             seconds=ctx.board.search_seconds, moment=ctx.moment)
+    rows = [ctx.as_of("images", row["id"], row) for row in page.rows] if ctx.moment is not None else page.rows
+    records = ctx.board.images(rows, ctx.image_filter, ctx.origin)
     return {"images": records, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
 
 
@@ -474,8 +475,8 @@ API_ROUTES: list[tuple[str, Callable[..., Any]]] = [
 ]
 
 
-# What can be answered as of a moment (:mod:`mirror.asof`): one record, or a topic's posts.
-AS_OF_HANDLERS = frozenset({show_image, show_tag, show_comment, show_post, show_profile, show_filter, show_forum,
+# What can be answered as of a moment (:mod:`mirror.asof`): one record, a topic's posts, an image search.
+AS_OF_HANDLERS = frozenset({search_images, show_image, show_tag, show_comment, show_post, show_profile, show_filter, show_forum,
                             show_topic, list_topic_posts, show_topic_post, oembed})
 
 
