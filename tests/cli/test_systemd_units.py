@@ -1,4 +1,4 @@
-"""contrib/systemd: the nightly service and its timer say what the README and mirror.errors say.
+"""contrib/systemd: the nightly service and its timer say what docs/nightly.md and mirror.errors say.
 
 Read strictly (one key once per section, nothing outside a section), their command is one the CLI
 accepts, their exit statuses are documented ones mapped sensibly, and where `systemd-analyze`
