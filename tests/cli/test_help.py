@@ -67,7 +67,7 @@ def test_completion_completes_commands_and_resources():
 def test_the_docs_commands_call_mirror_after_activating_the_venv():
     """The install line leaves `mirror` in .venv/bin: the usage block puts it on PATH before its
     first bare `mirror`; the crontab lines and the systemd unit name it by path."""
-    usage = re.search(r"# Use\n\n```\n(.*?)```", USE, re.S).group(1).splitlines()
+    usage = re.search(r"```\n(.*?)```", docs.section(USE, "Use"), re.S).group(1).splitlines()
     assert usage[0].startswith(". .venv/bin/activate")
     assert any(line.startswith("mirror ") for line in usage)
     assert "cd /srv/mirror && .venv/bin/mirror sync" in USE
