@@ -23,7 +23,7 @@ Sketches come from a function, one image at a time, as from the database (``load
 
     .venv/bin/python bench/similar.py [--quick]
 
-Last measured (2 shared cores), at GROUP_DISTANCE 12: see the README's "Near-duplicates" figures.
+Last measured (2 shared cores), at GROUP_DISTANCE 12: see the figures in docs/reverse-search.md.
 Random fingerprints spread evenly over the bands; real pHashes do not, so the groups figure is a floor.
 """
 

@@ -1,6 +1,6 @@
 """The ``mirror`` command: parse, load config, call one function, print.
 
-Exit codes (also in the README): 0 done; 1 unexpected error; 2 bad usage or config;
+Exit codes (also in docs/use.md): 0 done; 1 unexpected error; 2 bad usage or config;
 3 the site is unavailable or kept rate-limiting (everything fetched is kept; run again later);
 4 the site rejected a request (bad query, key required, not found) or answered wrongly (a page
 that does not move the walk on); 5 the database or the files
@@ -171,7 +171,7 @@ class RunOutput:
 def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--quiet and --json, as sync, download and verify take them."""
     command = click.option("--json", "as_json", is_flag=True,
-                           help="Print the run as one JSON object on stdout (keys in the README); "
+                           help="Print the run as one JSON object on stdout (keys in docs/nightly.md); "
                                 "the summary lines go to stderr.")(command)
     return click.option("-q", "--quiet", is_flag=True,
                         help="Print only warnings and errors: nothing at all on a clean run.")(command)
@@ -230,7 +230,7 @@ def verify(ctx: click.Context, repair: bool, sample_text: str | None, quiet: boo
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="The same as one JSON object (keys in the README).")
+@click.option("--json", "as_json", is_flag=True, help="The same as one JSON object (keys in docs/nightly.md).")
 @click.pass_context
 @handle_errors
 def status(ctx: click.Context, as_json: bool) -> None:

@@ -29,7 +29,7 @@ RUN_SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "mirror_run_start_timestamp_seconds": ("When the last run of this command started (Unix time).", ()),
     "mirror_run_end_timestamp_seconds": ("When the last run of this command ended (Unix time).", ()),
     "mirror_run_duration_seconds": ("How long the last run of this command took.", ()),
-    "mirror_run_exit_code": ("The exit code of the last run of this command (0: done; see the README).", ()),
+    "mirror_run_exit_code": ("The exit code of the last run of this command (0: done; see docs/use.md).", ()),
     "mirror_run_records_new": ("Records the last run stored for the first time, per resource.", ("resource",)),
     "mirror_run_records_changed": ("Records the last run found changed on the site, per resource.", ("resource",)),
     "mirror_run_requests": ("Requests the last run sent, retries included (API and file host).", ()),

@@ -1,7 +1,7 @@
 """What one run of ``sync``, ``download`` or ``verify`` did, as one JSON object.
 
 The same figures feed ``--json`` (printed on stdout), the metrics file (:mod:`.metrics`) and the
-health-check ping's body (:mod:`.healthcheck`). The keys are documented in the README ("Running
+health-check ping's body (:mod:`.healthcheck`). The keys are documented in docs/nightly.md ("Running
 it every night") and only ever grow: a script written against them keeps working.
 """
 

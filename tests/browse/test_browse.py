@@ -196,7 +196,7 @@ def test_thumbnails_load_from_local_files_in_a_real_browser(gallery, browse_url,
     assert len(pictures) >= 5 and all(card["width"] > 0 for card in pictures)
     assert_attributed_in_the_browser(cards, db, base)
     page.screenshot(path=str(tmp_path / "search.png"))
-    if os.environ.get("MIRROR_SCREENSHOTS"):  # how the README's screenshot is made
+    if os.environ.get("MIRROR_SCREENSHOTS"):  # how the screenshot of docs/browse.md is made
         page.set_viewport_size({"width": 1200, "height": 900})
         page.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], "browse-search.png"))
     image_id = pictures[0]["id"]

@@ -164,7 +164,7 @@ def test_in_a_real_browser_an_image_without_files_shows_the_placeholder(mirrored
 
 
 def screenshot(tab, name: str) -> None:
-    """The README's screenshots are made here: MIRROR_SCREENSHOTS=docs pytest tests/browse."""
+    """The screenshots of docs/browse.md are made here: MIRROR_SCREENSHOTS=docs pytest tests/browse."""
     if os.environ.get("MIRROR_SCREENSHOTS"):
         tab.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], name))
 

@@ -3,7 +3,7 @@
 A public dump lacks fields the API sends (an image's ``animated``, a comment's ``avatar``, an
 anonymous author's name, a tag's ``dnp_entries`` ...). When the syncs after the import fetch the
 records again, those fields go from unknown to known: not a change. The board here is dumped,
-imported and synced as the README's whole-board route does, with one retag, one hide and one merge
+imported and synced as the whole-board route of docs/dump.md does, with one retag, one hide and one merge
 made on the site after the dump; those, and the records new since the dump, are all the history may
 show. Then every record is sent again as the audits and refreshes of the nights to come would send
 it: nothing more may be kept.
