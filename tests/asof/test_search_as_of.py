@@ -62,7 +62,7 @@ def _searched(path, q, sf, sd, moment=None):
         conn.close()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(nights=nights, counters=st.sampled_from(["all", "daily"]))
 def test_each_search_as_of_each_night_is_the_replays(nights, counters, empty_mirror, tmp_path, monkeypatch):
     path = tmp_path / f"mirror-{id(nights)}.db"
