@@ -46,7 +46,7 @@ from ..store.specs import IMAGES as IMAGE_SPEC
 from .moments import Moment
 from .records import HIDING, Event, hidden_before, record_as_of
 
-__all__ = ["search_images_as_of", "Changes"]
+__all__ = ["search_images_as_of", "images_out_of_sight_then", "Changes"]
 
 # Events whose ``changes`` are an image's columns (a hide's stub sets its dates and reasons there
 # too), and events that carry its tag changes (:mod:`.records`).
@@ -74,6 +74,17 @@ def search_images_as_of(conn: sqlite3.Connection, postings: Postings, node: Node
         finally:
             if conn.in_transaction:
                 conn.rollback()
+
+
+def images_out_of_sight_then(conn: sqlite3.Connection, moment: Moment, tag_ids: Iterable[int]) -> BitMap:
+    """The images hidden from users at ``moment``, and those carrying any of ``tag_ids`` then
+    (a filter's hidden tags): what a comment search leaves the comments of out."""
+    changes = Changes(conn, moment)
+    out = changes.hidden_then(BitMap(row[0] for row in conn.execute("SELECT id FROM images WHERE hidden_from_users")))
+    for tag_id in set(tag_ids):
+        now = BitMap(row[0] for row in conn.execute("SELECT image_id FROM image_tags WHERE tag_id = ?", (tag_id,)))
+        out |= changes.tagged_then(tag_id, now)
+    return out
 
 
 class Changes:
