@@ -239,7 +239,8 @@ def _page(conn: sqlite3.Connection, lists: AsOfSnapshot, changes: Changes, found
         return page_ids(conn, lists, found, order, limit, offset)
     rest = found - changed
     others = page_ids(conn, lists, rest, order, offset + limit, 0) if rest else []
-    today = conn.execute(f"SELECT {', '.join('i.' + f for f in _FIELDS)} FROM json_each(?) page JOIN images i ON i.id = page.value",
+    columns = ", ".join(f"i.{name}" for name in _FIELDS)
+    today = conn.execute(f"SELECT {columns} FROM json_each(?) page JOIN images i ON i.id = page.value",
                          (json_ids(others),)).fetchall()
     rows = [tuple(row) for row in today] + [_row(record) for record in changes.records(changed)]
     return scratch_of(conn).ordered(rows, order, limit, offset)

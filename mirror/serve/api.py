@@ -273,8 +273,9 @@ def search_comments(ctx: Context) -> Record:
     """Hidden comments, and comments on hidden images or on images the filter's tags hide, are left out."""
     hidden_tags = ImageFilter.of(ctx.filter_row).hidden_tags
     if ctx.moment is None:
-        where = Sql("NOT EXISTS (SELECT 1 FROM images hidden WHERE hidden.id = c.image_id AND hidden.hidden_from_users = 1) "
-                    "AND c.image_id NOT IN (SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?)))",
+        where = Sql("NOT EXISTS (SELECT 1 FROM images hidden WHERE hidden.id = c.image_id "
+                    "AND hidden.hidden_from_users = 1) AND c.image_id NOT IN "
+                    "(SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?)))",
                     (json.dumps(hidden_tags),))
     else:
         out = images_out_of_sight_then(ctx.board.connection(), ctx.moment, hidden_tags)
