@@ -41,6 +41,7 @@ from ..search.postings import Postings, Snapshot, json_ids
 from ..search.query import Node
 from ..search.sort import Order
 from ..store.database import reader_uri
+from ..store.history import COUNTERS
 from ..store.records import column_converters, shape_values
 from ..store.specs import IMAGES as IMAGE_SPEC
 from .moments import Moment
@@ -54,6 +55,8 @@ _FIELD_EVENTS = ("changed", "counters", "shown", *sorted(HIDING))
 _TAG_EVENTS = ("changed", "shown", "site_tags")
 _MARK_EVENTS = (*sorted(HIDING), "shown")
 _COLUMN = re.compile(r"\bi\.(\w+)")
+# Fields an image record keeps from its upload on.
+_NEVER_CHANGED = frozenset({"id", "created_at", "first_seen_at"})
 # Columns of the images table that record fields fill (a scratch row holds them).
 _FIELDS = tuple(IMAGE_SPEC.fields)
 _CONVERTERS = column_converters(IMAGE_SPEC.fields, "")
@@ -130,16 +133,21 @@ class Changes:
         return then
 
     def touching(self, fields: frozenset[str]) -> BitMap:
-        """Images whose history since the moment changed any of ``fields`` (``tag_ids`` for their tags)."""
+        """Images whose history since the moment changed any of ``fields`` (``tag_ids`` for their tags).
+
+        Only the events that can hold those fields are read: a nightly ``counters`` event (most of
+        a busy board's history) only for a counter, none for fields an image never changes."""
+        fields = fields - _NEVER_CHANGED
         if fields not in self._touching:
             found = BitMap()
             named = sorted(fields - {"tag_ids"})
+            events = tuple(e for e in _FIELD_EVENTS if e != "counters" or fields & COUNTERS["images"])
             if named:
                 found.update(int(row[0]) for row in self.conn.execute(
                     "SELECT DISTINCT h.record_key FROM history h INDEXED BY history_by_resource_event, "
-                    f"json_each(h.changes) field WHERE h.resource = 'images' AND h.event IN ({_marks(_FIELD_EVENTS)}) "
+                    f"json_each(h.changes) field WHERE h.resource = 'images' AND h.event IN ({_marks(events)}) "
                     f"AND h.seen_at > ? AND field.key IN ({_marks(named)})",
-                    (*_FIELD_EVENTS, self.moment.text, *named)))
+                    (*events, self.moment.text, *named)))
             if "tag_ids" in fields:
                 found.update(int(row[0]) for row in self.conn.execute(
                     "SELECT DISTINCT h.record_key FROM history h INDEXED BY history_by_resource_event "
