@@ -22,6 +22,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 from pyroaring import BitMap
 
 from .compile import Field, Linked, Sql, SqlNode, compile_node
@@ -30,7 +31,7 @@ from .filters import FilteredBy, ImageFilter
 from .indexes import IMAGES
 from .postings import Postings, Snapshot, json_ids
 from .query import And, MatchAll, MatchNone, Node, Not, Or, Term
-from .sort import Order
+from .sort import Order, random_scores
 
 __all__ = ["ImageScope", "Evaluator", "search_images", "matching", "page_ids"]
 
@@ -240,6 +241,8 @@ def _reads_every_row(conn: sqlite3.Connection, sql: str, params: tuple, alias: s
 def page_ids(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order: Order, limit: int,
              offset: int) -> list[int]:
     """The ids of one page of ``found`` in ``order``."""
+    if order.by_id_alone and order.seed is not None:
+        return _random_page(found, order, limit, offset)
     if order.column == "id":
         size = len(found)
         if order.descending:
@@ -254,6 +257,21 @@ def page_ids(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order:
             if keys is not None:
                 return keys
     return _sorted(conn, found, order, limit, offset)
+
+
+def _random_page(found: BitMap, order: Order, limit: int, offset: int) -> list[int]:
+    """The page of a random order: every id scored at once, the first ``offset + limit`` picked
+    without sorting the rest (score, then id, in the order's direction, as its SQL sorts)."""
+    ids = np.frombuffer(found.to_array(), dtype=np.uint32).astype(np.int64)
+    keys = (random_scores(ids, order.seed) << 32) | ids  # a score is below 2**31, an id below 2**32
+    if order.descending:
+        keys = -keys
+    wanted = min(offset + limit, len(keys))
+    if wanted == 0:
+        return []
+    first = np.argpartition(keys, wanted - 1)[:wanted] if wanted < len(keys) else np.arange(len(keys))
+    ranked = first[np.argsort(keys[first], kind="stable")]
+    return ids[ranked[offset:offset + limit]].tolist()
 
 
 def _walk(conn: sqlite3.Connection, found: BitMap, order: Order, limit: int, offset: int,
