@@ -24,6 +24,7 @@ history kept them (see :mod:`.records`).
 
 from __future__ import annotations
 
+import array
 import json
 import re
 import sqlite3
@@ -31,6 +32,7 @@ import threading
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
+import numpy as np
 from pyroaring import BitMap
 
 from ..search.bitmap_search import Evaluator, ImageScope, matching, page_ids
@@ -98,14 +100,15 @@ class Changes:
         self._touching: dict[frozenset[str], BitMap] = {}
         self._records: dict[int, dict[str, Any] | None] = {}
 
-    def uploaded_after(self) -> BitMap:
+    def uploaded_after(self, uploads: Uploads) -> BitMap:
         """Images uploaded after the moment (by ``created_at``, to the second, as records are)."""
-        later = self.conn.execute("SELECT id FROM images WHERE created_at > ?", (self.moment.text[:19] + "\uffff",))
+        later = uploads.after(self.moment)
         undated = self.conn.execute(
             "SELECT i.id FROM images i WHERE i.created_at IS NULL AND (SELECT min(h.seen_at) FROM history h "
             "WHERE h.resource = 'images' AND h.record_key = CAST(i.id AS TEXT) AND h.event = 'first_seen') > ?",
             (self.moment.text,))
-        return BitMap(row[0] for row in [*later, *undated])
+        later.update(row[0] for row in undated)
+        return later
 
     def hidden_then(self, hidden_now: BitMap) -> BitMap:
         """The hidden images at the moment, from today's: each image hidden or shown since has the
@@ -177,6 +180,28 @@ class Changes:
             (*events, self.moment.text)).fetchall()
 
 
+class Uploads:
+    """Every image's upload time, sorted, read once per state of the database: the images
+    uploaded after any moment are then a slice, where an index range would hand Python a row
+    per image (half a second for 500,000 images, a moment three years back on a large board)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        rows = conn.execute("SELECT substr(created_at, 1, 19), id FROM images WHERE created_at IS NOT NULL").fetchall()
+        times = np.array([t.encode() for t, _ in rows], dtype="S19")
+        order = np.argsort(times, kind="stable")
+        self.times = times[order]
+        self.ids = np.array([i for _, i in rows], dtype=np.uint32)[order]
+
+    def after(self, moment: Moment) -> BitMap:
+        cut = int(np.searchsorted(self.times, moment.text[:19].encode(), side="right"))
+        return BitMap(array.array("I", self.ids[cut:].tobytes()))
+
+
+def uploads_of(snapshot: Snapshot) -> Uploads:
+    """The upload times of the database state ``snapshot`` reads (dropped with its posting lists)."""
+    return snapshot.derived("uploads", lambda: Uploads(snapshot._conn))
+
+
 def _marks(values: Iterable[Any]) -> str:
     return ",".join("?" * len(tuple(values)))
 
@@ -195,7 +220,7 @@ class AsOfSnapshot(Snapshot):
         return super().known(("as-of", self.changes.moment.text, key))
 
     def images(self) -> BitMap:
-        return self.kept("images", lambda: self.today.images() - self.changes.uploaded_after())
+        return self.kept("images", lambda: self.today.images() - self.changes.uploaded_after(uploads_of(self.today)))
 
     def hidden(self) -> BitMap:
         return self.kept("hidden", lambda: self.changes.hidden_then(self.today.hidden()))
