@@ -6,34 +6,22 @@ the duplicates page in a real browser (its screenshot for the README)."""
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import re
 import time
 
 import pytest
-from PIL import Image
-
 from mirror.browse.cards import filter_in_use
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
-from ..support.art import artworks, copies, png
+from ..support.art import artworks, copies, png, upload
 from ..support.browsing import assert_boxed_in_the_browser, browse_client, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 from .test_image_page import screenshot
 
 CARD = re.compile(r'<figure class="booru-image" data-image-id="(\d+)">(.*?)</figure>', re.DOTALL)
 PORTRAIT = next(art for art in artworks("archived") if art.transparent)
-
-
-def _upload(editor: BoardEditor, data: bytes, name: str) -> int:
-    picture = Image.open(io.BytesIO(data))
-    fmt = {"PNG": "png", "JPEG": "jpg"}[picture.format]
-    return editor.add_upload(data, name=name, fmt=fmt, mime_type=f"image/{'jpeg' if fmt == 'jpg' else 'png'}",
-                             width=picture.width, height=picture.height, duration=0.0, animated=False,
-                             tags=["safe", "artist:wesnoth"], description="", source_urls=[], user_id=None,
-                             anonymous=True)["id"]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +31,8 @@ def board(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("look")
     editor = BoardEditor.generate(seed=8, images=30, with_pictures=True)
     editor.processing_delay = 0.0
-    original = _upload(editor, png(PORTRAIT.picture()), PORTRAIT.name)
-    copy = _upload(editor, copies(PORTRAIT)["JPEG q70"], f"copy of {PORTRAIT.name}")
+    original = upload(editor, png(PORTRAIT.picture()), PORTRAIT.name)
+    copy = upload(editor, copies(PORTRAIT)["JPEG q70"], f"copy of {PORTRAIT.name}")
     shown = next(i for i, im in sorted(editor.images.items()) if not im["hidden_from_users"] and im["format"] == "png")
     commenter = next(iter(editor.users))
     editor.add_comments(shown, 1, body="a comment by a user", user_id=commenter)
