@@ -31,5 +31,11 @@ def site_name(site: str) -> str:
 
 
 def board_frame(datasette: Any) -> BoardFrame:
+    """The frame of ``datasette``'s board pages. It is asked for on every page Datasette draws, its
+    own too (the plugin loads in any Datasette), so a Datasette with no database still draws."""
     site = site_address(datasette)
-    return BoardFrame(site_name(site), site, MENU, datasette.urls.database(database_name(datasette)), TABLES_PATH)
+    try:
+        database_url = datasette.urls.database(database_name(datasette))
+    except StopIteration:  # no database but Datasette's own
+        database_url = TABLES_PATH
+    return BoardFrame(site_name(site), site, MENU, database_url, TABLES_PATH)

@@ -157,3 +157,16 @@ def test_in_a_real_browser_the_grid_the_image_page_and_the_duplicates_page(board
         assert_boxed_in_the_browser(cards, db)
         screenshot(tab, "browse-duplicates.png")
         tab.close()
+
+
+def test_datasettes_own_pages_draw_in_a_datasette_with_no_database():
+    """The frame is asked for on every page any Datasette draws once the plugin is installed."""
+    from datasette.app import Datasette
+
+    async def run() -> int:
+        datasette = Datasette([])
+        datasette.remove_database("_memory")
+        await datasette.invoke_startup()
+        return (await datasette.client.get("/-/tables")).status_code
+
+    assert asyncio.run(run()) == 200
