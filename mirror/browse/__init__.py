@@ -22,6 +22,7 @@ from .duplicates_page import PATH as DUPLICATES_PATH
 from .duplicates_page import booru_duplicates
 from .error_pages import error_page, is_client_error
 from .figure import ImageCard, artists_of_tags, artists_of_text
+from .frame import board_frame
 from .front_page import ROUTES as FRONT_ROUTES
 from .front_page import TABLES_PATH
 from .history_page import ROUTES as HISTORY_ROUTES
@@ -101,9 +102,15 @@ def menu_links(datasette: Any) -> list[dict[str, str]]:
 
 
 @hookimpl
+def extra_template_vars(datasette: Any) -> dict[str, Any]:
+    """The board's frame (:mod:`.frame`), which every board page's template draws."""
+    return {"board": board_frame(datasette)}
+
+
+@hookimpl
 def prepare_jinja2_environment(env: Any) -> None:
     env.filters["ago"] = relative_time
 
 
-__all__ = ["database_name", "extra_css_urls", "handle_exception", "menu_links", "prepare_jinja2_environment",
+__all__ = ["database_name", "extra_css_urls", "extra_template_vars", "handle_exception", "menu_links", "prepare_jinja2_environment",
            "register_routes", "render_cell"]

@@ -2,7 +2,8 @@
 and a thread, read from the mirror's tables, each in the look of the search page.
 
 Text from records is shown as text; a URL from a record becomes a link only when it is http(s).
-Grids of images are cards with their attribution, each opening the image's page.
+Grids of images are the site's media boxes, each opening the image's page (where its attribution is).
+Authors link to their pages; a tag's aliases and implications are named, linked to their tags.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 from datasette.utils.asgi import NotFound, Response
 
+from .authors import ANONYMOUS, name_authors
+from ..search.slugs import unslug
 from .cards import chosen_filter, filter_in_use, image_cards, spoilered
 from .history_page import tag_lately
 from .markup import render_all
@@ -66,10 +69,10 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int) -> dict[str, Any]
         "facts": [("images on the site", tag.get("images")), ("images mirrored", mirrored)],
         "texts": [t for t in (tag.get("short_description"), tag.get("description")) if t],
         "link_lists": [
-            ("an alias of", [_link(tag["aliased_tag"], search_url(tag["aliased_tag"]))] if tag.get("aliased_tag") else []),
-            ("aliases", [_link(a) for a in tag.get("aliases") or [] if isinstance(a, str)]),
-            ("implies", [_link(t, search_url(t)) for t in tag.get("implied_tags") or [] if isinstance(t, str)]),
-            ("implied by", [_link(t, search_url(t)) for t in tag.get("implied_by_tags") or [] if isinstance(t, str)]),
+            ("an alias of", _tags_of_slugs(conn, [tag.get("aliased_tag")])),
+            ("aliases", _tags_of_slugs(conn, tag.get("aliases"))),
+            ("implies", _tags_of_slugs(conn, tag.get("implied_tags"))),
+            ("implied by", _tags_of_slugs(conn, tag.get("implied_by_tags"))),
             ("do-not-post entries", [_link(_dnp(e)) for e in tag.get("dnp_entries") or []]),
             ("", [_link("all its images, with the site's search", search_url(name))]),
             *tag_lately(conn, tag_id),
@@ -80,6 +83,29 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int) -> dict[str, Any]
                        [tag_id, PER_PAGE, (page - 1) * PER_PAGE]),
         "pages": math.ceil(mirrored / PER_PAGE),
     }
+
+
+def _tags_of_slugs(conn: sqlite3.Connection, slugs: Any) -> list[dict[str, Any]]:
+    """Tags a tag record names by slug (its aliases and implications: ``earth+pony``), by name,
+    each linked to its page, coloured by category; one the mirror lacks, by the name its slug
+    spells, linked to its search."""
+    wanted = [s for s in slugs or [] if isinstance(s, str) and s]
+    if not wanted:
+        return []
+    names = [unslug(s) for s in wanted]
+    kept = {}
+    for tag_id, name, slug, category in conn.execute(  # by name too: a tag from a dump may have no slug
+            "SELECT id, name, slug, category FROM tags WHERE slug IN (SELECT value FROM json_each(?)) "
+            "OR name IN (SELECT value FROM json_each(?))", [json.dumps(wanted), json.dumps(names)]):
+        kept[slug or name] = kept[name] = (tag_id, name, category)
+    links = []
+    for slug, name in zip(wanted, names):
+        if (slug in kept) or (name in kept):
+            tag_id, name, category = kept.get(slug) or kept[name]
+            links.append(_link(name, f"/-/tag/{tag_id}", category or ""))
+        else:
+            links.append(_link(name, search_url(name), ""))
+    return links
 
 
 def _dnp(entry: Any) -> str:
@@ -98,7 +124,7 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int) -> dict[str, An
         tag = conn.execute("SELECT name FROM tags WHERE id = ?", [link.get("tag_id")]).fetchone() if isinstance(link, dict) else None
         if tag:
             links.append(_link(f"{tag[0]} ({link.get('state', '')})", search_url(tag[0])))
-    messages = [{"author": user.get("name"), "created_at": created, "body": body or "(hidden on the site)",
+    messages = [{"author": user.get("name"), "user_id": user_id, "created_at": created, "body": body or "(hidden on the site)",
                  **_where(image_id, forum, slug)} for created, body, image_id, forum, slug in conn.execute(
         "SELECT created_at, body, image_id, NULL, NULL FROM comments WHERE user_id = ? "
         "UNION ALL SELECT created_at, body, NULL, forum_short_name, topic_slug FROM posts WHERE user_id = ? "
@@ -198,11 +224,11 @@ def topic_page(conn: sqlite3.Connection, short_name: str, slug: str, page: int) 
         return None
     count = conn.execute("SELECT count(*) FROM posts WHERE forum_short_name = ? AND topic_slug = ?",
                          [short_name, slug]).fetchone()[0]
-    posts = [{"author": author, "created_at": created, "body": body or "(hidden on the site)"}
-             for author, created, body in conn.execute(
-                 "SELECT author, created_at, body FROM posts WHERE forum_short_name = ? AND topic_slug = ? "
+    posts = [{"author": author, "user_id": user_id, "created_at": created, "body": body or "(hidden on the site)"}
+             for author, user_id, created, body in conn.execute(
+                 "SELECT author, user_id, created_at, body FROM posts WHERE forum_short_name = ? AND topic_slug = ? "
                  "ORDER BY created_at, id LIMIT ? OFFSET ?", [short_name, slug, POSTS_PER_PAGE, (page - 1) * POSTS_PER_PAGE])]
-    return {"title": topic[0], "subtitle": f"in {short_name}, started by {topic[1] or 'unknown'}",
+    return {"title": topic[0], "subtitle": f"in {short_name}, started by {topic[1] or ANONYMOUS}",
             "facts": [("posts on the site", topic[2]), ("posts mirrored", count)],
             "link_lists": [("", [_link("the forum", forum_url(short_name))])],
             "messages_title": "Posts, in order", "messages": posts, "pages": math.ceil(count / POSTS_PER_PAGE)}
@@ -215,6 +241,7 @@ def _shown(conn: sqlite3.Connection, found: dict[str, Any], chosen: int | None, 
     if found.get("rows") is not None:
         found["rows"] = image_cards(conn, found["rows"], used)
     messages = found.get("messages") or []
+    name_authors(conn, messages)
     bodies = [m.pop("body") for m in messages] + list(found.get("texts") or [])
     rendered = render_all(conn, bodies, site, lambda ids: spoilered(conn, ids, used))
     for message, body in zip(messages, rendered):
@@ -240,7 +267,7 @@ def _view(build: Callable[..., dict[str, Any] | None], *keys: str, integer: bool
         if found is None:
             raise NotFound("the mirror has no such record")
         rows = found.pop("rows", None)
-        cards = None if rows is None else [card.html(site, SEARCH_PATH, image_url(card.image_id)) for card in rows]
+        cards = None if rows is None else [card.box(image_url(card.image_id)) for card in rows]
         context = {"css": css(), "subtitle": None, "title_category": None, "facts": [], "texts": [], "link_lists": [], "cards": cards,
                    "cards_title": "", "messages": None, "messages_title": "", "page": page, "pages": 0,
                    "page_url": lambda number: f"?page={number}", **found}

@@ -20,7 +20,7 @@ from .places import SearchPlace, image_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import PER_PAGE, mirror_query, page_number, search_page_of
 from .searching import run_search
-from .settings import css, database_name, site_address
+from .settings import css, database_name
 
 __all__ = ["MENU", "ROUTES"]
 
@@ -55,9 +55,8 @@ async def booru_front(datasette: Any, request: Any) -> Response:
     except (QueryError, engine.SearchTooSlow) as e:
         error = str(e)
     else:
-        site = site_address(datasette)
-        cards = [card.html(site, SEARCH_PATH, image_url(card.image_id, SearchPlace(
-            NEWEST, sf, sd, False, (page - 1) * PER_PAGE + n))) for n, card in enumerate(found)]
+        cards = [card.box(image_url(card.image_id, SearchPlace(NEWEST, sf, sd, False, (page - 1) * PER_PAGE + n)))
+                 for n, card in enumerate(found)]
     context = {"css": css(), "menu": MENU, "cards": cards, "total": total, "page": page, "error": error,
                "pages": -(-total // PER_PAGE), "page_url": lambda number: f"/?page={number}",
                "filter": used, "filters": filters, "filter_path": FILTER_PATH, "database": database,

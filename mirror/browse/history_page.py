@@ -84,6 +84,10 @@ def _text(value: Any) -> str:
 def _short(value: Any) -> str:
     if value is None:
         return "none"
+    if type(value) is int:
+        return f"{value:,}"
+    if type(value) is float:  # wilson_score, aspect_ratio: two places, as a reader compares them
+        return f"{value:,.2f}"
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "..."
 

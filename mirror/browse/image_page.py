@@ -23,6 +23,7 @@ from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
 from ..search.query import QueryError
 from ..urls import is_web_url
+from .authors import author, name_authors
 from .cards import chosen_filter, filter_in_use, spoilered
 from .figure import VIDEO
 from .history_page import history_url
@@ -57,10 +58,11 @@ def image_context(conn: sqlite3.Connection, image_id: int, chosen: int | None = 
     for tag_id, name, category, count in sorted(tags, key=lambda t: display_key(t[2], t[1])):
         groups.setdefault(category if category in DISPLAY_CATEGORIES else "other", []).append(
             {"id": tag_id, "name": name, "count": count, "href": search_url(name), "category": category or ""})
-    comments = [{"author": author, "created_at": created, "body": body or "(hidden on the site)"}
-                for author, created, body in conn.execute(
-                    "SELECT author, created_at, body FROM comments WHERE image_id = ? ORDER BY created_at, id",
+    comments = [{"author": name, "user_id": user_id, "created_at": created, "body": body or "(hidden on the site)"}
+                for name, user_id, created, body in conn.execute(
+                    "SELECT author, user_id, created_at, body FROM comments WHERE image_id = ? ORDER BY created_at, id",
                     [image_id])]
+    name_authors(conn, comments)
     used = filter_in_use(conn, chosen)
     description, *bodies = render_all(conn, [record.get("description")] + [c["body"] for c in comments], site,
                                       lambda ids: spoilered(conn, ids, used))  # the description first
@@ -82,13 +84,24 @@ def image_context(conn: sqlite3.Connection, image_id: int, chosen: int | None = 
         "artists": [t["name"][len("artist:"):] for g in groups.values() for t in g if t["name"].startswith("artist:")],
         "sources": [{"text": s, "link": is_web_url(s)} for s in sources],
         "tag_groups": list(groups.items()), "comments": comments, "galleries": galleries,
+        "uploader": _uploader(record, row[1] is not None and row[0] is None),
         "previous": neighbours[0], "next": neighbours[1],
         "figures": [(label, relative_time(record.get(key)) if key.endswith("_at") else record.get(key))
                     for label, key in (
             ("score", "score"), ("faves", "faves"), ("upvotes", "upvotes"), ("downvotes", "downvotes"),
-            ("format", "format"), ("uploader", "uploader"), ("uploaded", "created_at"),
+            ("format", "format"), ("uploaded", "created_at"),
             ("first seen", "first_seen_at"))] + [("size", f"{record.get('width')}x{record.get('height')}")],
     }
+
+
+def _uploader(record: dict[str, Any], stub: bool) -> dict[str, Any] | None:
+    """Who uploaded the image, as the site names them: a user (linked), or "Background Pony" for
+    an anonymous upload. A stub (hidden on the site) does not say, and neither does the page."""
+    if stub and "uploader_id" not in record:
+        return None
+    user_id = record.get("uploader_id")
+    return author(record.get("uploader"), user_id if type(user_id) is int else None,
+                  {user_id} if type(user_id) is int else set())
 
 
 def in_search(conn: sqlite3.Connection, postings: Postings, image_id: int,

@@ -1,4 +1,4 @@
-"""``/-/booru``: search the mirror with the site's own syntax, as a grid of attributed thumbnails.
+"""``/-/booru``: search the mirror with the site's own syntax, as a grid of the site's media boxes.
 
 The query is parsed, compiled and answered by :mod:`mirror.search.images`, the same entry point
 ``mirror serve`` uses, on the browser's search connections (:mod:`.searching`).
@@ -21,7 +21,7 @@ from .cards import chosen_filter, filter_in_use, image_cards
 from .figure import ImageCard
 from .places import SearchPlace, image_url
 from .searching import run_search
-from .settings import css, site_address
+from .settings import css
 
 PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
@@ -87,10 +87,8 @@ async def booru_search(datasette: Any, request: Any) -> Response:
             context["error"] = str(e)
         else:
             if not isinstance(node, MatchNone):
-                site = site_address(datasette)
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
-                    card.html(site, PATH, image_url(card.image_id, SearchPlace(q, sf, sd, include_gone,
-                                                                               (page - 1) * PER_PAGE + n)))
+                    card.box(image_url(card.image_id, SearchPlace(q, sf, sd, include_gone, (page - 1) * PER_PAGE + n)))
                     for n, card in enumerate(cards)])
 
     def page_url(number: int) -> str:
