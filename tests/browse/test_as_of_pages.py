@@ -170,3 +170,13 @@ def test_in_a_real_browser_a_link_followed_stays_within_the_moment_under_its_ban
     tab.wait_for_load_state("networkidle")
     assert tab.url.endswith(f"/-/tag/{board['tag_id']}") and prefix not in tab.url
     assert tab.locator(".booru-as-of").count() == 0
+
+
+def test_browse_as_of_a_moment_that_is_not_one_says_what_to_give_and_exits_2(tmp_path):
+    from click.testing import CliRunner
+
+    from mirror.cli import cli
+
+    result = CliRunner().invoke(cli, ["browse", "--as-of", "2025-13-45"])
+    assert result.exit_code == 2
+    assert "give a day (2025-01-05" in result.output and "Traceback" not in result.output
