@@ -229,7 +229,7 @@ def forum_page(conn: sqlite3.Connection, short_name: str, page: int,
         if then_record is None:
             return None
         forum = (then_record.get("name", forum[0]), then_record.get("description", forum[1]))
-    written, params = written_by(moment)
+    written, params = _topic_started(moment)
     count = conn.execute(f"SELECT count(*) FROM topics WHERE forum_short_name = ? AND {written}",
                          [short_name, *params]).fetchone()[0]
     topics = conn.execute("SELECT slug, title, post_count, author, last_replied_to_at FROM topics "
@@ -241,6 +241,15 @@ def forum_page(conn: sqlite3.Connection, short_name: str, page: int,
                                              topic_url(short_name, slug))
                                        for slug, title, posts, author, _ in topics])],
             "pages": math.ceil(count / PER_PAGE)}
+
+
+def _topic_started(moment: Moment | None) -> tuple[str, list[str]]:
+    """An SQL condition on ``topics`` keeping those started by ``moment``: a topic record has no
+    time of its own, so by its first post mirrored (a topic with none mirrored is kept)."""
+    if moment is None:
+        return "1", []
+    posts = "FROM posts p WHERE p.forum_short_name = topics.forum_short_name AND p.topic_slug = topics.slug"
+    return f"(EXISTS (SELECT 1 {posts} AND p.created_at <= ?) OR NOT EXISTS (SELECT 1 {posts}))", [moment.text]
 
 
 def topic_page(conn: sqlite3.Connection, short_name: str, slug: str, page: int,

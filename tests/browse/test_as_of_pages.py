@@ -58,10 +58,12 @@ def board(tmp_path_factory):
         _, db = sync(config, RESOURCES)
     tag_id = db.execute("SELECT id FROM tags WHERE name = ?", [dropped]).fetchone()[0]
     topic = db.execute("SELECT forum_short_name, topic_slug FROM posts WHERE id = ?", [post]).fetchone()
+    user = db.execute("SELECT uploader_id FROM images WHERE uploader_id IN (SELECT id FROM users) LIMIT 1").fetchone()[0]
+    gallery = db.execute("SELECT gallery_id FROM gallery_images LIMIT 1").fetchone()[0]
     return {"config": write_config(config, tmp / "mirror.toml"), "moment": moment, "retagged": retagged,
             "dropped": dropped, "tag_id": tag_id, "described": described, "old_description": old_description,
             "hidden": hidden, "uploaded": uploaded, "comment_image": editor.comments[comment]["image_id"],
-            "old_comment": old_comment, "old_post": old_post, "topic": topic}
+            "old_comment": old_comment, "old_post": old_post, "topic": topic, "user": user, "gallery": gallery}
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +111,10 @@ def test_an_image_hidden_later_was_shown_and_one_uploaded_later_is_not_found(boa
 
 def test_every_board_link_of_a_page_as_of_stays_within_the_moment(board, pages):
     prefix = f"/as-of/{board['moment'].digits}"
-    for path in ("/", f"/-/image/{board['retagged']}", f"/-/tag/{board['tag_id']}", "/-/forums", "/-/galleries"):
+    forum, slug = board["topic"]
+    for path in ("/", f"/-/image/{board['retagged']}", f"/-/tag/{board['tag_id']}", "/-/forums", "/-/galleries",
+                 f"/-/user/{board['user']}", f"/-/gallery/{board['gallery']}", f"/-/forum/{forum}",
+                 f"/-/topic/{forum}/{slug}", f"/-/image/{board['retagged']}/history", "/-/changes", "/-/tags"):
         status, text = page(pages, prefix + path)
         assert status == 200, path
         board_links = [href for href in links(text) if href.startswith("/") and not href.startswith(TODAYS)]
