@@ -67,13 +67,13 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int, moment: Moment | 
     name = tag.get("name")
     if moment is not None:
         listed = _tagged_then(conn, tag_id, page, moment)
-        mirrored, rows, lately = listed.total, listed.ids, []
+        mirrored, rows, lately, pages = listed.total, listed.ids, [], listed.pages(page, PER_PAGE)
     else:
         mirrored = conn.execute("SELECT count(*) FROM image_tags WHERE tag_id = ?", [tag_id]).fetchone()[0]
         rows = _cards(conn, "SELECT i.id FROM image_tags it JOIN images i ON i.id = it.image_id "
                             "WHERE it.tag_id = ? ORDER BY it.image_id DESC LIMIT ? OFFSET ?",
                       [tag_id, PER_PAGE, (page - 1) * PER_PAGE])
-        lately = tag_lately(conn, tag_id)
+        lately, pages = tag_lately(conn, tag_id), math.ceil(mirrored / PER_PAGE)
     return {
         "title": name, "title_category": tag.get("category") or "",
         "subtitle": tag.get("category") and f"{tag['category']} tag",
@@ -89,7 +89,7 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int, moment: Moment | 
             *lately,
         ],
         "cards_title": "Its newest images", "searchbox_q": quoted_term(name),
-        "rows": rows, "pages": math.ceil(mirrored / PER_PAGE),
+        "rows": rows, "pages": pages,
     }
 
 
@@ -117,11 +117,12 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int, moment: Moment 
         listed = search_as_of(conn, (row[0] for row in conn.execute(
             "SELECT id FROM images WHERE uploader_id = ? ORDER BY id DESC", [user_id])), moment,
             offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
-        uploads, rows = listed.total, listed.ids
+        uploads, rows, pages = listed.total, listed.ids, listed.pages(page, PER_PAGE)
     else:
         uploads = conn.execute("SELECT count(*) FROM images WHERE uploader_id = ?", [user_id]).fetchone()[0]
         rows = _cards(conn, "SELECT id FROM images WHERE uploader_id = ? ORDER BY id DESC "
                             "LIMIT ? OFFSET ?", [user_id, PER_PAGE, (page - 1) * PER_PAGE])
+        pages = math.ceil(uploads / PER_PAGE)
     written, params = written_by(moment)
     links = []
     for link in user.get("links") or []:
@@ -143,7 +144,7 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int, moment: Moment 
                        ("awards", [_link(f"{a.get('title')} ({a.get('label') or ''})") for a in user.get("awards") or []
                                    if isinstance(a, dict)])],
         "cards_title": f"Uploads ({uploads:,} mirrored)", "rows": rows,
-        "pages": math.ceil(uploads / PER_PAGE), "messages_title": "Latest comments and posts", "messages": messages,
+        "pages": pages, "messages_title": "Latest comments and posts", "messages": messages,
     }
 
 
@@ -172,10 +173,11 @@ def gallery_page(conn: sqlite3.Connection, gallery_id: int, page: int,
     if moment is not None:  # today's images of the gallery that existed and were shown then
         listed = search_as_of(conn, (row[0] for row in conn.execute(in_order, [gallery_id])), moment,
                               offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
-        count, rows = listed.total, listed.ids
+        count, rows, pages = listed.total, listed.ids, listed.pages(page, PER_PAGE)
     else:
         count = conn.execute("SELECT count(*) FROM gallery_images WHERE gallery_id = ?", [gallery_id]).fetchone()[0]
         rows = _cards(conn, f"{in_order} LIMIT ? OFFSET ?", [gallery_id, PER_PAGE, (page - 1) * PER_PAGE])
+        pages = math.ceil(count / PER_PAGE)
     creator = gallery.get("user") or gallery.get("creator")
     return {
         "title": gallery.get("title") or f"gallery {gallery_id}",
@@ -186,7 +188,7 @@ def gallery_page(conn: sqlite3.Connection, gallery_id: int, page: int,
         "link_lists": [("", [_link("its images as a search", f"{SEARCH_PATH}?q=gallery_id:{gallery_id}"
                                                               f"&sf=gallery_id:{gallery_id}&sd=desc")])],
         "cards_title": "Its images, in gallery order", "rows": rows,
-        "pages": math.ceil(count / PER_PAGE),
+        "pages": pages,
     }
 
 

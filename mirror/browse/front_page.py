@@ -24,7 +24,7 @@ from .search_page import PATH as SEARCH_PATH
 from .search_page import PER_PAGE, mirror_query, page_number, search_page_of
 from .searching import run_search
 from .settings import css, database_name, site_address
-from .then import cards_then, search_as_of
+from .then import Listed, cards_then, search_as_of
 
 __all__ = ["MENU", "ROUTES"]
 
@@ -51,12 +51,14 @@ async def booru_front(datasette: Any, request: Any) -> Response:
     used, filters = await datasette.get_database(database).execute_fn(
         lambda conn: (filter_in_use(conn, chosen), _filters(conn)))
     sf, sd = SORT
-    error, cards, total = None, [], 0
+    error, cards, total, pages = None, [], 0, 0
     moment = moment_of(request)
     if moment is not None:
-        found = await datasette.get_database(database).execute_fn(lambda conn: newest_then(conn, used, moment, page))
+        found, listed = await datasette.get_database(database).execute_fn(
+            lambda conn: newest_then(conn, used, moment, page))
         site = site_address(datasette)
-        cards, total = [card.html(site, SEARCH_PATH, image_url(card.image_id)) for card in found[0]], found[1]
+        cards = [card.html(site, SEARCH_PATH, image_url(card.image_id)) for card in found]
+        total, pages = listed.total, listed.pages(page, PER_PAGE)
     else:
         try:
             node = mirror_query(NEWEST)
@@ -68,8 +70,9 @@ async def booru_front(datasette: Any, request: Any) -> Response:
             site = site_address(datasette)
             cards = [card.html(site, SEARCH_PATH, image_url(card.image_id, SearchPlace(
                 NEWEST, sf, sd, False, (page - 1) * PER_PAGE + n))) for n, card in enumerate(found)]
+            pages = -(-total // PER_PAGE)
     context = {"css": css(), "menu": MENU, "cards": cards, "total": total, "page": page, "error": error,
-               "pages": -(-total // PER_PAGE), "page_url": lambda number: f"/?page={number}",
+               "pages": pages, "page_url": lambda number: f"/?page={number}",
                "filter": used, "filters": filters, "filter_path": FILTER_PATH, "database": database,
                "database_url": datasette.urls.database(database), "searchbox_q": "", "tables_path": TABLES_PATH,
                "title": datasette.metadata("title") or "booru mirror", "as_of_path": AS_OF_PATH,
@@ -77,13 +80,14 @@ async def booru_front(datasette: Any, request: Any) -> Response:
     return Response.html(await datasette.render_template("booru_front.html", context, request=request))
 
 
-def newest_then(conn: sqlite3.Connection, used: FilterInUse, moment: Moment, page: int) -> tuple[list[ImageCard], int]:
+def newest_then(conn: sqlite3.Connection, used: FilterInUse, moment: Moment,
+                page: int) -> tuple[list[ImageCard], Listed]:
     """The newest images as of ``moment`` (uploaded by then, shown then), newest first: one page's
-    cards, and how many were found."""
+    cards, and the list they were read from."""
     candidates = (row[0] for row in conn.execute("SELECT id FROM images WHERE created_at <= ? ORDER BY id DESC",
                                                  [moment.text]))
     listed = search_as_of(conn, candidates, moment, offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
-    return cards_then(conn, listed.ids, used, moment), listed.total
+    return cards_then(conn, listed.ids, used, moment), listed
 
 
 async def choose_moment(datasette: Any, request: Any) -> Response:

@@ -60,6 +60,11 @@ class Listed:
     total: int
     more: bool
 
+    def pages(self, page: int, per_page: int) -> int:
+        """The pages to offer: those found, and the next one too when the reading stopped early."""
+        found = -(-self.total // per_page)
+        return max(found, page + 1) if self.more else found
+
 
 def search_as_of(conn: sqlite3.Connection, candidates: Iterable[int], moment: Moment, *, offset: int, limit: int,
                  keep: Callable[[dict[str, Any]], bool] = lambda record: True) -> Listed:

@@ -60,7 +60,7 @@ def board(tmp_path_factory):
     topic = db.execute("SELECT forum_short_name, topic_slug FROM posts WHERE id = ?", [post]).fetchone()
     user = db.execute("SELECT uploader_id FROM images WHERE uploader_id IN (SELECT id FROM users) LIMIT 1").fetchone()[0]
     gallery = db.execute("SELECT gallery_id FROM gallery_images LIMIT 1").fetchone()[0]
-    return {"config": write_config(config, tmp / "mirror.toml"), "moment": moment, "retagged": retagged,
+    return {"config": write_config(config, tmp / "mirror.toml"), "database": config.database, "moment": moment, "retagged": retagged,
             "dropped": dropped, "tag_id": tag_id, "described": described, "old_description": old_description,
             "hidden": hidden, "uploaded": uploaded, "comment_image": editor.comments[comment]["image_id"],
             "old_comment": old_comment, "old_post": old_post, "topic": topic, "user": user, "gallery": gallery}
@@ -185,3 +185,17 @@ def test_browse_as_of_a_moment_that_is_not_one_says_what_to_give_and_exits_2(tmp
     result = CliRunner().invoke(cli, ["browse", "--as-of", "2025-13-45"])
     assert result.exit_code == 2
     assert "give a day (2025-01-05" in result.output and "Traceback" not in result.output
+
+
+def test_a_list_as_of_a_moment_read_only_in_part_offers_the_next_page(board, monkeypatch):
+    import sqlite3
+
+    from mirror.browse import then
+
+    monkeypatch.setattr(then, "SCANNED", 4)
+    conn = sqlite3.connect(board["database"])
+    every = [row[0] for row in conn.execute("SELECT id FROM images ORDER BY id DESC")]
+    cut = then.search_as_of(conn, iter(every), board["moment"], offset=2, limit=2)  # page 2 of 2 a page
+    assert cut.more and cut.total <= 4 and cut.pages(2, 2) == 3  # the newest (uploaded later) is not among them
+    whole = then.search_as_of(conn, iter(every[:3]), board["moment"], offset=0, limit=2)
+    assert not whole.more and whole.pages(1, 2) == -(-whole.total // 2)
