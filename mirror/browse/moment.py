@@ -7,7 +7,8 @@ page in the request's scope (:func:`moment_of`), and writes it back in front of 
 the page holds (``href``, a form's ``action``, a redirect's ``Location``), so links stay within the
 moment whichever template or module built them. A link marked ``rel="original"`` (the banner's
 "the same page today") is left as it is. Datasette's own pages (tables, JSON, files, the
-stylesheet) are today's and are not carried.
+stylesheet) are today's and are not carried: asked under ``/as-of/WHEN/``, they redirect to today's
+address, so that no page of today is shown under a moment's.
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ def moment_paths(app: Any) -> Any:
         path = found[2] or "/"
         raw = scope.get("raw_path") or quote(scope["path"]).encode("ascii")
         raw = raw[len(b"/as-of/") + len(found[1].encode()):] or b"/"
+        if not _BOARD.match(path):  # a page with no past (Datasette's own): today's, said by its address
+            query = scope.get("query_string", b"")
+            return await _redirect(send, raw + (b"?" + query if query else b""))
         inner = {**scope, "path": path, "raw_path": raw, SCOPE_KEY: moment, "booru_today_path": raw.decode("ascii")}
         await app(inner, receive, _carrying(send, moment))
     return wrapped
@@ -97,6 +101,12 @@ def _carrying(send: Any, moment: Moment) -> Any:
         await send({**start, "headers": [*start["headers"], (b"content-length", str(len(page)).encode())]})
         await send({"type": "http.response.body", "body": page})
     return sending
+
+
+async def _redirect(send: Any, location: bytes) -> None:
+    await send({"type": "http.response.start", "status": 302,
+                "headers": [(b"location", location), (b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _refuse(send: Any, reason: str) -> None:

@@ -58,10 +58,11 @@ def board(tmp_path_factory):
         _, db = sync(config, RESOURCES)
     tag_id = db.execute("SELECT id FROM tags WHERE name = ?", [dropped]).fetchone()[0]
     topic = db.execute("SELECT forum_short_name, topic_slug FROM posts WHERE id = ?", [post]).fetchone()
-    user = db.execute("SELECT uploader_id FROM images WHERE uploader_id IN (SELECT id FROM users) LIMIT 1").fetchone()[0]
+    user = db.execute("SELECT uploader_id FROM images WHERE uploader_id IN (SELECT id FROM users)").fetchone()[0]
     gallery = db.execute("SELECT gallery_id FROM gallery_images LIMIT 1").fetchone()[0]
-    return {"config": write_config(config, tmp / "mirror.toml"), "database": config.database, "moment": moment, "retagged": retagged,
-            "dropped": dropped, "tag_id": tag_id, "described": described, "old_description": old_description,
+    return {"config": write_config(config, tmp / "mirror.toml"), "database": config.database, "moment": moment,
+            "retagged": retagged, "dropped": dropped, "tag_id": tag_id, "described": described,
+            "old_description": old_description,
             "hidden": hidden, "uploaded": uploaded, "comment_image": editor.comments[comment]["image_id"],
             "old_comment": old_comment, "old_post": old_post, "topic": topic, "user": user, "gallery": gallery}
 
@@ -199,3 +200,10 @@ def test_a_list_as_of_a_moment_read_only_in_part_offers_the_next_page(board, mon
     assert cut.more and cut.total <= 4 and cut.pages(2, 2) == 3  # the newest (uploaded later) is not among them
     whole = then.search_as_of(conn, iter(every[:3]), board["moment"], offset=0, limit=2)
     assert not whole.more and whole.pages(1, 2) == -(-whole.total // 2)
+
+
+def test_a_page_with_no_past_asked_as_of_a_moment_redirects_to_today(board, pages):
+    prefix = f"/as-of/{board['moment'].digits}"
+    for path in ("/-/tables", "/mirror/images?_size=5", "/-/duplicates"):
+        response = httpx.get(pages.rstrip("/") + prefix + path)
+        assert response.status_code == 302 and response.headers["location"] == path, path
