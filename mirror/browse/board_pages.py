@@ -24,7 +24,7 @@ from .places import forum_url, image_url, path_name, topic_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import page_number, quoted_term, search_url
 from .settings import css, database_name, site_address
-from .then import Listed, cards_then, record_then, search_as_of, written_by
+from .then import Listed, cards_then, gallery_then, record_then, search_as_of, written_by
 from .times import relative_time
 
 __all__ = ["ROUTES"]
@@ -170,8 +170,8 @@ def gallery_page(conn: sqlite3.Connection, gallery_id: int, page: int,
         return None
     in_order = ("SELECT i.id FROM gallery_images gi JOIN images i ON i.id = gi.image_id "
                 "WHERE gi.gallery_id = ? ORDER BY gi.position")
-    if moment is not None:  # today's images of the gallery that existed and were shown then
-        listed = search_as_of(conn, (row[0] for row in conn.execute(in_order, [gallery_id])), moment,
+    if moment is not None:  # its images then that existed and were shown then
+        listed = search_as_of(conn, iter(gallery_then(conn, gallery_id, moment)), moment,
                               offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
         count, rows, pages = listed.total, listed.ids, listed.pages(page, PER_PAGE)
     else:

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..asof import AsOf, Moment, record_as_of
+from ..asof.records import events_of
 from ..store.history import record_key
 from .cards import FilterInUse
 from .figure import Counts, ImageCard, artists_of_tags
 from .metadata import kept_extension
 
-__all__ = ["Listed", "then", "record_then", "search_as_of", "cards_then", "written_by"]
+__all__ = ["Listed", "then", "record_then", "search_as_of", "gallery_then", "cards_then", "written_by"]
 
 # The candidates one list reads at most, as of a moment (each is one record's history, an index range).
 SCANNED = 2000
@@ -84,6 +85,21 @@ def search_as_of(conn: sqlite3.Connection, candidates: Iterable[int], moment: Mo
         if keep(record):
             found.append(image_id)
     return Listed(found[offset:offset + limit], len(found), False)
+
+
+def gallery_then(conn: sqlite3.Connection, gallery_id: int, moment: Moment) -> list[int]:
+    """A gallery's images at ``moment``, in order: today's, with the walks' changes since undone
+    (those added since taken out, those removed since put back at the end: where they stood is
+    not kept)."""
+    members = [row[0] for row in conn.execute("SELECT image_id FROM gallery_images WHERE gallery_id = ? "
+                                              "ORDER BY position", [gallery_id])]
+    later = [e for e in events_of(conn, "galleries", str(gallery_id))
+             if e.seen_at > moment.text and e.event == "gallery_images" and e.changes]
+    for event in reversed(later):
+        added = set(event.changes.get("added") or [])
+        members = [i for i in members if i not in added]
+        members += [i for i in event.changes.get("removed") or [] if i not in members]
+    return members
 
 
 def cards_then(conn: sqlite3.Connection, ids: Sequence[int], used: FilterInUse, moment: Moment) -> list[ImageCard]:

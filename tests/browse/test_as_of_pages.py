@@ -47,6 +47,9 @@ def board(tmp_path_factory):
         comment = next(c for c in sorted(editor.comments) if editor.comments[c]["image_id"] in shown)
         post = min(editor.posts)
         old_comment, old_post = editor.comments[comment]["body"], editor.posts[post]["body"]
+        gallery = next(g for g in sorted(editor.galleries) if len(editor.galleries[g]["image_ids"]) >= 2)
+        left = next(i for i in editor.galleries[gallery]["image_ids"] if i in shown[5:])
+        joined = next(i for i in shown[5:] if i not in editor.galleries[gallery]["image_ids"])
         moment = Moment(utc_text())
         time.sleep(1.1)  # the history keeps times to the second: the edits come after the moment
         editor.edit_image(retagged, tags=[t for t in old_tags if t != dropped] + [TAGGED_LATER])
@@ -55,16 +58,17 @@ def board(tmp_path_factory):
         uploaded = editor.add_images(1)[0]
         editor.edit_comment(comment, body="a comment edited later")
         editor.edit_post(post, body="a post edited later")
+        editor.edit_gallery(gallery, add=[joined], remove=[left])
         _, db = sync(config, RESOURCES)
     tag_id = db.execute("SELECT id FROM tags WHERE name = ?", [dropped]).fetchone()[0]
     topic = db.execute("SELECT forum_short_name, topic_slug FROM posts WHERE id = ?", [post]).fetchone()
     user = db.execute("SELECT uploader_id FROM images WHERE uploader_id IN (SELECT id FROM users)").fetchone()[0]
-    gallery = db.execute("SELECT gallery_id FROM gallery_images LIMIT 1").fetchone()[0]
     return {"config": write_config(config, tmp / "mirror.toml"), "database": config.database, "moment": moment,
             "retagged": retagged, "dropped": dropped, "tag_id": tag_id, "described": described,
             "old_description": old_description,
             "hidden": hidden, "uploaded": uploaded, "comment_image": editor.comments[comment]["image_id"],
-            "old_comment": old_comment, "old_post": old_post, "topic": topic, "user": user, "gallery": gallery}
+            "old_comment": old_comment, "old_post": old_post, "topic": topic, "user": user, "gallery": gallery,
+            "left": left, "joined": joined}
 
 
 @pytest.fixture(scope="module")
@@ -207,3 +211,13 @@ def test_a_page_with_no_past_asked_as_of_a_moment_redirects_to_today(board, page
     for path in ("/-/tables", "/mirror/images?_size=5", "/-/duplicates"):
         response = httpx.get(pages.rstrip("/") + prefix + path)
         assert response.status_code == 302 and response.headers["location"] == path, path
+
+
+def test_a_gallery_as_of_the_moment_holds_the_images_it_held_then(board, pages):
+    prefix = f"/as-of/{board['moment'].digits}"
+    _, then = page(pages, f"{prefix}/-/gallery/{board['gallery']}")
+    _, today = page(pages, f"/-/gallery/{board['gallery']}")
+    held = {int(i) for i in re.findall(r'data-image-id="(\d+)"', then)}
+    now = {int(i) for i in re.findall(r'data-image-id="(\d+)"', today)}
+    assert board["left"] in held and board["joined"] not in held
+    assert board["joined"] in now and board["left"] not in now
