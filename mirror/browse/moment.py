@@ -53,7 +53,7 @@ def banner(request: Any) -> dict[str, str] | None:
         return None
     query = request.scope.get("query_string", b"").decode("latin-1")
     today = request.scope.get("booru_today_path", "/") + (f"?{query}" if query else "")
-    return {"moment": moment.text.replace("T", " ").replace("Z", " UTC"), "day": moment.text[:10], "today": today}
+    return {"moment": moment.text.replace("T", " ").replace("Z", " UTC"), "today": today}
 
 
 def moment_paths(app: Any) -> Any:
@@ -71,7 +71,8 @@ def moment_paths(app: Any) -> Any:
         raw = raw[len(b"/as-of/") + len(found[1].encode()):] or b"/"
         if not _BOARD.match(path):  # a page with no past (Datasette's own): today's, said by its address
             query = scope.get("query_string", b"")
-            return await _redirect(send, raw + (b"?" + query if query else b""))
+            here = b"/" + raw.lstrip(b"/")  # never //host: another site's address
+            return await _redirect(send, here + (b"?" + query if query else b""))
         inner = {**scope, "path": path, "raw_path": raw, SCOPE_KEY: moment, "booru_today_path": raw.decode("ascii")}
         await app(inner, receive, _carrying(send, moment))
     return wrapped

@@ -211,6 +211,8 @@ def test_a_page_with_no_past_asked_as_of_a_moment_redirects_to_today(board, page
     for path in ("/-/tables", "/mirror/images?_size=5", "/-/duplicates"):
         response = httpx.get(pages.rstrip("/") + prefix + path)
         assert response.status_code == 302 and response.headers["location"] == path, path
+    elsewhere = httpx.get(pages.rstrip("/") + prefix + "//example.com/x")
+    assert elsewhere.status_code == 302 and elsewhere.headers["location"] == "/example.com/x"  # never another site
 
 
 def test_a_gallery_as_of_the_moment_holds_the_images_it_held_then(board, pages):
