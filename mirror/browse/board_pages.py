@@ -24,7 +24,7 @@ from .places import forum_url, image_url, path_name, topic_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import page_number, quoted_term, search_url
 from .settings import css, database_name, site_address
-from .then import Listed, cards_then, gallery_then, record_then, search_as_of, written_by
+from .then import Listed, cards_then, gallery_then, newest_first, record_then, search_as_of, written_by
 from .times import relative_time
 
 __all__ = ["ROUTES"]
@@ -67,7 +67,7 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int, moment: Moment | 
     name = tag.get("name")
     if moment is not None:
         listed = _tagged_then(conn, tag_id, page, moment)
-        mirrored, rows, lately, pages = listed.total, listed.ids, [], listed.pages(page, PER_PAGE)
+        mirrored, rows, lately, pages = listed.said, listed.ids, [], listed.pages(page, PER_PAGE)
     else:
         mirrored = conn.execute("SELECT count(*) FROM image_tags WHERE tag_id = ?", [tag_id]).fetchone()[0]
         rows = _cards(conn, "SELECT i.id FROM image_tags it JOIN images i ON i.id = it.image_id "
@@ -96,10 +96,11 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int, moment: Moment | 
 def _tagged_then(conn: sqlite3.Connection, tag_id: int, page: int, moment: Moment) -> Listed:
     """The images carrying the tag at ``moment``, newest first: of those carrying it today or whose
     history names it (every image that ever carried it), those whose tags then hold it."""
-    candidates = (row[0] for row in conn.execute(
-        "SELECT image_id FROM image_tags WHERE tag_id = ? UNION SELECT image_id FROM image_tag_changes "
-        "WHERE tag_id = ? ORDER BY 1 DESC", [tag_id, tag_id]))
-    return search_as_of(conn, candidates, moment, offset=(page - 1) * PER_PAGE, limit=PER_PAGE,
+    today = (row[0] for row in conn.execute("SELECT image_id FROM image_tags WHERE tag_id = ? ORDER BY image_id DESC",
+                                            [tag_id]))
+    changed = sorted({row[0] for row in conn.execute("SELECT image_id FROM image_tag_changes WHERE tag_id = ?",
+                                                     [tag_id])}, reverse=True)
+    return search_as_of(conn, newest_first(today, changed), moment, offset=(page - 1) * PER_PAGE, limit=PER_PAGE,
                         keep=lambda record: tag_id in (record.get("tag_ids") or []))
 
 
@@ -117,12 +118,12 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int, moment: Moment 
         listed = search_as_of(conn, (row[0] for row in conn.execute(
             "SELECT id FROM images WHERE uploader_id = ? ORDER BY id DESC", [user_id])), moment,
             offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
-        uploads, rows, pages = listed.total, listed.ids, listed.pages(page, PER_PAGE)
+        uploads, rows, pages = listed.said, listed.ids, listed.pages(page, PER_PAGE)
     else:
         uploads = conn.execute("SELECT count(*) FROM images WHERE uploader_id = ?", [user_id]).fetchone()[0]
         rows = _cards(conn, "SELECT id FROM images WHERE uploader_id = ? ORDER BY id DESC "
                             "LIMIT ? OFFSET ?", [user_id, PER_PAGE, (page - 1) * PER_PAGE])
-        pages = math.ceil(uploads / PER_PAGE)
+        uploads, pages = f"{uploads:,}", math.ceil(uploads / PER_PAGE)
     written, params = written_by(moment)
     links = []
     for link in user.get("links") or []:
@@ -143,7 +144,7 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int, moment: Moment 
         "link_lists": [("artist links", links),
                        ("awards", [_link(f"{a.get('title')} ({a.get('label') or ''})") for a in user.get("awards") or []
                                    if isinstance(a, dict)])],
-        "cards_title": f"Uploads ({uploads:,} mirrored)", "rows": rows,
+        "cards_title": f"Uploads ({uploads} mirrored)", "rows": rows,
         "pages": pages, "messages_title": "Latest comments and posts", "messages": messages,
     }
 
@@ -173,7 +174,7 @@ def gallery_page(conn: sqlite3.Connection, gallery_id: int, page: int,
     if moment is not None:  # its images then that existed and were shown then
         listed = search_as_of(conn, iter(gallery_then(conn, gallery_id, moment)), moment,
                               offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
-        count, rows, pages = listed.total, listed.ids, listed.pages(page, PER_PAGE)
+        count, rows, pages = listed.said, listed.ids, listed.pages(page, PER_PAGE)
     else:
         count = conn.execute("SELECT count(*) FROM gallery_images WHERE gallery_id = ?", [gallery_id]).fetchone()[0]
         rows = _cards(conn, f"{in_order} LIMIT ? OFFSET ?", [gallery_id, PER_PAGE, (page - 1) * PER_PAGE])

@@ -51,14 +51,14 @@ async def booru_front(datasette: Any, request: Any) -> Response:
     used, filters = await datasette.get_database(database).execute_fn(
         lambda conn: (filter_in_use(conn, chosen), _filters(conn)))
     sf, sd = SORT
-    error, cards, total, pages = None, [], 0, 0
+    error, cards, total, pages, more = None, [], 0, 0, False
     moment = moment_of(request)
     if moment is not None:
         found, listed = await datasette.get_database(database).execute_fn(
             lambda conn: newest_then(conn, used, moment, page))
         site = site_address(datasette)
         cards = [card.html(site, SEARCH_PATH, image_url(card.image_id)) for card in found]
-        total, pages = listed.total, listed.pages(page, PER_PAGE)
+        total, pages, more = listed.total, listed.pages(page, PER_PAGE), listed.more
     else:
         try:
             node = mirror_query(NEWEST)
@@ -71,7 +71,7 @@ async def booru_front(datasette: Any, request: Any) -> Response:
             cards = [card.html(site, SEARCH_PATH, image_url(card.image_id, SearchPlace(
                 NEWEST, sf, sd, False, (page - 1) * PER_PAGE + n))) for n, card in enumerate(found)]
             pages = -(-total // PER_PAGE)
-    context = {"css": css(), "menu": MENU, "cards": cards, "total": total, "page": page, "error": error,
+    context = {"css": css(), "menu": MENU, "cards": cards, "total": total, "more": more, "page": page, "error": error,
                "pages": pages, "page_url": lambda number: f"/?page={number}",
                "filter": used, "filters": filters, "filter_path": FILTER_PATH, "database": database,
                "database_url": datasette.urls.database(database), "searchbox_q": "", "tables_path": TABLES_PATH,

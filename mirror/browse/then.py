@@ -9,9 +9,10 @@ those that, as of the moment, existed, were shown and match, reading at most :da
 
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,8 @@ from .cards import FilterInUse
 from .figure import Counts, ImageCard, artists_of_tags
 from .metadata import kept_extension
 
-__all__ = ["Listed", "then", "record_then", "search_as_of", "gallery_then", "cards_then", "written_by"]
+__all__ = ["Listed", "then", "record_then", "search_as_of", "gallery_then", "cards_then", "newest_first",
+           "written_by"]
 
 # The candidates one list reads at most, as of a moment (each is one record's history, an index range).
 SCANNED = 2000
@@ -55,7 +57,7 @@ def record_then(conn: sqlite3.Connection, table: str, key: Any, moment: Moment) 
 @dataclass(frozen=True)
 class Listed:
     """A page of a list as of a moment: its ids, how many were found, and whether the reading
-    stopped at :data:`SCANNED` candidates (there may be more)."""
+    stopped before the end (one past the page found, or :data:`SCANNED` candidates read)."""
 
     ids: list[int]
     total: int
@@ -66,16 +68,22 @@ class Listed:
         found = -(-self.total // per_page)
         return max(found, page + 1) if self.more else found
 
+    @property
+    def said(self) -> str:
+        """How many, as a page says it: "at least N" when the reading stopped before the end."""
+        return f"at least {self.total:,}" if self.more else f"{self.total:,}"
+
 
 def search_as_of(conn: sqlite3.Connection, candidates: Iterable[int], moment: Moment, *, offset: int, limit: int,
                  keep: Callable[[dict[str, Any]], bool] = lambda record: True) -> Listed:
     """The images among ``candidates`` (in the order to list them) that existed at ``moment``, were
-    shown then and whose record then ``keep`` keeps: the page at ``offset``. The stand-in for the
-    search as of a moment; bounded by :data:`SCANNED`."""
+    shown then and whose record then ``keep`` keeps: the page at ``offset``, read until one past it
+    is found (so a next page is known, not counted). The stand-in for the search as of a moment;
+    bounded by :data:`SCANNED` candidates past the page's offset."""
     found: list[int] = []
     scanned = 0
     for image_id in candidates:
-        if scanned >= max(SCANNED, offset + limit):
+        if len(found) > offset + limit or scanned >= SCANNED + offset + limit:
             return Listed(found[offset:offset + limit], len(found), True)
         scanned += 1
         image = then(conn, "images", image_id, moment)
@@ -85,6 +93,15 @@ def search_as_of(conn: sqlite3.Connection, candidates: Iterable[int], moment: Mo
         if keep(record):
             found.append(image_id)
     return Listed(found[offset:offset + limit], len(found), False)
+
+
+def newest_first(*orders: Iterable[int]) -> Iterator[int]:
+    """The ids of lists each sorted newest (highest) first, merged, each once."""
+    last = None
+    for image_id in heapq.merge(*orders, reverse=True):
+        if image_id != last:
+            yield image_id
+        last = image_id
 
 
 def gallery_then(conn: sqlite3.Connection, gallery_id: int, moment: Moment) -> list[int]:
