@@ -476,14 +476,24 @@ def serve(ctx: click.Context, host: str, port: int, database: str | None, as_of:
 @click.option("--open", "open_browser", is_flag=True, help="Open it in a web browser.")
 @click.option("--metadata", "print_metadata", is_flag=True,
               help="Print the Datasette metadata instead (for `datasette data/mirror.db -m metadata.json`).")
+@click.option("--as-of", "as_of", default=None, metavar="WHEN",
+              help="Start at the board as it was at WHEN (2025-01-05, 2025-01-05T12:00:00Z or 20250105120000): "
+                   "its pages under /as-of/WHEN/, each linking to the same page today.")
 @click.pass_context
 @handle_errors
-def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_metadata: bool) -> None:
-    """Browse the mirror in Datasette: thumbnails, attribution, and the site's search syntax."""
+def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_metadata: bool,
+           as_of: str | None) -> None:
+    """Browse the mirror in Datasette: thumbnails, attribution, and the site's search syntax; any
+    board page as it was at any moment under /as-of/WHEN/."""
     import json
 
+    from .asof import parse_moment
     from .browse.app import browse_metadata, make_datasette, run_browse
 
+    try:
+        moment = parse_moment(as_of) if as_of is not None else None
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--as-of") from None
     config = _config(ctx)
     # Where links and thumbnails point; a password in base_url goes into no page.
     source = {"base_url": split_credentials(config.site.base_url)[0], "files": config.store.files}
@@ -491,7 +501,7 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
         click.echo(json.dumps(browse_metadata(config.database, **source), indent=2))
         return
     run_browse(make_datasette(config.database, **source), host=host, port=port, open_browser=open_browser,
-               echo=click.echo)
+               echo=click.echo, moment=moment)
 
 
 @cli.command()

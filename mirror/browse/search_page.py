@@ -19,6 +19,7 @@ from ..search.query import MatchNone, Node, QueryError
 from ..search.sort import IMAGE_SORT_FIELDS
 from .cards import chosen_filter, filter_in_use, image_cards
 from .figure import ImageCard
+from .moment import moment_of
 from .places import SearchPlace, image_url
 from .searching import run_search
 from .settings import css
@@ -29,6 +30,11 @@ SECONDS = 5.0
 PATH = "/-/booru"
 # The deepest page read: past the end of any board, its offset (a page times up to 200) still a 64-bit integer.
 MAX_PAGE = 2**40
+
+
+# Said by the search page asked as of a moment, until the search over the past lands (mirror.search).
+SEARCH_AS_OF_NOTE = ("Search as of a moment is not available yet: a tag's page, an image's page and the front page "
+                     "show the board as it was then; the link above opens this search today.")
 
 
 def quoted_term(name: str) -> str:
@@ -78,7 +84,10 @@ async def booru_search(datasette: Any, request: Any) -> Response:
     context: dict[str, Any] = {"q": q, "sf": sf, "sd": sd, "page": page, "include_gone": include_gone,
                                "sort_fields": list(IMAGE_SORT_FIELDS) + ["random"], "path": PATH,
                                "css": css(), "error": None, "cards": [], "total": 0, "pages": 0}
-    if q.strip():
+    moment = moment_of(request)
+    if q.strip() and moment is not None:
+        context["error"] = SEARCH_AS_OF_NOTE
+    elif q.strip():
         try:
             node = mirror_query(q)
             cards, total = await run_search(

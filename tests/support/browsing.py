@@ -14,10 +14,12 @@ from typing import Any
 
 
 @contextmanager
-def browsing(config_path: Path, preexec_fn: Callable[[], None] | None = None) -> Iterator[str]:
-    """The address `mirror browse -c CONFIG --port 0` answers at, while it runs (``preexec_fn`` runs in
+def browsing(config_path: Path, preexec_fn: Callable[[], None] | None = None,
+             args: tuple[str, ...] = ()) -> Iterator[str]:
+    """The address `mirror browse -c CONFIG --port 0 [ARGS]` answers at, while it runs (``preexec_fn`` runs in
     the child before it starts: to run it as another user, say)."""
-    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "browse", "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "browse", "--port", "0",
+                                *args],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn,
                                cwd=None if preexec_fn is None else "/")
     try:
