@@ -13,18 +13,16 @@ from typing import Any
 from datasette.utils.asgi import BadRequest, Response
 from datasette.views.index import IndexView
 
-from ..asof import Moment, parse_moment
+from ..asof import parse_moment
 from ..search import engine
 from ..search.query import QueryError
-from .cards import FILTER_COOKIE, FilterInUse, chosen_filter, filter_in_use
-from .figure import ImageCard
+from .cards import FILTER_COOKIE, chosen_filter, filter_in_use
 from .moment import AS_OF_PATH, moment_of
 from .places import SearchPlace, image_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import PER_PAGE, mirror_query, page_number, search_page_of
 from .searching import run_search
 from .settings import css, database_name
-from .then import Listed, cards_then, search_as_of
 
 __all__ = ["MENU", "ROUTES"]
 
@@ -53,22 +51,16 @@ async def booru_front(datasette: Any, request: Any) -> Response:
     sf, sd = SORT
     error, cards, total, pages, more = None, [], 0, 0, False
     moment = moment_of(request)
-    if moment is not None:
-        found, listed = await datasette.get_database(database).execute_fn(
-            lambda conn: newest_then(conn, used, moment, page))
-        cards = [card.box(image_url(card.image_id)) for card in found]
-        total, pages, more = listed.total, listed.pages(page, PER_PAGE), listed.more
+    try:
+        node = mirror_query(NEWEST)
+        found, total = await run_search(datasette, lambda conn, postings: search_page_of(
+            conn, postings, node, sf, sd, page, False, chosen, moment))
+    except (QueryError, engine.SearchTooSlow) as e:
+        error = str(e)
     else:
-        try:
-            node = mirror_query(NEWEST)
-            found, total = await run_search(
-                datasette, lambda conn, postings: search_page_of(conn, postings, node, sf, sd, page, False, chosen))
-        except (QueryError, engine.SearchTooSlow) as e:
-            error = str(e)
-        else:
-            cards = [card.box(image_url(card.image_id, SearchPlace(NEWEST, sf, sd, False, (page - 1) * PER_PAGE + n)))
-                     for n, card in enumerate(found)]
-            pages = -(-total // PER_PAGE)
+        cards = [card.box(image_url(card.image_id, SearchPlace(NEWEST, sf, sd, False, (page - 1) * PER_PAGE + n)))
+                 for n, card in enumerate(found)]
+        pages = -(-total // PER_PAGE)
     context = {"css": css(), "menu": MENU, "cards": cards, "total": total, "more": more, "page": page, "error": error,
                "pages": pages, "page_url": lambda number: f"/?page={number}",
                "filter": used, "filters": filters, "filter_path": FILTER_PATH, "database": database,
@@ -76,16 +68,6 @@ async def booru_front(datasette: Any, request: Any) -> Response:
                "title": datasette.metadata("title") or "booru mirror", "as_of_path": AS_OF_PATH,
                "as_of_day": moment.text[:10] if moment else ""}
     return Response.html(await datasette.render_template("booru_front.html", context, request=request))
-
-
-def newest_then(conn: sqlite3.Connection, used: FilterInUse, moment: Moment,
-                page: int) -> tuple[list[ImageCard], Listed]:
-    """The newest images as of ``moment`` (uploaded by then, shown then), newest first: one page's
-    cards, and the list they were read from."""
-    candidates = (row[0] for row in conn.execute("SELECT id FROM images WHERE created_at <= ? ORDER BY id DESC",
-                                                 [moment.text]))
-    listed = search_as_of(conn, candidates, moment, offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
-    return cards_then(conn, listed.ids, used, moment), listed
 
 
 async def choose_moment(datasette: Any, request: Any) -> Response:

@@ -62,12 +62,12 @@ def _comments(conn: sqlite3.Connection, image_id: int, moment: Moment | None) ->
     """The image's comments, oldest first: today's, or those written by ``moment`` as they were then."""
     written, params = written_by(moment)
     comments = []
-    for comment_id, author, user_id, created, body in conn.execute(
+    for comment_id, name, user_id, created, body in conn.execute(
             f"SELECT id, author, user_id, created_at, body FROM comments WHERE image_id = ? AND {written} "
             "ORDER BY created_at, id", [image_id, *params]).fetchall():
         if moment is not None and (record := record_then(conn, "comments", comment_id, moment)) is not None:
             body = record.get("body")
-        comments.append({"author": author, "user_id": user_id, "created_at": created,
+        comments.append({"author": name, "user_id": user_id, "created_at": created,
                          "body": body or "(hidden on the site)"})
     return comments
 

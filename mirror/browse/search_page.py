@@ -12,6 +12,7 @@ from urllib.parse import quote, urlencode
 
 from datasette.utils.asgi import Response
 
+from ..asof import Moment
 from ..search import engine, images
 from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
@@ -23,6 +24,7 @@ from .moment import moment_of
 from .places import SearchPlace, image_url
 from .searching import run_search
 from .settings import css
+from .then import cards_then
 
 PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
@@ -30,11 +32,6 @@ SECONDS = 5.0
 PATH = "/-/booru"
 # The deepest page read: past the end of any board, its offset (a page times up to 200) still a 64-bit integer.
 MAX_PAGE = 2**40
-
-
-# Said by the search page asked as of a moment, until the search over the past lands (mirror.search).
-SEARCH_AS_OF_NOTE = ("Search as of a moment is not available yet: a tag's page, an image's page and the front page "
-                     "show the board as it was then; the link above opens this search today.")
 
 
 def quoted_term(name: str) -> str:
@@ -68,11 +65,12 @@ def page_number(args: Any) -> int:
 
 
 def search_page_of(conn: sqlite3.Connection, postings: Postings, node: Node, sf: str | None, sd: str | None, page: int,
-          include_gone: bool, chosen: int | None) -> tuple[list[ImageCard], int]:
-    """(the cards of one page under the filter in use, the total)."""
+                   include_gone: bool, chosen: int | None, moment: Moment | None = None) -> tuple[list[ImageCard], int]:
+    """(the cards of one page under the filter in use, the total), of the board as of ``moment`` when given."""
     found = images.search(conn, postings, node, ImageScope(deleted=include_gone), sf=sf, sd=sd, limit=PER_PAGE,
-                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS)
-    return image_cards(conn, [row[0] for row in found.rows], filter_in_use(conn, chosen)), found.total
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, moment=moment)
+    ids, used = [row[0] for row in found.rows], filter_in_use(conn, chosen)
+    return (image_cards(conn, ids, used) if moment is None else cards_then(conn, ids, used, moment)), found.total
 
 
 async def booru_search(datasette: Any, request: Any) -> Response:
@@ -85,13 +83,11 @@ async def booru_search(datasette: Any, request: Any) -> Response:
                                "sort_fields": list(IMAGE_SORT_FIELDS) + ["random"], "path": PATH,
                                "css": css(), "error": None, "cards": [], "total": 0, "pages": 0}
     moment = moment_of(request)
-    if q.strip() and moment is not None:
-        context["error"] = SEARCH_AS_OF_NOTE
-    elif q.strip():
+    if q.strip():
         try:
             node = mirror_query(q)
-            cards, total = await run_search(
-                datasette, lambda conn, postings: search_page_of(conn, postings, node, sf, sd, page, include_gone, chosen))
+            cards, total = await run_search(datasette, lambda conn, postings: search_page_of(
+                conn, postings, node, sf, sd, page, include_gone, chosen, moment))
         except (QueryError, engine.SearchTooSlow) as e:
             context["error"] = str(e)
         else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html as html_text
 import os
 import re
+from urllib.parse import urlencode
 import time
 
 import httpx
@@ -236,3 +237,24 @@ def test_a_list_as_of_a_moment_reads_only_one_past_its_page(board):
     listed = then.search_as_of(conn, (read.append(i) or i for i in every), board["moment"], offset=0, limit=2)
     assert len(listed.ids) == 2 and listed.more and listed.total == 3
     assert len(read) <= 3 + 3  # three kept, and at most the uploaded-later and the hidden ones passed over
+
+
+def test_the_search_page_as_of_the_moment_searches_the_board_then(board, pages):
+    """A tag taken off since finds the image as of the moment, a tag put on since does not; an
+    image hidden since is found then, one uploaded since is not (the front page lists the same)."""
+    prefix = f"/as-of/{board['moment'].digits}"
+
+    def found(path: str, q: str) -> set[int]:
+        status, text = page(pages, f"{path}?{urlencode({'q': q, 'sf': 'id'})}")
+        assert status == 200, text[-500:]
+        return {int(n) for n in re.findall(r'href="(?:/as-of/\d+)?/-/image/(\d+)', text)}
+
+    dropped = f'"{board["dropped"]}"'
+    assert board["retagged"] in found(f"{prefix}/-/booru", dropped)
+    assert board["retagged"] not in found("/-/booru", dropped)
+    assert board["retagged"] not in found(f"{prefix}/-/booru", f'"{TAGGED_LATER}"')
+    assert board["retagged"] in found("/-/booru", f'"{TAGGED_LATER}"')
+    everything_then = found(f"{prefix}/-/booru", "*")
+    assert board["hidden"] in everything_then and board["uploaded"] not in everything_then
+    _, front = page(pages, f"{prefix}/")
+    assert f"/-/image/{board['uploaded']}" not in front and f"/-/image/{board['hidden']}" in front
