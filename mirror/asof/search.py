@@ -61,6 +61,10 @@ _COLUMN = re.compile(r"\bi\.(\w+)")
 _NEVER_CHANGED = frozenset({"id", "created_at", "first_seen_at"})
 # Columns of the images table that record fields fill (a scratch row holds them).
 _FIELDS = tuple(IMAGE_SPEC.fields)
+_AT = {name: n for n, name in enumerate(_FIELDS)}
+# The events whose changes a row as of a moment undoes (a hide's stub fields are not the record's).
+_UNDONE = ("changed", "counters", "shown")
+Row = tuple[Any, ...]
 _CONVERTERS = column_converters(IMAGE_SPEC.fields, "")
 
 
@@ -98,7 +102,7 @@ class Changes:
     def __init__(self, conn: sqlite3.Connection, moment: Moment) -> None:
         self.conn, self.moment = conn, moment
         self._touching: dict[frozenset[str], BitMap] = {}
-        self._records: dict[int, dict[str, Any] | None] = {}
+        self._marked_ids: BitMap | None = None
 
     def uploaded_after(self, uploads: Uploads) -> BitMap:
         """Images uploaded after the moment (by ``created_at``, to the second, as records are)."""
@@ -160,18 +164,72 @@ class Changes:
             self._touching[fields] = found
         return self._touching[fields]
 
-    def records(self, image_ids: Iterable[int]) -> list[dict[str, Any]]:
+    def rows_then(self, image_ids: BitMap, fields: frozenset[str]) -> tuple[list[Row], dict[int, list[int]]]:
+        """The scratch rows of ``image_ids`` as of the moment in ``fields``, and their tags then
+        (when ``fields`` holds ``tag_ids``).
+
+        Today's columns, each field read set back to the value the first change since replaced:
+        one record's history each, by its index, never the board's. An image hidden or shown since,
+        whose columns a stub set, is rebuilt whole (:func:`.records.record_as_of`)."""
+        marked = image_ids & self._marked()
+        plain = image_ids - marked
+        columns = ", ".join(f"i.{name}" for name in _FIELDS)
+        rows = {row[0]: list(row) for row in self.conn.execute(
+            f"SELECT {columns} FROM json_each(?) page JOIN images i ON i.id = page.value", (json_ids(plain),))}
+        named = sorted(fields - {"tag_ids"} - _NEVER_CHANGED)
+        keys = json.dumps([str(i) for i in plain])
+        if named and rows:
+            events = tuple(e for e in _UNDONE if e != "counters" or set(named) & COUNTERS["images"])
+            for key, field, value in self.conn.execute(
+                    "SELECT h.record_key, field.key, field.value FROM history h INDEXED BY history_by_record, "
+                    "json_each(h.changes) field WHERE h.resource = 'images' AND h.record_key IN "
+                    f"(SELECT value FROM json_each(?)) AND h.event IN ({_marks(events)}) AND h.seen_at > ? "
+                    f"AND field.key IN ({_marks(named)}) ORDER BY h.seen_at DESC, h.id DESC",
+                    (keys, *events, self.moment.text, *named)):
+                rows[int(key)][_AT[field]] = _CONVERTERS[field](json.loads(value)[0])  # the oldest change wins
+        tags: dict[int, list[int]] = {}
+        if "tag_ids" in fields and rows:
+            tags = self._tags_then(list(rows))
+            for image_id, tag_ids in tags.items():
+                rows[image_id][_AT["tag_ids"]] = json.dumps(tag_ids)
+        for record in self._records(marked):
+            rows[record["id"]] = list(_row(record))
+            tags[record["id"]] = [t for t in record.get("tag_ids") or [] if type(t) is int]
+        return [tuple(row) for row in rows.values()], tags
+
+    def _tags_then(self, image_ids: list[int]) -> dict[int, list[int]]:
+        """The tags of these images at the moment: today's, with their changes since undone."""
+        tags: dict[int, set[int]] = {i: set() for i in image_ids}
+        for image_id, tag_id in self.conn.execute(
+                "SELECT image_id, tag_id FROM image_tags WHERE image_id IN (SELECT value FROM json_each(?))",
+                (json_ids(image_ids),)):
+            tags[image_id].add(tag_id)
+        for image_id, tag_id, change in self.conn.execute(
+                "SELECT c.image_id, c.tag_id, c.change FROM image_tag_changes c JOIN history h ON h.id = c.history_id "
+                "WHERE c.image_id IN (SELECT value FROM json_each(?)) AND h.seen_at > ? "
+                f"AND h.event IN ({_marks(_TAG_EVENTS)}) ORDER BY c.seen_at DESC, c.id DESC",
+                (json_ids(image_ids), self.moment.text, *_TAG_EVENTS)):
+            (tags[image_id].discard if change == "+" else tags[image_id].add)(tag_id)
+        return {image_id: sorted(ids) for image_id, ids in tags.items()}
+
+    def _marked(self) -> BitMap:
+        """Images hidden, deleted, merged or shown again since the moment."""
+        if self._marked_ids is None:
+            self._marked_ids = BitMap(int(row[0]) for row in self._events(_MARK_EVENTS))
+        return self._marked_ids
+
+    def _records(self, image_ids: Iterable[int]) -> list[dict[str, Any]]:
         """The records of these images as of the moment (each with ``hidden_from_users`` then)."""
-        wanted = [i for i in image_ids if i not in self._records]
+        records = []
         for image_id, raw, stub, hidden in self.conn.execute(
                 "SELECT i.id, i.raw, i.stub, i.hidden_from_users FROM json_each(?) page "
-                "JOIN images i ON i.id = page.value", (json_ids(wanted),)).fetchall():
+                "JOIN images i ON i.id = page.value", (json_ids(image_ids),)).fetchall():
             found = record_as_of(self.conn, "images", str(image_id),
                                  {"raw": raw, "stub": stub, "hidden_from_users": hidden}, self.moment)
             record = json.loads(found.row["raw"]) if found is not None else None
-            self._records[image_id] = {**record, "hidden_from_users": found.row["hidden_from_users"]} \
-                if isinstance(record, dict) else None
-        return [record for i in image_ids if (record := self._records.get(i)) is not None]
+            if isinstance(record, dict):
+                records.append({**record, "hidden_from_users": found.row["hidden_from_users"]})
+        return records
 
     def _events(self, events: tuple[str, ...]) -> list[tuple[str, str, str, str | None]]:
         return self.conn.execute(
@@ -187,10 +245,14 @@ class Uploads:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         rows = conn.execute("SELECT substr(created_at, 1, 19), id FROM images WHERE created_at IS NOT NULL").fetchall()
-        times = np.array([t.encode() for t, _ in rows], dtype="S19")
-        order = np.argsort(times, kind="stable")
-        self.times = times[order]
-        self.ids = np.array([i for _, i in rows], dtype=np.uint32)[order]
+        times, ids = zip(*rows) if rows else ((), ())
+        try:
+            self.times = np.array(times, dtype="S19")
+        except UnicodeEncodeError:  # a date that is not one: ordered by its bytes, as SQLite would
+            self.times = np.array([t.encode("utf-8", "replace")[:19] for t in times], dtype="S19")
+        order = np.argsort(self.times, kind="stable")
+        self.times = self.times[order]
+        self.ids = np.array(ids, dtype=np.uint32)[order]
 
     def after(self, moment: Moment) -> BitMap:
         cut = int(np.searchsorted(self.times, moment.text[:19].encode(), side="right"))
@@ -249,7 +311,7 @@ class AsOfEvaluator(Evaluator):
             changed = changed & within
         if not changed:
             return selected
-        then = scratch_of(self.conn).matching(self.changes.records(changed), condition)
+        then = scratch_of(self.conn).matching(*self.changes.rows_then(changed, fields_read(condition.text)), condition)
         return (BitMap(selected) - changed) | then
 
 
@@ -275,11 +337,11 @@ def _page(conn: sqlite3.Connection, lists: AsOfSnapshot, changes: Changes, found
     columns = ", ".join(f"i.{name}" for name in _FIELDS)
     today = conn.execute(f"SELECT {columns} FROM json_each(?) page JOIN images i ON i.id = page.value",
                          (json_ids(others),)).fetchall()
-    rows = [tuple(row) for row in today] + [_row(record) for record in changes.records(changed)]
+    rows = [tuple(row) for row in today] + changes.rows_then(changed, fields_read(order.sql.text))[0]
     return scratch_of(conn).ordered(rows, order, limit, offset)
 
 
-def _row(record: dict[str, Any]) -> tuple[Any, ...]:
+def _row(record: dict[str, Any]) -> Row:
     values = shape_values(record, [(name, _CONVERTERS[name]) for name in _FIELDS])
     hidden = _FIELDS.index("hidden_from_users")
     values[hidden] = 1 if record.get("hidden_from_users") else 0
@@ -299,21 +361,22 @@ class Scratch:
         self.conn.execute(f"CREATE TABLE images ({', '.join(_FIELDS)})")
         self.conn.execute("CREATE TABLE image_tags (image_id INTEGER, tag_id INTEGER)")
         self.conn.execute("CREATE INDEX image_tags_by_tag ON image_tags (tag_id, image_id)")
+        self.conn.execute("CREATE INDEX images_long_s ON images (id) WHERE instr(description, 'ſ') > 0")
         self.conn.execute("CREATE VIRTUAL TABLE images_description USING fts5(description, tokenize='trigram')")
 
-    def matching(self, records: list[dict[str, Any]], condition: Sql) -> BitMap:
-        """The ids of ``records`` that ``condition`` (over ``i``) selects."""
-        self._fill([_row(record) for record in records], {r["id"]: r.get("tag_ids") for r in records})
+    def matching(self, rows: list[Row], tags: dict[int, list[int]], condition: Sql) -> BitMap:
+        """The ids of ``rows`` (with ``tags``) that ``condition`` (over ``i``) selects."""
+        self._fill(rows, tags)
         return BitMap(row[0] for row in self.conn.execute(f"SELECT i.id FROM images i WHERE {condition.text}",
                                                           condition.params))
 
-    def ordered(self, rows: list[tuple[Any, ...]], order: Order, limit: int, offset: int) -> list[int]:
+    def ordered(self, rows: list[Row], order: Order, limit: int, offset: int) -> list[int]:
         """The ids of one page of ``rows`` in ``order``."""
         self._fill(rows, {})
         return [row[0] for row in self.conn.execute(f"SELECT i.id FROM images i ORDER BY {order.sql.text} "
                                                     "LIMIT ? OFFSET ?", (*order.sql.params, limit, offset))]
 
-    def _fill(self, rows: list[tuple[Any, ...]], tags: dict[int, Any]) -> None:
+    def _fill(self, rows: list[Row], tags: dict[int, list[int]]) -> None:
         with self.conn:
             for table in ("images", "image_tags", "images_description"):
                 self.conn.execute(f"DELETE FROM {table}")
@@ -321,8 +384,7 @@ class Scratch:
             self.conn.executemany(f"INSERT INTO images (rowid, {', '.join(_FIELDS)}) VALUES ({marks})",
                                   [(row[0], *row) for row in rows])
             self.conn.executemany("INSERT INTO image_tags VALUES (?, ?)",
-                                  [(image_id, t) for image_id, ids in tags.items() if isinstance(ids, list)
-                                   for t in ids if type(t) is int])
+                                  [(image_id, t) for image_id, ids in tags.items() for t in ids])
             at = _FIELDS.index("description")
             self.conn.executemany("INSERT INTO images_description (rowid, description) VALUES (?, ?)",
                                   [(row[0], row[at]) for row in rows if row[at] is not None])

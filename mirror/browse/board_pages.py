@@ -16,18 +16,21 @@ from typing import Any
 
 from datasette.utils.asgi import NotFound, Response
 
-from .authors import ANONYMOUS, name_authors
-from ..search.slugs import unslug
 from ..asof import Moment
+from ..search import images
+from ..search.bitmap_search import ImageScope
+from ..search.postings import Postings
+from ..search.slugs import unslug
+from .authors import ANONYMOUS, name_authors
 from .cards import chosen_filter, filter_in_use, image_cards, spoilered
 from .history_page import tag_lately
 from .markup import render_all
 from .moment import moment_of
 from .places import forum_url, image_url, path_name, topic_url
 from .search_page import PATH as SEARCH_PATH
-from .search_page import page_number, quoted_term, search_url
+from .search_page import SECONDS, page_number, quoted_term, search_url
 from .settings import css, database_name, site_address
-from .then import Listed, cards_then, gallery_then, newest_first, record_then, search_as_of, written_by
+from .then import Listed, cards_then, gallery_then, record_then, search_as_of, written_by
 from .times import relative_time
 
 __all__ = ["ROUTES"]
@@ -120,14 +123,16 @@ def _tags_of_slugs(conn: sqlite3.Connection, slugs: Any) -> list[dict[str, Any]]
 
 
 def _tagged_then(conn: sqlite3.Connection, tag_id: int, page: int, moment: Moment) -> Listed:
-    """The images carrying the tag at ``moment``, newest first: of those carrying it today or whose
-    history names it (every image that ever carried it), those whose tags then hold it."""
-    today = (row[0] for row in conn.execute("SELECT image_id FROM image_tags WHERE tag_id = ? ORDER BY image_id DESC",
-                                            [tag_id]))
-    changed = sorted({row[0] for row in conn.execute("SELECT image_id FROM image_tag_changes WHERE tag_id = ?",
-                                                     [tag_id])}, reverse=True)
-    return search_as_of(conn, newest_first(today, changed), moment, offset=(page - 1) * PER_PAGE, limit=PER_PAGE,
-                        keep=lambda record: tag_id in (record.get("tag_ids") or []))
+    """The images carrying the tag at ``moment`` and shown then, newest first (the search as of a moment)."""
+    name = conn.execute("SELECT name FROM tags WHERE id = ?", [tag_id]).fetchone()[0]
+    return _found_then(conn, quoted_term(name), page, moment)
+
+
+def _found_then(conn: sqlite3.Connection, q: str, page: int, moment: Moment) -> Listed:
+    """One page of the images ``q`` found at ``moment`` (shown then), newest first, and their total."""
+    found = images.search(conn, Postings(), images.image_query(q), ImageScope(), sf="id", sd="desc", limit=PER_PAGE,
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, moment=moment)
+    return Listed([row[0] for row in found.rows], found.total, False)
 
 
 def _dnp(entry: Any) -> str:
@@ -141,9 +146,7 @@ def user_page(conn: sqlite3.Connection, user_id: int, page: int, moment: Moment 
     if user is None:
         return None
     if moment is not None:
-        listed = search_as_of(conn, (row[0] for row in conn.execute(
-            "SELECT id FROM images WHERE uploader_id = ? ORDER BY id DESC", [user_id])), moment,
-            offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
+        listed = _found_then(conn, f"uploader_id:{int(user_id)}", page, moment)
         uploads, rows, pages = listed.said, listed.ids, listed.pages(page, PER_PAGE)
     else:
         uploads = conn.execute("SELECT count(*) FROM images WHERE uploader_id = ?", [user_id]).fetchone()[0]

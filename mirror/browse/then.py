@@ -9,10 +9,9 @@ those that, as of the moment, existed, were shown and match, reading at most :da
 
 from __future__ import annotations
 
-import heapq
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +22,7 @@ from .cards import FilterInUse
 from .figure import Counts, ImageCard, artists_of_tags
 from .metadata import kept_extension
 
-__all__ = ["Listed", "then", "record_then", "search_as_of", "gallery_then", "cards_then", "newest_first",
+__all__ = ["Listed", "then", "record_then", "search_as_of", "gallery_then", "cards_then",
            "written_by"]
 
 # The candidates one list reads at most, as of a moment (each is one record's history, an index range).
@@ -93,15 +92,6 @@ def search_as_of(conn: sqlite3.Connection, candidates: Iterable[int], moment: Mo
         if keep(record):
             found.append(image_id)
     return Listed(found[offset:offset + limit], len(found), False)
-
-
-def newest_first(*orders: Iterable[int]) -> Iterator[int]:
-    """The ids of lists each sorted newest (highest) first, merged, each once."""
-    last = None
-    for image_id in heapq.merge(*orders, reverse=True):
-        if image_id != last:
-            yield image_id
-        last = image_id
 
 
 def gallery_then(conn: sqlite3.Connection, gallery_id: int, moment: Moment) -> list[int]:
