@@ -15,18 +15,17 @@ bench/serve.py does, WHEN drawn anywhere in the last three years:
 
 - one record as of WHEN (``/as-of/WHEN/api/v1/json/images/N``): p50 and p95 (target p95 <= 5 ms);
 - an as-of tag search, total and first page, and one with words (targets p95 <= 50 ms and <= 100 ms)
-  and the first as-of search after start (<= 1 s); "not available" while serve answers 501 there;
+  and the first as-of search after start (<= 1 s);
 - today's answers: bench/serve.py's mix of searches on the same server, in the same run;
 - serve's peak memory (<= 300 MB) and the index bytes the as-of reading adds per million images
   (<= 25 MB): the indexes it reads, and which of them exist for it alone.
 
 Measured at 200,000 images and 600,000 history rows (a million did not build in five minutes on 2
-cores shared with six test runs, load average 10-17; 200,000 built in 364 s): one record as of
-WHEN p50 8.0 ms, p95 20.5 ms over HTTP, the same image today asked in turn p50 7.7 ms, p95 18.0
-ms; the as-of reading alone p50 0.22 ms. As-of searches: not available (501). Serve's peak
-memory 82 MiB. New index bytes: 0 (history_by_record, 72.9 MiB per million images, and
-image_tag_changes_by_history, 29.8 MiB, were there before). Today's searches, bench/serve.py's
-mix on the same server: p50 12.6-20.8 ms (random order 98.5 ms) on this load.
+cores shared with six test runs; 200,000 built in 364 s), on the loaded machine: one record as of
+WHEN p50 5.7 ms, p95 12.3 ms over HTTP, the same image today asked in turn p50 4.0 ms, p95 10.6
+ms; the as-of reading alone p50 0.52 ms. As-of tag search p50 20.4 ms, p95 129.5 ms; with words
+p50 779 ms, p95 1,688 ms; the first after start 3,406 ms. Serve's peak memory 128 MiB. New index
+bytes: 0. Today's searches, bench/serve.py's mix on the same server: p50 9.3 ms, p95 15.5 ms.
 """
 
 from __future__ import annotations
