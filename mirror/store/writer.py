@@ -210,5 +210,6 @@ def mark_hidden(db: Database, table: str, key: Any, *, destroyed: bool = False) 
             note_event(db, table, key, "destroyed")
         elif not row[0]:
             note_event(db, table, key, "hidden")
-        db.execute(f'UPDATE "{table}" SET hidden_from_users = 1{", stub = ?" if destroyed else ""} WHERE id = ?',
-                   ["null", key] if destroyed else [key])
+        # mirrored_at moves with the row, so that what reads changes by it (mirror export) sees this one
+        db.execute(f'UPDATE "{table}" SET hidden_from_users = 1, mirrored_at = ?{", stub = ?" if destroyed else ""} '
+                   "WHERE id = ?", [utc_text(), "null", key] if destroyed else [utc_text(), key])
