@@ -29,7 +29,7 @@ from typing import Any
 import click
 
 from .commands import runs
-from .commands.monitor import Monitor, download_plan, sync_plan, verify_plan
+from .commands.monitor import Monitor, download_plan, export_plan, sync_plan, verify_plan
 from .config import RESOURCES, load_config
 from .download import Sample
 from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorError
@@ -382,6 +382,27 @@ def duplicates(ctx: click.Context, distance: int | None, as_json: bool) -> None:
     with _reading(config) as db:
         found = duplicate_groups(db, GROUP_DISTANCE if distance is None else distance)
         click.echo(describe_groups(db, found, as_json))
+
+
+@cli.command("export")
+@click.argument("dest", required=False)
+@click.option("--compact", is_flag=True,
+              help="Then rewrite the tables' small files into large ones, deleting the replaced files older than "
+                   "export.retention_hours.")
+@_run_options
+@click.pass_context
+@handle_errors
+def export_command(ctx: click.Context, dest: str | None, compact: bool, quiet: bool, as_json: bool) -> None:
+    """Append what changed since the last export to Delta Lake tables in DEST (a folder or s3:// URL;
+    default export.dest): one table per resource and for the history, one row per version."""
+    config = _config(ctx)
+    dest = dest or config.export.dest
+    if not dest:
+        _fail("export: no DEST given and [export] dest is not set; name a folder or an s3:// URL.", EXIT_USAGE)
+    if not config.database.exists():
+        _fail(f"No mirror yet at {config.database}; run `mirror sync` first, then export it.", EXIT_USAGE)
+    _run(ctx, runs.export, dest=dest, compact=compact,
+         output=RunOutput("export", lambda config: export_plan(dest, compact), quiet, as_json))
 
 
 @cli.command("import-dump")

@@ -97,7 +97,13 @@ def sync_plan(config: Config, names: Sequence[str]) -> str:
     plan = f"sync {', '.join(names or config.enabled_resources())} from {redact(config.base_url)}"
     if config.download.enabled:
         plan += f", then download ({', '.join(wanted_representations(config))})"
+    if config.export.enabled and config.export.dest:
+        plan += f", then export to {redact(config.export.dest)}"
     return plan
+
+
+def export_plan(dest: str, compact: bool) -> str:
+    return f"export what changed to {redact(dest)}" + (", then compact its tables" if compact else "")
 
 
 def download_plan(config: Config, retry_failed: bool) -> str:
