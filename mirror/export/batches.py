@@ -59,7 +59,9 @@ def _query(table: ExportTable, bounds: Bounds) -> tuple[str, list[Any]]:
               f"LEFT JOIN export_digests d ON d.tbl = '{table.name}' AND d.record_key = {table.key_sql()}")
     if table.how == COMPARED:
         return joined, []
-    return joined + " WHERE mirrored_at >= ? AND mirrored_at <= ?", [bounds.low, bounds.high]
+    # A tag an image named before the tags crawler read it has an id and a name and no mirrored_at yet.
+    return (joined + " WHERE (mirrored_at >= ? AND mirrored_at <= ?) OR mirrored_at IS NULL",
+            [bounds.low, bounds.high])
 
 
 def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds, written: Written,
@@ -80,7 +82,8 @@ def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds,
                 value = digest(values)
                 if value != row[-1]:
                     written.digests.append((row[-2], value))
-                    fresh.append(row[:width] + ((bounds.high,) if stamped else ()))
+                    fresh.append(row[:width - 1] + (row[width - 1] or bounds.high,) if not stamped
+                                 else row[:width] + (bounds.high,))
         written.rows += len(fresh)
         if fresh and write:
             yield to_batch(table, fresh)

@@ -30,6 +30,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..api import Forbidden, NotFound, PhilomenaClient
+from ..dates import utc_text
 from ..store.follow_ups import mirrored_among, mirrored_count, mirrored_images_after
 from ..store.history import note_event
 from ..store.records import record_ids, valid_id
@@ -123,9 +124,9 @@ async def _recheck(client: PhilomenaClient, db: Database, writer: RecordWriter, 
         record = await client.comment(comment_id)
     except NotFound:  # destroyed: lists render it as null
         note_event(db, "comments", comment_id, "destroyed")
-        db["comments"].update(comment_id, {"hidden_from_users": 1, "stub": "null"})
+        db["comments"].update(comment_id, {"hidden_from_users": 1, "stub": "null", "mirrored_at": utc_text()})
     except Forbidden:  # its image is hidden
-        db["comments"].update(comment_id, {"hidden_from_users": 1})
+        db["comments"].update(comment_id, {"hidden_from_users": 1, "mirrored_at": utc_text()})
     else:
         report.count(1, writer.save([record]))
         return
