@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
+
+import fsspec
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
-__all__ = ["Destination", "append", "has_batch", "data_bytes", "compact"]
+__all__ = ["Destination", "append", "has_batch", "data_bytes", "compact", "remove_orphans"]
 
 BATCH_KEY = "booru_mirror.batch"
 # How many of a table's latest commits are looked at for a killed run's batch: an export makes one
@@ -34,6 +37,11 @@ class Destination:
 
     def table(self, name: str) -> str:
         return f"{self.url.rstrip('/')}/{name}"
+
+    def files(self) -> tuple[Any, str]:
+        """DEST as an fsspec file system and the root path in it."""
+        options = {"endpoint_url": self.options["AWS_ENDPOINT_URL"]} if "AWS_ENDPOINT_URL" in self.options else {}
+        return fsspec.core.url_to_fs(self.url, **options)
 
 
 def destination(url: str, endpoint_url: str | None = None) -> Destination:
@@ -94,3 +102,39 @@ def compact(where: Destination, name: str, retention_hours: float) -> dict[str, 
     removed = table.vacuum(retention_hours=round(retention_hours), enforce_retention_duration=False, dry_run=False)
     return {"files_added": figures.get("numFilesAdded", 0), "files_removed": figures.get("numFilesRemoved", 0),
             "files_deleted": len(removed)}
+
+
+def remove_orphans(where: Destination, name: str) -> int:
+    """Delete the data files a killed export left in table ``name`` without committing them.
+
+    A plain Parquet reader of the folder would read them as rows; Delta readers never do. They
+    are the files written after the table's last commit that no version reads: a file a
+    compaction replaced is older than the commit that replaced it, and is left to :func:`compact`."""
+    fs, root = where.files()
+    folder = f"{root}/{name}"
+    if not fs.exists(folder):
+        return 0
+    table = _open(where, name)
+    kept: set[str] = set()
+    since = None
+    if table is not None:
+        kept = {path.rsplit("/", 1)[-1] for path in pa.table(table.get_add_actions(flatten=True))["path"].to_pylist()}
+        since = datetime.fromtimestamp(table.history(1)[0]["timestamp"] / 1000, timezone.utc)
+    orphans = []
+    for path, info in fs.find(folder, detail=True).items():
+        relative = path[len(folder):].lstrip("/")
+        if any(part.startswith(("_", ".")) for part in relative.split("/")) or relative.rsplit("/", 1)[-1] in kept:
+            continue
+        if since is None or _modified(info) >= since:
+            orphans.append(path)
+    for path in orphans:
+        fs.rm_file(path)
+    return len(orphans)
+
+
+def _modified(info: Mapping[str, Any]) -> datetime:
+    """When a listed file was last written, in UTC (local folders give seconds, S3 a datetime)."""
+    value = info.get("LastModified") or info.get("mtime") or info.get("created")
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return datetime.fromtimestamp(float(value or 0), timezone.utc)

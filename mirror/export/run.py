@@ -16,7 +16,6 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-import fsspec
 import pyarrow as pa
 from deltalake.exceptions import DeltaError
 from sqlite_utils import Database
@@ -48,13 +47,16 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
     report = ExportReport(dest=redact(where.url))
     try:
         cursor = _cursor_for(db, where)
+        resumed = bool(cursor.get("pending"))
         pending = cursor.get("pending") or _new_batch(db, cursor)
-        save_export_cursor(db, {**cursor, "pending": pending})
+        save_export_cursor(db, {**cursor, "dest": where.url, "pending": pending})
         bounds = Bounds(pending["low"], pending["high"], pending["after"], pending["upto"])
         report.batch = pending["batch"]
         conn = reading_connection(db)
         try:
             for table in EXPORT_TABLES.values():
+                if resumed:  # a killed run's half-written files, which no Delta reader reads and a Parquet reader would
+                    delta.remove_orphans(where, table.name)
                 _export_table(db, conn, where, table, bounds, report)
                 if reporter:
                     reporter.update(report)
@@ -120,8 +122,7 @@ def _then(first: pa.RecordBatch | None, rest: Iterator[pa.RecordBatch]) -> Itera
 
 def _write_texts(where: delta.Destination) -> None:
     """DEST's README.md, datapackage.json and views/, written whole each time (they are no data)."""
-    options = {"endpoint_url": where.options["AWS_ENDPOINT_URL"]} if "AWS_ENDPOINT_URL" in where.options else {}
-    fs, root = fsspec.core.url_to_fs(where.url, **options)
+    fs, root = where.files()
     for name, text in {**describe_files(), **view_files(where.url)}.items():
         path = f"{root}/{name}"
         fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
