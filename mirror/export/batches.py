@@ -23,7 +23,7 @@ from .tables import APPENDED, BOOL, COMPARED, JSON, STAMP, Column, ExportTable
 
 __all__ = ["Bounds", "Written", "digest", "record_batches"]
 
-ROWS_PER_BATCH = 20_000
+ROWS_PER_BATCH = 2_000
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,10 @@ BATCH_KEY = "booru_mirror.batch"
 # How many of a table's latest commits are looked at for a killed run's batch: an export makes one
 # commit per table, and only a compaction (which comes after) can follow it.
 LOOK_BACK = 20
+# Row groups and files small enough that the writer's buffers stay well under the export's memory
+# budget (300 MB at a million images), large enough for readers (bench/export.py).
+WRITER = WriterProperties(compression="ZSTD", max_row_group_size=16_384)
+TARGET_FILE_SIZE = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,7 @@ def append(where: Destination, name: str, schema: pa.Schema, batches: Iterator[p
     """Append ``batches`` to table ``name`` (created on the first batch) in one commit naming ``batch``."""
     write_deltalake(where.table(name), pa.RecordBatchReader.from_batches(schema, batches), mode="append",
                     schema_mode="merge", storage_options=dict(where.options),
-                    writer_properties=WriterProperties(compression="ZSTD"),
+                    writer_properties=WRITER, target_file_size=TARGET_FILE_SIZE,
                     commit_properties=CommitProperties(custom_metadata={BATCH_KEY: str(batch)}))
 
 
