@@ -28,7 +28,7 @@ BATCH_KEY = "booru_mirror.batch"
 LOOK_BACK = 20
 # Row groups and files small enough that the writer's buffers stay well under the export's memory
 # budget (300 MB at a million images), large enough for readers (bench/export.py).
-WRITER = WriterProperties(compression="ZSTD", max_row_group_size=16_384)
+WRITER = WriterProperties(compression="ZSTD", compression_level=9, max_row_group_size=8_192)
 TARGET_FILE_SIZE = 64 * 2**20
 
 

@@ -29,20 +29,13 @@ COLUMN_NOTES = {
 }
 
 
+FRICTIONLESS = ((pa.types.is_integer, "integer"), (pa.types.is_floating, "number"), (pa.types.is_boolean, "boolean"),
+                (pa.types.is_timestamp, "datetime"), (pa.types.is_list, "array"), (pa.types.is_struct, "object"))
+
+
 def _frictionless(kind: pa.DataType) -> str:
-    if pa.types.is_integer(kind):
-        return "integer"
-    if pa.types.is_floating(kind):
-        return "number"
-    if pa.types.is_boolean(kind):
-        return "boolean"
-    if pa.types.is_timestamp(kind):
-        return "datetime"
-    if pa.types.is_list(kind):
-        return "array"
-    if pa.types.is_struct(kind):
-        return "object"
-    return "string"
+    """The Frictionless Data type of an Arrow type."""
+    return next((name for test, name in FRICTIONLESS if test(kind)), "string")
 
 
 def _resource(table: ExportTable) -> dict:

@@ -100,7 +100,7 @@ def _new_batch(db: Database, cursor: dict[str, Any]) -> dict[str, Any]:
 
 def _export_table(db: Database, conn: sqlite3.Connection, where: delta.Destination, table: ExportTable,
                   bounds: Bounds, report: ExportReport) -> None:
-    written = Written()
+    written = Written(numeric=table.numeric_key)
     if delta.has_batch(where, table.name, report.batch):  # a killed run's commit: its digests only
         for _ in record_batches(conn, table, bounds, written, write=False):
             pass
@@ -113,7 +113,7 @@ def _export_table(db: Database, conn: sqlite3.Connection, where: delta.Destinati
             report.bytes += delta.data_bytes(where, table.name) - before
         report.tables[table.name] = written.rows
         report.fetched += written.rows
-    save_digests(db, table.name, written.digests)
+    save_digests(db, table.name, written.digests())
 
 
 def _then(first: pa.RecordBatch | None, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

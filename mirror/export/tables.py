@@ -85,6 +85,11 @@ class ExportTable:
     def schema(self) -> pa.Schema:
         return pa.schema([pa.field(c.name, c.type) for c in self.columns])
 
+    @property
+    def numeric_key(self) -> bool:
+        """Whether the key is one 64-bit id."""
+        return len(self.key) == 1 and pa.types.is_int64(self.schema().field(self.key[0]).type)
+
     def key_sql(self) -> str:
         """The record key as the store's history writes it (``123``, ``art``, ``["art","a-topic"]``)."""
         if len(self.key) > 1:

@@ -1,0 +1,29 @@
+"""What each export appends: the records written since the last, each only when it differs from
+the version last exported; a tag known only by the name an image gave it is exported too."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from mirror.export import export_archive
+from mirror.store import open_database
+
+from .test_killed import copy_of
+
+
+def test_a_tag_an_image_named_before_the_tags_crawler_read_it_is_exported(exported, tmp_path):
+    dest = tmp_path / "dest"
+    db = open_database(copy_of(exported.db, tmp_path / "mirror.db"))
+    # What the image writer keeps of a tag the tags crawler has not read yet: its id and its name.
+    db.execute("INSERT INTO tags (id, name) VALUES (900001, 'named by an image')")
+    db.conn.commit()
+    export_archive(db, str(dest))
+    tags = pl.read_delta(str(dest / "tags"))
+    (row,) = tags.filter(pl.col("id") == 900001).to_dicts()
+    assert row["name"] == "named by an image" and row["seen_at"] is not None
+    assert export_archive(db, str(dest)).tables["tags"] == 0  # and only once
+    db.execute("UPDATE tags SET slug = 'named-by-an-image', mirrored_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
+               "WHERE id = 900001")
+    db.conn.commit()
+    assert export_archive(db, str(dest)).tables["tags"] == 1
+    assert pl.read_delta(str(dest / "tags")).filter(pl.col("id") == 900001).height == 2
