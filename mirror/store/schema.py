@@ -588,5 +588,5 @@ def _export_state(db: Database) -> None:
     db.execute("""CREATE TABLE export_digests (
         tbl TEXT NOT NULL, record_key TEXT NOT NULL, digest INTEGER NOT NULL,
         PRIMARY KEY (tbl, record_key)) STRICT, WITHOUT ROWID""")
-    for table in ("images", "tags", "comments", "posts", "users", "galleries", "topics"):
+    for table in ("images", "comments", "posts", "users", "galleries", "topics"):  # tags_by_age serves tags
         db.execute(f'CREATE INDEX "{table}_by_mirrored_at" ON "{table}" (mirrored_at)')
