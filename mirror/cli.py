@@ -126,7 +126,8 @@ def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOu
     busy_timeout = config.store.busy_timeout
     output = output or RunOutput()
     reporter = Reporter(quiet=output.quiet, out=sys.stderr if output.as_json else None)
-    monitor = Monitor(config, output.command, output.plan(config), reporter) if output.command else None
+    monitor = (Monitor(config, output.command, output.plan(config), reporter, count_files=output.count_files)
+               if output.command else None)
     db, code, error = None, 0, None
     if monitor:
         ctx.meta[STAMPED_ERRORS] = True  # the error line goes to the same log as the run's lines
@@ -166,6 +167,7 @@ class RunOutput:
     quiet: bool = False
     as_json: bool = False
     judge: Callable[[Any], int] = lambda result: 0
+    count_files: bool = True  # the files pending, kept and failed, in --json and the metrics file
 
 
 def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -402,7 +404,7 @@ def export_command(ctx: click.Context, dest: str | None, compact: bool, quiet: b
     if not config.database.exists():
         _fail(f"No mirror yet at {config.database}; run `mirror sync` first, then export it.", EXIT_USAGE)
     _run(ctx, runs.export, dest=dest, compact=compact,
-         output=RunOutput("export", lambda config: export_plan(dest, compact), quiet, as_json))
+         output=RunOutput("export", lambda config: export_plan(dest, compact), quiet, as_json, count_files=False))
 
 
 @cli.command("import-dump")
