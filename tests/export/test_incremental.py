@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from mirror.commands.cursors import describe_cursor
 from mirror.export import export_archive
 from mirror.store import open_database
+from mirror.store.export_state import load_export_cursor
 
 from .test_killed import copy_of
 
@@ -27,3 +29,9 @@ def test_a_tag_an_image_named_before_the_tags_crawler_read_it_is_exported(export
     db.conn.commit()
     assert export_archive(db, str(dest)).tables["tags"] == 1
     assert pl.read_delta(str(dest / "tags")).filter(pl.col("id") == 900001).height == 2
+
+
+def test_status_says_where_the_export_stands(exported):
+    cursor = load_export_cursor(exported.db)
+    said = describe_cursor("export", cursor)
+    assert said.startswith(f"export batch {cursor['batch']} written to {exported.dest}")
