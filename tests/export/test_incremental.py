@@ -10,6 +10,7 @@ from mirror.export import export_archive
 from mirror.store import open_database
 from mirror.store.export_state import load_export_cursor
 
+from .reading import data_files
 from .test_killed import copy_of
 
 
@@ -35,3 +36,19 @@ def test_status_says_where_the_export_stands(exported):
     cursor = load_export_cursor(exported.db)
     said = describe_cursor("export", cursor)
     assert said.startswith(f"export batch {cursor['batch']} written to {exported.dest}")
+
+
+def test_compact_on_request_rewrites_small_files_and_keeps_every_version(exported, tmp_path):
+    dest = tmp_path / "dest"
+    db = open_database(copy_of(exported.db, tmp_path / "mirror.db"))
+    export_archive(db, str(dest))
+    db.execute("UPDATE images SET score = score + 1, mirrored_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')")
+    db.conn.commit()
+    export_archive(db, str(dest))
+    before = pl.read_delta(str(dest / "images")).sort(["id", "seen_at"])
+    assert len(data_files(dest / "images")) == 2
+    report = export_archive(db, str(dest), compact=True, retention_hours=0)
+    assert report.compacted["files_removed"] >= 2 and report.fetched == 0
+    assert len(data_files(dest / "images")) == 1  # the replaced files are gone: a plain reader sees each row once
+    assert pl.read_delta(str(dest / "images")).sort(["id", "seen_at"]).equals(before)
+    assert pl.read_parquet(data_files(dest / "images")[0]).height == before.height
