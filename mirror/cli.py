@@ -29,7 +29,7 @@ from typing import Any
 import click
 
 from .commands import runs
-from .commands.monitor import Monitor, download_plan, sync_plan, verify_plan
+from .commands.monitor import Monitor, download_plan, export_plan, sync_plan, verify_plan
 from .config import RESOURCES, load_config
 from .download import Sample
 from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorError
@@ -126,7 +126,8 @@ def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOu
     busy_timeout = config.store.busy_timeout
     output = output or RunOutput()
     reporter = Reporter(quiet=output.quiet, out=sys.stderr if output.as_json else None)
-    monitor = Monitor(config, output.command, output.plan(config), reporter) if output.command else None
+    monitor = (Monitor(config, output.command, output.plan(config), reporter, count_files=output.count_files)
+               if output.command else None)
     db, code, error = None, 0, None
     if monitor:
         ctx.meta[STAMPED_ERRORS] = True  # the error line goes to the same log as the run's lines
@@ -166,6 +167,7 @@ class RunOutput:
     quiet: bool = False
     as_json: bool = False
     judge: Callable[[Any], int] = lambda result: 0
+    count_files: bool = True  # the files pending, kept and failed, in --json and the metrics file
 
 
 def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -382,6 +384,27 @@ def duplicates(ctx: click.Context, distance: int | None, as_json: bool) -> None:
     with _reading(config) as db:
         found = duplicate_groups(db, GROUP_DISTANCE if distance is None else distance)
         click.echo(describe_groups(db, found, as_json))
+
+
+@cli.command("export")
+@click.argument("dest", required=False)
+@click.option("--compact", is_flag=True,
+              help="Then rewrite the tables' small files into large ones, deleting the replaced files older than "
+                   "export.retention_hours.")
+@_run_options
+@click.pass_context
+@handle_errors
+def export_command(ctx: click.Context, dest: str | None, compact: bool, quiet: bool, as_json: bool) -> None:
+    """Append what changed since the last export to Delta Lake tables in DEST (a folder or s3:// URL;
+    default export.dest): one table per resource and for the history, one row per version."""
+    config = _config(ctx)
+    dest = dest or config.export.dest
+    if not dest:
+        _fail("export: no DEST given and [export] dest is not set; name a folder or an s3:// URL.", EXIT_USAGE)
+    if not config.database.exists():
+        _fail(f"No mirror yet at {config.database}; run `mirror sync` first, then export it.", EXIT_USAGE)
+    _run(ctx, runs.export, dest=dest, compact=compact,
+         output=RunOutput("export", lambda config: export_plan(dest, compact), quiet, as_json, count_files=False))
 
 
 @cli.command("import-dump")

@@ -55,6 +55,8 @@ SAID_AS = {
     "WalkStalled": "a page that does not move the walk on",
     "StoreError": "the database or the files cannot be written",
     "StorageFailure": "the database or the files cannot be written",
+    "ExportFailure": "the database or the files cannot be written",
+    "ExportMissing": "a package a command needs",
     "BoardMissing": "no mirror database to serve",
     "MirrorBusy": "is writing to the same database",
     "PortUnavailable": "cannot listen where asked",
