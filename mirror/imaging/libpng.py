@@ -51,8 +51,8 @@ def on_black(picture: Image.Image, gamma: int | None = None) -> Image.Image:
     if alpha.getextrema()[0] == 255:  # opaque throughout, as many RGBA files are
         return _opaque(rgba.convert("RGB"), gamma)
     table = _composite_table(gamma)
-    alphas = np.asarray(alpha, dtype=np.intp)
-    return Image.merge("RGB", [Image.fromarray(table[(np.asarray(band, dtype=np.intp) << 8) | alphas])
+    alphas = np.asarray(alpha).astype(np.uint16)
+    return Image.merge("RGB", [Image.fromarray(table[(np.asarray(band).astype(np.uint16) << 8) | alphas])
                                for band in colours])
 
 
