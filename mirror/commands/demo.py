@@ -19,6 +19,7 @@ from ..listening import listen
 from ..localsite.board.copies import Planted, plant_copies
 from ..localsite.board.editor import BoardEditor
 from ..localsite.files.drawn import cache_folder
+from ..localsite.files.predraw import predraw
 from ..localsite.http.server import SiteServer
 from ..progress import Reporter
 from ..store import open_database, run_lock
@@ -31,7 +32,7 @@ Echo = Callable[[str], None]
 # Measured on 2 loaded cores (issue 40): what a first demo's drawing costs an image, and the files
 # a download keeps a second; for the estimates the steps print.
 DRAW_SECONDS_PER_IMAGE = 0.06
-FILES_PER_SECOND = 40
+FILES_PER_SECOND = 20
 BROWSE = "http://127.0.0.1:8001"  # where `mirror browse` listens by default
 
 
@@ -67,10 +68,12 @@ def _generate(image_count: int, echo: Echo) -> BoardEditor:
     folder = cache_folder()
     cached = folder is not None and folder.is_dir() and any(folder.iterdir())
     when = ("read from the cache of an earlier run" if cached
-            else f"drawn once, about {_seconds(image_count * DRAW_SECONDS_PER_IMAGE)}")
+            else f"drawn once on 2 processes, about {_seconds(image_count * DRAW_SECONDS_PER_IMAGE)}")
     kept = f"; kept in {folder}" if folder is not None else ""
     echo(f"[1/4] Generating a board of {image_count} images with pictures ({when}{kept})...")
     step = time.monotonic()
+    if not cached:
+        predraw(seed=1, images=image_count, workers=2)  # on both cores; the board then reads them
     board = BoardEditor.generate(seed=1, images=image_count, with_pictures=True)  # pictures worth browsing
     echo(f"      done in {time.monotonic() - step:.1f} s.")
     return board

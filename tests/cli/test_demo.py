@@ -24,7 +24,7 @@ def test_the_demo_says_each_step_listens_where_asked_plants_copies_and_says_what
     for step in ("[1/4] Generating", "[2/4] Local site running", "[3/4] Syncing", "[4/4] Downloading"):
         assert step in out
     assert f"http://127.0.0.1:{port}" in out
-    assert "drawn once, about" in out and str(cache) in out
+    assert "drawn once on 2 processes, about" in out and str(cache) in out
     db = sqlite3.connect(tmp_path / "data" / "mirror.db")
     planted = db.execute("SELECT id FROM images WHERE description LIKE 'A copy of image #%'").fetchall()
     assert len(planted) == 4
@@ -47,12 +47,15 @@ def test_a_second_demo_reads_its_pictures_from_the_cache(tmp_path, monkeypatch):
 
     monkeypatch.setattr("mirror.localsite.files.pictures.drawn", counting)
     monkeypatch.setattr("mirror.localsite.files.img.drawn", counting)
+    kept = []
     for run in ("first", "second"):
         pictures.picture.cache_clear()  # what this process remembers is not what the next demo would
         result = CliRunner().invoke(cli, ["demo", "--images", "6", "--data", str(tmp_path / run)])
         assert result.exit_code == 0, result.output
+        kept.append(sorted((tmp_path / "pictures").rglob("*")))
         drew, calls[:] = calls.count("drew"), []
-        assert (drew > 0) if run == "first" else (drew == 0)
+    assert kept[0], "the first demo kept no pictures"
+    assert drew == 0 and kept[1] == kept[0], "the second demo drew pictures again"
     assert "read from the cache of an earlier run" in result.output
 
 
