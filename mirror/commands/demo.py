@@ -31,7 +31,7 @@ Echo = Callable[[str], None]
 
 # Measured on 2 loaded cores (issue 40): what a first demo's drawing costs an image, and the files
 # a download keeps a second; for the estimates the steps print.
-DRAW_SECONDS_PER_IMAGE = 0.06
+DRAW_SECONDS_PER_IMAGE = 0.12
 FILES_PER_SECOND = 20
 BROWSE = "http://127.0.0.1:8001"  # where `mirror browse` listens by default
 
