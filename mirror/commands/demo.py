@@ -29,7 +29,7 @@ from .status import counts
 
 Echo = Callable[[str], None]
 
-# Measured on 2 loaded cores (issue 40): what a first demo's drawing costs an image, and the files
+# From the CPU time measured (issue 40), for a quiet 2-core machine: what a first demo's drawing costs an image, and the files
 # a download keeps a second; for the estimates the steps print.
 DRAW_SECONDS_PER_IMAGE = 0.12
 FILES_PER_SECOND = 20
