@@ -29,8 +29,8 @@ from .status import counts
 
 Echo = Callable[[str], None]
 
-# From the CPU time measured (issue 40), for a quiet 2-core machine: what a first demo's drawing costs an image, and the files
-# a download keeps a second; for the estimates the steps print.
+# From the CPU time measured (issue 40), for a quiet 2-core machine: what a first demo's drawing
+# costs an image, and the files a download keeps a second; for the estimates the steps print.
 DRAW_SECONDS_PER_IMAGE = 0.12
 FILES_PER_SECOND = 20
 BROWSE = "http://127.0.0.1:8001"  # where `mirror browse` listens by default
