@@ -588,15 +588,17 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
 
 
 @cli.command()
-@click.option("--images", "image_count", default=500, show_default=True, help="How many images the local site has.")
+@click.option("--images", "image_count", default=250, show_default=True, help="How many images the local site has.")
 @click.option("--data", "data_dir", default="data", show_default=True, type=click.Path(file_okay=False),
               help="Where the demo mirror is written.")
+@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
+              help="The loopback port the demo's local site listens on (0 picks a free one).")
 @handle_errors
-def demo(image_count: int, data_dir: str) -> None:
-    """Run the local site on a free loopback port, mirror it into DATA, and show the result."""
+def demo(image_count: int, data_dir: str, port: int) -> None:
+    """Run the local site on a loopback port, mirror it into DATA, and show the result."""
     from .commands.demo import run_demo
 
-    run_demo(image_count=image_count, data_dir=data_dir, echo=click.echo)
+    run_demo(image_count=image_count, data_dir=data_dir, port=port, echo=click.echo)
 
 
 if __name__ == "__main__":  # pragma: no cover
