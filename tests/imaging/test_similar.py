@@ -13,7 +13,7 @@ import pytest
 from PIL import Image, ImageOps
 
 from mirror.imaging import MediaError
-from mirror.imaging.similar import KINDS, distance, fingerprint_of, fingerprint_of_picture, phash, trim_frame
+from mirror.imaging.similar import KINDS, distance, hamming, fingerprint_of, fingerprint_of_picture, phash, trim_frame
 from mirror.localsite.files.pictures import picture
 
 
@@ -90,7 +90,8 @@ def test_a_uniform_border_of_any_colour_is_trimmed():
     inner = decoded(ORIGINALS[3])
     for colour in ("white", "black", (12, 200, 99)):
         framed = ImageOps.expand(inner, 9, colour)
-        assert phash(trim_frame(framed)) == phash(trim_frame(inner))
+        # found on a copy at most 256 px a side, the frame's edge is a full-size pixel off at most
+        assert hamming(phash(trim_frame(framed)), phash(trim_frame(inner))) <= 2
     flat = Image.new("RGB", (50, 40), "grey")
     assert trim_frame(flat).size == flat.size  # all frame: kept whole
 
