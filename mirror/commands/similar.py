@@ -87,13 +87,17 @@ def _pairs(index: HashIndex, ids: list[int], from_first: list[int], max_distance
 def describe_similar(found: list[tuple[dict[str, Any], int]], max_distance: int = GROUP_DISTANCE) -> str:
     """One line per image, nearest first, with its distance (0: the same picture), and a line
     before the first further than ``max_distance``: past it, different pictures (or edits)."""
-    lines = []
-    for position, (record, apart) in enumerate(found):
-        if apart > max_distance and (position == 0 or found[position - 1][1] <= max_distance):
-            lines.append(f"  -- {'no copy: ' if position == 0 else ''}past this line, further than {max_distance}: "
-                         "not copies (other pictures, or edits of this one) --")
-        lines.append(f"{record_line(record)} (distance {apart})")
+    lines = [f"{record_line(record)} (distance {apart})" for record, apart in found]
+    cut = _cut([apart for _, apart in found], max_distance)
+    if cut is not None:
+        lines.insert(cut, f"  -- {'no copy: ' if cut == 0 else ''}past this line, further than {max_distance}: "
+                          "not copies (other pictures, or edits of this one) --")
     return "\n".join(lines)
+
+
+def _cut(distances: list[int], max_distance: int) -> int | None:
+    """Where the line past which matches are further than ``max_distance`` goes (distances ascending)."""
+    return next((position for position, apart in enumerate(distances) if apart > max_distance), None)
 
 
 def describe_groups(db: Database, found: list[Group], max_distance: int = GROUP_DISTANCE,
@@ -109,12 +113,12 @@ def describe_groups(db: Database, found: list[Group], max_distance: int = GROUP_
              "0: the same picture)"]
     for group in found:
         first, rest = group.ids[0], _from_first(group)
-        lines.append(f"  {first} ({_size(db, first)})")
-        for position, (image_id, apart) in enumerate(rest):
-            if apart > max_distance and (position == 0 or rest[position - 1][1] <= max_distance):
-                lines.append(f"      -- past this line, further than {max_distance} from {first}: "
-                             "grouped through the others --")
-            lines.append(f"    {image_id} ({_size(db, image_id)}) at distance {apart} from {first}")
+        members = [f"    {image_id} ({_size(db, image_id)}) at distance {apart} from {first}" for image_id, apart in rest]
+        cut = _cut([apart for _, apart in rest], max_distance)
+        if cut is not None:
+            members.insert(cut, f"      -- past this line, further than {max_distance} from {first}: "
+                                "grouped through the others --")
+        lines += [f"  {first} ({_size(db, first)})", *members]
     return "\n".join(lines)
 
 

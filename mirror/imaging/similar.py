@@ -9,9 +9,9 @@ converter blind to alpha show what lies under). A view is six 64-bit words, comp
 
 - two pHashes (the low frequencies of a 32x32 greyscale DCT, each bit set where a coefficient is
   above their median): one of the picture as it is (``whole``) and one of the picture with its
-  uniform frame trimmed (``trimmed``), peeled off layer by layer, so a border added around a copy,
-  of any colour, goes, and so does the picture's own flat margin, on the original and on a cropped
-  copy alike;
+  uniform frame trimmed (``trimmed``, :func:`trim_frame`), peeled off layer by layer, so a border
+  added around a copy, of any colour, goes, and so does the picture's own flat margin, on the
+  original and on a cropped copy alike, from a thumbnail as from the file;
 - its colour layout: the mean red, green and blue of each quarter of the trimmed picture, one
   word a channel (``red``, ``green``, ``blue``), each mean in 16 steps written as that many set
   bits, so the differing bits count the steps between two means. A pHash is blind to colour by
@@ -20,6 +20,9 @@ converter blind to alpha show what lies under). A view is six 64-bit words, comp
 - its hues (``hue``, :func:`hue_word`): a recolour of one drawing keeps its shapes and its light
   and dark, and on a transparent background even its quarters' means barely move; the share of
   each hue among its coloured pixels does.
+
+The colour words, the hues and the sketch are read from the trimmed picture softened
+(:func:`softened`), where a small copy's smeared chroma and its original's sharp edges agree.
 
 A view also carries its sketch (:mod:`.sketch`): the trimmed picture in 16x16 colour pixels.
 The words see a picture whole, where an edit (a figure's armour painted over, a face redrawn)
@@ -92,11 +95,13 @@ VERSION = 4
 KINDS = ("whole", "trimmed", "red", "green", "blue", "hue")  # a view's hashes, by name, as they are stored
 HASH_SIDE = 8  # 8x8 coefficients: 64 bits
 SAMPLE_SIDE = HASH_SIDE * 4  # the greyscale the DCT reads, as imagehash's highfreq_factor=4
-# How far (in 0-255 levels, on any channel) a pixel may stray from a frame's colour and still
-# belong to it: JPEG ringing and a resampled edge stay within it, a drawn shape does not.
 # How far a pixel may stray from one colour, on every channel, in a picture that shows nothing.
 BLANK_TOLERANCE = 24
-FRAME_TOLERANCE = np.array([24, 40, 40])  # luma, then the two chromas, which a JPEG smears wider
+# How far (in 0-255 levels of luma, then of the two chromas) a pixel may stray from a frame's
+# colour and still belong to it: JPEG ringing and a resampled edge stay within it, a drawn shape
+# does not. A JPEG keeps chroma at half the resolution and smears it wider: 24 levels of chroma
+# ended the frame of a small flat picture's copy three pixels early.
+FRAME_TOLERANCE = np.array([24, 40, 40])
 FRAME_LAYERS = 3
 # The share of a row's pixels that may stray from the frame's colour in a row still of the frame:
 # a JPEG's stray blotch, the tip of a shape.

@@ -5,12 +5,13 @@ The hashes live in memory as one uint64 column a kind (:class:`HashIndex`, read 
 ``image_hashes``); a search XORs the query into every column and counts the bits, which numpy
 does over a million images in a few tens of milliseconds, with no index to keep up to date.
 
-:func:`groups` cannot compare every pair (100,000 images are 5 billion pairs). It compares only
-the pairs that share a 16-bit band of one of the two pHashes (multi-index hashing: two hashes
-within 3 bits agree on at least one of four bands, and copies further apart usually still do),
-found by sorting each band, and keeps those within ``max_distance``; the pairs found are joined
-into groups. Identical fingerprints count once and a bucket is walked only a window deep
-(:func:`_components`), so the work is linear in the images, even in a cluster of thousands.
+:func:`groups` cannot compare every pair (100,000 images are 5 billion pairs), yet finds every
+pair within its distance, as a search would report it: a pair that near differs by at most that
+many bits in one pHash and the colour words together, so cut into one band more than the
+distance, it agrees whole on a band (:func:`band_keys`); only the pairs sharing a band's key are
+measured, found by sorting each band. The pairs found are joined into groups as they are found
+(:func:`_components`): identical fingerprints count once, and a bucket of one key is left as soon
+as its views are all one group, so a cluster of thousands costs its size, not its square.
 
 The words are what is searched; a view's sketch (``image_sketches``, read one image at a time) is
 consulted only for the pictures the words find near: a search's nearest and a group's joins, to

@@ -74,7 +74,7 @@ def _nearest(path, tmp, data: bytes) -> tuple[int, int]:
     query.write_bytes(data)
     result = run(path, "reverse", str(query), "--similar")
     assert result.exit_code == 0, result.output
-    first = result.output.splitlines()[0]
+    first = next(line for line in result.output.splitlines() if not line.startswith("  --"))  # not the copies' line
     return int(first.split(":")[0]), int(first.rsplit("(distance ", 1)[1].rstrip(")"))
 
 
