@@ -23,7 +23,8 @@ from ..philomena import SIZE_BOXES
 from ..search.similar import GROUP_DISTANCE, HashIndex, groups
 from .reverse import SourceError, record_line
 
-__all__ = ["Group", "similar_to", "duplicate_groups", "describe_similar", "describe_groups", "NEAREST", "GROUP_DISTANCE"]
+__all__ = ["Group", "similar_to", "duplicate_groups", "describe_similar", "describe_groups", "NEAREST",
+           "GROUP_DISTANCE"]
 
 NEAREST = 20
 PAIRS_LISTED = 30  # images of a group whose every pair is measured; a larger one: from its first only
@@ -113,7 +114,8 @@ def describe_groups(db: Database, found: list[Group], max_distance: int = GROUP_
              "0: the same picture)"]
     for group in found:
         first, rest = group.ids[0], _from_first(group)
-        members = [f"    {image_id} ({_size(db, image_id)}) at distance {apart} from {first}" for image_id, apart in rest]
+        members = [f"    {image_id} ({_size(db, image_id)}) at distance {apart} from {first}"
+                   for image_id, apart in rest]
         cut = _cut([apart for _, apart in rest], max_distance)
         if cut is not None:
             members.insert(cut, f"      -- past this line, further than {max_distance} from {first}: "

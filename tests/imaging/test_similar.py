@@ -143,6 +143,7 @@ def test_a_crop_of_five_percent_off_edges_stays_a_copy(stored, edges):
     for n in range(0, 40, 2):
         p = decoded(ORIGINALS[n])
         dx, dy = p.width // 20, p.height // 20
-        cropped = p.crop((dx * (0 in edges), dy * (1 in edges), p.width - dx * (2 in edges), p.height - dy * (3 in edges)))
+        cropped = p.crop((dx * (0 in edges), dy * (1 in edges),
+                          p.width - dx * (2 in edges), p.height - dy * (3 in edges)))
         apart.append(distance(fingerprint_of(encoded(cropped)), stored[n]))
     assert sum(d <= GROUP_DISTANCE for d in apart) >= 19, apart
