@@ -103,6 +103,9 @@ BLANK_TOLERANCE = 24
 # ended the frame of a small flat picture's copy three pixels early.
 FRAME_TOLERANCE = np.array([24, 40, 40])
 FRAME_LAYERS = 3
+# Pixels stepped over after a frame before the next is looked for: a black border scaled into a
+# thumbnail leaves a seam of grey between it and a white ground, which ended the trimming there.
+SEAM = 2
 # The share of a row's pixels that may stray from the frame's colour in a row still of the frame:
 # a JPEG's stray blotch, the tip of a shape.
 FRAME_STRAY = 0.02
@@ -328,25 +331,33 @@ def trim_frame(picture: Image.Image) -> Image.Image:
     most :data:`FRAME_STRAY` of its pixels stray past :data:`FRAME_TOLERANCE` from that colour.
     Read on a copy at most :data:`TRIM_SIDE` pixels a side, box-averaged and median-filtered:
     a JPEG's ringing and a re-encoded flat ground's blotches (a small picture's chroma drifts by
-    30 levels at places) must not end the frame where the original's ends further in. A picture
-    that would keep less than :data:`MIN_KEPT` of a side is returned whole."""
+    30 levels at places) must not end the frame where the original's ends further in. Inside a
+    black or white frame the next is looked for :data:`SEAM` pixels further in, and kept only if
+    found: a thumbnail's seam of grey between a black border and a white ground is no frame, and
+    ended the trimming at the border (a 5% black border around a portrait on white, 78% of them
+    grouped). A picture that would keep less than :data:`MIN_KEPT` of a side is returned whole."""
     small = picture.convert("RGB")
     small.thumbnail((TRIM_SIDE, TRIM_SIDE), Image.Resampling.BOX)
     pixels = np.asarray(small.filter(ImageFilter.MedianFilter(3)).convert("YCbCr"), dtype=np.int16)
     height, width = pixels.shape[:2]
     top, bottom, left, right = 0, height, 0, width
+    bordered = False  # whether the last frame peeled was black or white: a border, with a seam inside
     for _ in range(FRAME_LAYERS):
+        peeled = top, bottom, left, right
+        if bordered and min(bottom - top, right - left) > 4 * SEAM:  # over the seam the border left
+            top, bottom, left, right = top + SEAM, bottom - SEAM, left + SEAM, right - SEAM
         inner = pixels[top:bottom, left:right]
-        ring = np.concatenate([inner[0], inner[-1], inner[:, 0], inner[:, -1]])
-        off = (np.abs(inner - np.median(ring, axis=0)) > FRAME_TOLERANCE).any(axis=2)
+        colour = np.median(np.concatenate([inner[0], inner[-1], inner[:, 0], inner[:, -1]]), axis=0)
+        off = (np.abs(inner - colour) > FRAME_TOLERANCE).any(axis=2)
         rows = np.flatnonzero(off.mean(axis=1) > FRAME_STRAY)
         columns = np.flatnonzero(off.mean(axis=0) > FRAME_STRAY)
-        if not len(rows) or not len(columns):
-            break
-        box = top + rows[0], top + rows[-1] + 1, left + columns[0], left + columns[-1] + 1
-        if box == (top, bottom, left, right):
+        box = (top + rows[0], top + rows[-1] + 1, left + columns[0], left + columns[-1] + 1) \
+            if len(rows) and len(columns) else (top, bottom, left, right)
+        if box == (top, bottom, left, right):  # no frame here: the seam stepped over was the picture's
+            top, bottom, left, right = peeled
             break
         top, bottom, left, right = box
+        bordered = bool(np.abs(colour[1:] - 128).max() <= 16 and not 40 <= colour[0] <= 215)
     if right - left < width * MIN_KEPT or bottom - top < height * MIN_KEPT:
         return picture
     scale_x, scale_y = picture.width / width, picture.height / height
