@@ -1,7 +1,7 @@
 """What keeping every change costs: the bytes a night of changes adds to the history, and the time
 `mirror changes --since 1d` takes over a year of it.
 
-The night is the whole-board model's (README, "a night once current"): 1,500 new and 30,000
+The night is the whole-board model's (docs/performance.md, "a night once current"): 1,500 new and 30,000
 changed images, 4,000 comments and 1,000 posts. The changed images are mostly votes; the mix
 is printed. Records come from a board the local site's generator makes, written through the
 store's own writers inside a sync run, as `mirror sync` writes them, with the default settings

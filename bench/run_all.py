@@ -1,4 +1,4 @@
-"""Run every benchmark in turn and print their tables: the one command behind the README's figures.
+"""Run every benchmark in turn and print their tables: the one command behind docs/performance.md.
 
 Each script in bench/ runs in its own process with this interpreter (so one's memory or threads
 never colour the next), in the order below; a script added later (such as bench/serve.py) is

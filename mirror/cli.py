@@ -1,6 +1,6 @@
 """The ``mirror`` command: parse, load config, call one function, print.
 
-Exit codes (also in the README): 0 done; 1 unexpected error; 2 bad usage or config;
+Exit codes (also in docs/use.md): 0 done; 1 unexpected error; 2 bad usage or config;
 3 the site is unavailable or kept rate-limiting (everything fetched is kept; run again later);
 4 the site rejected a request (bad query, key required, not found) or answered wrongly (a page
 that does not move the walk on); 5 the database or the files
@@ -29,7 +29,7 @@ from typing import Any
 import click
 
 from .commands import runs
-from .commands.monitor import Monitor, download_plan, sync_plan, verify_plan
+from .commands.monitor import Monitor, download_plan, export_plan, sync_plan, verify_plan
 from .config import RESOURCES, load_config
 from .download import Sample
 from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorError
@@ -126,7 +126,8 @@ def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOu
     busy_timeout = config.store.busy_timeout
     output = output or RunOutput()
     reporter = Reporter(quiet=output.quiet, out=sys.stderr if output.as_json else None)
-    monitor = Monitor(config, output.command, output.plan(config), reporter) if output.command else None
+    monitor = (Monitor(config, output.command, output.plan(config), reporter, count_files=output.count_files)
+               if output.command else None)
     db, code, error = None, 0, None
     if monitor:
         ctx.meta[STAMPED_ERRORS] = True  # the error line goes to the same log as the run's lines
@@ -166,12 +167,13 @@ class RunOutput:
     quiet: bool = False
     as_json: bool = False
     judge: Callable[[Any], int] = lambda result: 0
+    count_files: bool = True  # the files pending, kept and failed, in --json and the metrics file
 
 
 def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--quiet and --json, as sync, download and verify take them."""
     command = click.option("--json", "as_json", is_flag=True,
-                           help="Print the run as one JSON object on stdout (keys in the README); "
+                           help="Print the run as one JSON object on stdout (keys in docs/nightly.md); "
                                 "the summary lines go to stderr.")(command)
     return click.option("-q", "--quiet", is_flag=True,
                         help="Print only warnings and errors: nothing at all on a clean run.")(command)
@@ -230,7 +232,7 @@ def verify(ctx: click.Context, repair: bool, sample_text: str | None, quiet: boo
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="The same as one JSON object (keys in the README).")
+@click.option("--json", "as_json", is_flag=True, help="The same as one JSON object (keys in docs/nightly.md).")
 @click.pass_context
 @handle_errors
 def status(ctx: click.Context, as_json: bool) -> None:
@@ -386,6 +388,27 @@ def duplicates(ctx: click.Context, distance: int | None, as_json: bool) -> None:
         click.echo(describe_groups(db, duplicate_groups(db, within), within, as_json))
 
 
+@cli.command("export")
+@click.argument("dest", required=False)
+@click.option("--compact", is_flag=True,
+              help="Then rewrite the tables' small files into large ones, deleting the replaced files older than "
+                   "export.retention_hours.")
+@_run_options
+@click.pass_context
+@handle_errors
+def export_command(ctx: click.Context, dest: str | None, compact: bool, quiet: bool, as_json: bool) -> None:
+    """Append what changed since the last export to Delta Lake tables in DEST (a folder or s3:// URL;
+    default export.dest): one table per resource and for the history, one row per version."""
+    config = _config(ctx)
+    dest = dest or config.export.dest
+    if not dest:
+        _fail("export: no DEST given and [export] dest is not set; name a folder or an s3:// URL.", EXIT_USAGE)
+    if not config.database.exists():
+        _fail(f"No mirror yet at {config.database}; run `mirror sync` first, then export it.", EXIT_USAGE)
+    _run(ctx, runs.export, dest=dest, compact=compact,
+         output=RunOutput("export", lambda config: export_plan(dest, compact), quiet, as_json, count_files=False))
+
+
 @cli.command("import-dump")
 @click.argument("source", metavar="FILE_OR_URL")
 @click.option("--sha256", metavar="HEX", help="The SHA-256 the site lists for the dump: checked before importing.")
@@ -478,14 +501,24 @@ def serve(ctx: click.Context, host: str, port: int, database: str | None, as_of:
 @click.option("--open", "open_browser", is_flag=True, help="Open it in a web browser.")
 @click.option("--metadata", "print_metadata", is_flag=True,
               help="Print the Datasette metadata instead (for `datasette data/mirror.db -m metadata.json`).")
+@click.option("--as-of", "as_of", default=None, metavar="WHEN",
+              help="Start at the board as it was at WHEN (2025-01-05, 2025-01-05T12:00:00Z or 20250105120000): "
+                   "its pages under /as-of/WHEN/, each linking to the same page today.")
 @click.pass_context
 @handle_errors
-def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_metadata: bool) -> None:
-    """Browse the mirror in Datasette: thumbnails, attribution, and the site's search syntax."""
+def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_metadata: bool,
+           as_of: str | None) -> None:
+    """Browse the mirror in Datasette: thumbnails, attribution, and the site's search syntax; any
+    board page as it was at any moment under /as-of/WHEN/."""
     import json
 
+    from .asof import parse_moment
     from .browse.app import browse_metadata, make_datasette, run_browse
 
+    try:
+        moment = parse_moment(as_of) if as_of is not None else None
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--as-of") from None
     config = _config(ctx)
     # Where links and thumbnails point; a password in base_url goes into no page.
     source = {"base_url": split_credentials(config.site.base_url)[0], "files": config.store.files}
@@ -493,7 +526,7 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
         click.echo(json.dumps(browse_metadata(config.database, **source), indent=2))
         return
     run_browse(make_datasette(config.database, **source), host=host, port=port, open_browser=open_browser,
-               echo=click.echo)
+               echo=click.echo, moment=moment)
 
 
 @cli.command()
@@ -557,15 +590,17 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
 
 
 @cli.command()
-@click.option("--images", "image_count", default=500, show_default=True, help="How many images the local site has.")
+@click.option("--images", "image_count", default=250, show_default=True, help="How many images the local site has.")
 @click.option("--data", "data_dir", default="data", show_default=True, type=click.Path(file_okay=False),
               help="Where the demo mirror is written.")
+@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
+              help="The loopback port the demo's local site listens on (0 picks a free one).")
 @handle_errors
-def demo(image_count: int, data_dir: str) -> None:
-    """Run the local site on a free loopback port, mirror it into DATA, and show the result."""
+def demo(image_count: int, data_dir: str, port: int) -> None:
+    """Run the local site on a loopback port, mirror it into DATA, and show the result."""
     from .commands.demo import run_demo
 
-    run_demo(image_count=image_count, data_dir=data_dir, echo=click.echo)
+    run_demo(image_count=image_count, data_dir=data_dir, port=port, echo=click.echo)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,6 +5,11 @@ Helpers the tests call (configs, syncs, the site's own listings) are in :mod:`te
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
 
 from mirror.localsite.board.editor import BoardEditor
@@ -14,6 +19,28 @@ from mirror.serve.board import Board
 from mirror.wiring import open_storage
 
 from .support.configs import RESOURCES, Archive, mirror_config, sync
+from .support.quick import QUICK
+
+
+def _picture_cache() -> None:
+    """The drawn pictures (:mod:`mirror.localsite.files.drawn`) of one test run, shared by its
+    workers (they inherit the variable set here before they start) and removed after it, so that
+    tests never write to the user's cache and never read pictures an older run drew."""
+    if "MIRROR_PICTURE_CACHE" in os.environ:
+        return
+    folder = tempfile.mkdtemp(prefix="mirror-test-pictures-")
+    os.environ["MIRROR_PICTURE_CACHE"] = folder
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+
+
+_picture_cache()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of :data:`tests.support.quick.QUICK` as ``quick`` (``pytest -m quick``)."""
+    for item in items:
+        if item.nodeid.startswith(QUICK):
+            item.add_marker(pytest.mark.quick)
 
 
 @pytest.fixture(scope="module")

@@ -173,7 +173,7 @@ def _hidden_at(row: Mapping[str, Any], record: Record, events: Sequence[Event],
             continue
         if stub is not None:
             stub.update({f: old for f, (old, _new) in (event.changes or {}).items() if f in _STUB_FIELDS})
-        if not _hidden_before(event):
+        if not hidden_before(event):
             hidden, stub = False, None
     if not hidden:
         return False, None
@@ -188,7 +188,7 @@ def _stub_then(record: Record, marks: Sequence[Event]) -> Record:
     hide; for a record hidden when first seen, the stub it was first kept as, which the record with
     its later changes undone holds."""
     period = list(itertools.takewhile(lambda e: e.event != "shown", reversed(marks)))[::-1]
-    first = next((n for n, e in enumerate(period) if not _hidden_before(e)), None)
+    first = next((n for n, e in enumerate(period) if not hidden_before(e)), None)
     stub = {f: record.get(f) for f in _STUB_KEYS if f in record}
     if first is None:
         stub.update({f: record.get(f) for f in _STUB_FIELDS})
@@ -200,7 +200,7 @@ def _stub_then(record: Record, marks: Sequence[Event]) -> Record:
     return stub
 
 
-def _hidden_before(event: Event) -> bool:
+def hidden_before(event: Event) -> bool:
     """Whether the record was hidden just before ``event``: an un-hide, or a hide that changed a
     stub kept before it (a first hide starts from no stub: every old value is null)."""
     if event.event == "shown":

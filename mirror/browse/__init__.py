@@ -22,11 +22,13 @@ from .duplicates_page import PATH as DUPLICATES_PATH
 from .duplicates_page import booru_duplicates
 from .error_pages import error_page, is_client_error
 from .figure import ImageCard, artists_of_tags, artists_of_text
+from .frame import board_frame
 from .front_page import ROUTES as FRONT_ROUTES
 from .front_page import TABLES_PATH
 from .history_page import ROUTES as HISTORY_ROUTES
 from .image_page import booru_image
 from .metadata import kept_extension
+from .moment import banner, moment_paths
 from .places import image_url
 from .search_page import PATH, booru_search, search_url
 from .settings import css, database_name, site_address
@@ -88,6 +90,12 @@ def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
 
 
 @hookimpl
+def asgi_wrapper(datasette: Any) -> Any:
+    """Every board page under ``/as-of/WHEN/`` too (:mod:`.moment`)."""
+    return moment_paths
+
+
+@hookimpl
 def extra_css_urls() -> list[str]:
     return ["/-/booru.css"]
 
@@ -101,9 +109,17 @@ def menu_links(datasette: Any) -> list[dict[str, str]]:
 
 
 @hookimpl
+def extra_template_vars(datasette: Any, request: Any) -> dict[str, Any]:
+    """The board's frame (:mod:`.frame`), which every board page's template draws, and the banner
+    of a page asked as of a moment (:mod:`.moment`)."""
+    return {"board": board_frame(datasette), "as_of": banner(request) if request is not None else None}
+
+
+@hookimpl
 def prepare_jinja2_environment(env: Any) -> None:
     env.filters["ago"] = relative_time
 
 
-__all__ = ["database_name", "extra_css_urls", "handle_exception", "menu_links", "prepare_jinja2_environment",
+__all__ = ["asgi_wrapper", "database_name", "extra_css_urls", "extra_template_vars", "handle_exception", "menu_links",
+           "prepare_jinja2_environment",
            "register_routes", "render_cell"]

@@ -14,6 +14,7 @@ from datasette.app import Datasette
 from datasette.database import Database, QueryInterrupted
 from datasette.utils import escape_sqlite
 
+from ..asof import Moment
 from ..listening import listen
 from ..store import StoreError, reader_uri
 from .metadata import metadata
@@ -97,8 +98,9 @@ def make_datasette(database: str | Path, *, base_url: str, files: str) -> Datase
 
 
 def run_browse(datasette: Datasette, *, host: str, port: int, open_browser: bool,
-               echo: Callable[[str], None] = print) -> None:
-    """Serve Datasette in the foreground until interrupted."""
+               echo: Callable[[str], None] = print, moment: Moment | None = None) -> None:
+    """Serve Datasette in the foreground until interrupted; with ``moment``, the address announced
+    (and opened) is the board as of then (:mod:`.moment`), every page also answering today."""
     sock = listen(host, port)
     server = uvicorn.Server(uvicorn.Config(datasette.app(), host=host, port=port, log_level="warning"))
 
@@ -107,7 +109,11 @@ def run_browse(datasette: Datasette, *, host: str, port: int, open_browser: bool
             await asyncio.sleep(0.02)
         bound = server.servers[0].sockets[0].getsockname()[1]
         url = f"http://{host}:{bound}/"
-        echo(f"Browsing the mirror at {url}  (search with the site's syntax at {url}-/booru)")
+        if moment is not None:
+            url += f"as-of/{moment.digits}/"
+            echo(f"Browsing the mirror as of {moment.text} at {url}  (today's board at http://{host}:{bound}/)")
+        else:
+            echo(f"Browsing the mirror at {url}  (search with the site's syntax at {url}-/booru)")
         if open_browser:
             webbrowser.open(url)
 

@@ -1,9 +1,12 @@
 """The image cards of a grid, as the site's media boxes show them: the kept thumbnail with its
 score, faves and comment count, covered when the filter in use spoilers it.
 
-The filter in use is the one a person chose in the browser (a cookie), else the site's own default
-for anonymous visitors (the system filter named ``Default``) when the mirror keeps it, as the site
-itself would show the board; with neither, nothing is spoilered.
+The filter in use is the one a person chose in the browser (a cookie), else the one the mirror was
+synced through (``site.filter_id``, which the images cursor keeps): a mirror made through
+Everything shows the board as Everything shows it, not a third of it under covers. A mirror synced
+with no filter_id saw the board as the site's anonymous visitors do, through its ``Default``
+system filter, which is then the one in use when the mirror keeps it; with none, nothing is
+spoilered.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ from ..search.filters import ImageFilter
 from .figure import Counts, ImageCard, artists_of_tags
 from .metadata import kept_extension
 
-__all__ = ["FILTER_COOKIE", "FilterInUse", "chosen_filter", "filter_in_use", "image_cards", "spoilered"]
+__all__ = ["FILTER_COOKIE", "FilterInUse", "chosen_filter", "filter_in_use", "image_cards", "spoilered", "synced_filter"]
 
 FILTER_COOKIE = "booru_filter"
+# The images crawler's cursor in ``sync_state`` (:data:`mirror.sync.images.STATE_NAME`).
+IMAGES_CURSOR = "images"
 
 
 @dataclass(frozen=True)
@@ -45,12 +50,29 @@ def chosen_filter(request: Any) -> int | None:
     return int(value) if value.isdigit() and len(value) < 10 else None
 
 
+def synced_filter(conn: sqlite3.Connection) -> int | None:
+    """The filter the images were synced through (the images cursor's ``filter_id``); None for none
+    named, or a mirror no sync has walked."""
+    row = conn.execute("SELECT cursor FROM sync_state WHERE name = ?", [IMAGES_CURSOR]).fetchone()
+    try:
+        found = json.loads(row[0]).get("filter_id") if row else None
+    except (ValueError, AttributeError):
+        return None
+    return found if type(found) is int else None
+
+
 def filter_in_use(conn: sqlite3.Connection, chosen: int | None) -> FilterInUse:
-    """The chosen filter, else the site's ``Default``; else none."""
+    """The chosen filter, else the one the mirror was synced through, else the site's ``Default``;
+    else none. A synced filter the mirror does not keep spoilers nothing (what it does is unknown)."""
     if chosen is not None:
         row = conn.execute("SELECT * FROM filters WHERE id = ?", [chosen]).fetchone()
         if row is not None:
             return _of(conn, row)
+    synced = synced_filter(conn)
+    if synced is not None:
+        row = conn.execute("SELECT * FROM filters WHERE id = ?", [synced]).fetchone()
+        return _of(conn, row) if row is not None else FilterInUse(synced, f"filter {synced} (not mirrored)",
+                                                                  ImageFilter())
     row = conn.execute("SELECT * FROM filters WHERE name = 'Default' AND system = 1 ORDER BY id LIMIT 1").fetchone()
     return NO_FILTER if row is None else _of(conn, row)
 

@@ -1,6 +1,6 @@
 """``/-/duplicates``: the archive's groups of near-duplicate images side by side, for a curator to
-review (:mod:`mirror.search.similar`): each image with its attribution and its distance from the
-group's first, the site's own merges marked (``duplicate_of``: the site already agreed), and a
+review (:mod:`mirror.search.similar`): each image in its box (its attribution on its page) with its
+distance from the group's first, the site's own merges marked (``duplicate_of``: the site already agreed), and a
 search for the group, where it can be tagged or compared on the board's pages."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .cards import chosen_filter, filter_in_use, image_cards
 from .figure import ImageCard
 from .places import image_url
 from .search_page import PATH as SEARCH_PATH
-from .settings import css, database_name, site_address
+from .settings import css, database_name
 
 PATH = "/-/duplicates"
 # Groups shown at most: a curator reviews them a page at a time.
@@ -78,8 +78,8 @@ def _merged_into(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
     return {image_id: into for image_id, into in rows}
 
 
-def _member_html(member: Member, site: str, first: int) -> Markup:
-    card = member.card.html(site, SEARCH_PATH, image_url(member.card.image_id))
+def _member_html(member: Member, first: int) -> Markup:
+    card = member.card.box(image_url(member.card.image_id))
     distance = (Markup('<span class="booru-distance">the first of the group</span>') if member.distance == 0
                 and member.card.image_id == first else
                 Markup('<span class="booru-distance" title="0: the same picture; copies mostly 0-12">'
@@ -93,8 +93,7 @@ async def booru_duplicates(datasette: Any, request: Any) -> Response:
     database = database_name(datasette)
     chosen = chosen_filter(request)
     found = await datasette.get_database(database).execute_fn(lambda conn: _groups(conn, chosen))
-    site = site_address(datasette)
-    shown = [([_member_html(member, site, group.members[0].card.image_id) for member in group.members],
+    shown = [([_member_html(member, group.members[0].card.image_id) for member in group.members],
               group.more, group.search, sum(member.merged_into is not None for member in group.members))
              for group in found.groups if group.members]
     context = {"css": css(), "groups": shown, "distance": GROUP_DISTANCE, "fingerprinted": found.fingerprinted,

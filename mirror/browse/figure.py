@@ -1,8 +1,10 @@
 """An image as the browser shows it: its kept thumbnail, with its artists, its source and its page.
 
-The site's usage rules ask that wherever an image is shown, its artist tags and its source URL
-are shown beside it, with a link to the image's page on the site. Every page of the browser that
-shows an image builds it here, so none can show one without them.
+The site's usage rules ask that an image's artist tags and source URL go with it, with a link to
+its page on the site. An image shown alone (a table's cell, a history, an embed) carries them
+beside it; a grid is the site's media boxes (:meth:`ImageCard.box`), each linked to the image's
+page, which carries them, and naming its artists in its title. Every page of the browser that
+shows an image builds it here.
 """
 
 from __future__ import annotations
@@ -63,25 +65,43 @@ class ImageCard:
     # Why the filter in use spoilers it (the tags it matched, or its query); None when it does not.
     spoiler: str | None = None
 
+    def box(self, row_path: str) -> Markup:
+        """The image in a grid, as the site's media box: the thumbnail in a box of fixed size, linked
+        to the image's page, with its counts under it. The attribution is on that page (and in the
+        thumbnail's title), not under every thumbnail of a grid."""
+        picture = Markup('<a class="booru-box" href="{}" title="{}">{}</a>').format(
+            row_path, self._title(), self._picture())
+        counts = self.counts.html() if self.counts else Markup("")
+        return Markup('<figure class="booru-image" data-image-id="{}">{}<figcaption>{}</figcaption></figure>').format(
+            self.image_id, picture, counts)
+
+    def _title(self) -> str:
+        return f"#{self.image_id}" + (f" by {', '.join(self.artists)}" if self.artists else "")
+
     def html(self, site: str, search_path: str = "/-/booru", row_path: str | None = None) -> Markup:
         """The thumbnail (or a placeholder when the file is not kept) and its attribution."""
-        if self.kept in VIDEO:
-            picture = Markup('<video class="booru-thumb" src="/-/media/thumbnail/{}" muted loop autoplay '
-                             'playsinline></video>').format(self.image_id)
-        elif self.kept:
-            picture = Markup('<img class="booru-thumb" src="/-/media/thumbnail/{}" alt="#{}">'
-                             ).format(self.image_id, self.image_id)
-        else:
-            picture = Markup('<div class="booru-thumb booru-missing">not downloaded</div>')
-        if self.spoiler is not None:  # the picture stays, covered until pointed at (CSS)
-            picture = Markup('<span class="booru-spoilered" tabindex="0">{}<span class="booru-spoiler-cover">'
-                             'spoilered: {}</span></span>').format(picture, self.spoiler)
+        picture = self._picture()
         if row_path:
             picture = Markup('<a href="{}">{}</a>').format(row_path, picture)
         header = self.counts.html() if self.counts else Markup("")
         return Markup('<figure class="booru-image" data-image-id="{}">{}{}<figcaption>{}{}{}</figcaption>'
                       '</figure>').format(self.image_id, header, picture, self._on_site(site),
                                           self._artists(search_path), self._source())
+
+    def _picture(self) -> Markup:
+        """The kept thumbnail, or a placeholder; covered when the filter in use spoilers it."""
+        if self.kept in VIDEO:
+            picture = Markup('<video class="booru-thumb" src="/-/media/thumbnail/{}" muted loop autoplay '
+                             'playsinline></video>').format(self.image_id)
+        elif self.kept:
+            picture = Markup('<img class="booru-thumb" src="/-/media/thumbnail/{}" alt="{}">'
+                             ).format(self.image_id, self._title())
+        else:
+            picture = Markup('<div class="booru-thumb booru-missing">not downloaded</div>')
+        if self.spoiler is not None:  # the picture stays, covered until pointed at (CSS)
+            picture = Markup('<span class="booru-spoilered" tabindex="0">{}<span class="booru-spoiler-cover">'
+                             'spoilered: {}</span></span>').format(picture, self.spoiler)
+        return picture
 
     def inline_html(self, site: str, size_class: str, large: bool = False) -> Markup:
         """The kept thumbnail (the kept picture when ``large``) inside a line of text, linked to the

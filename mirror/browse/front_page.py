@@ -10,17 +10,19 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from datasette.utils.asgi import Response
+from datasette.utils.asgi import BadRequest, Response
 from datasette.views.index import IndexView
 
+from ..asof import parse_moment
 from ..search import engine
 from ..search.query import QueryError
 from .cards import FILTER_COOKIE, chosen_filter, filter_in_use
+from .moment import AS_OF_PATH, moment_of
 from .places import SearchPlace, image_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import PER_PAGE, mirror_query, page_number, search_page_of
 from .searching import run_search
-from .settings import css, database_name, site_address
+from .settings import css, database_name
 
 __all__ = ["MENU", "ROUTES"]
 
@@ -47,23 +49,37 @@ async def booru_front(datasette: Any, request: Any) -> Response:
     used, filters = await datasette.get_database(database).execute_fn(
         lambda conn: (filter_in_use(conn, chosen), _filters(conn)))
     sf, sd = SORT
-    error, cards, total = None, [], 0
+    error, cards, total, pages, more = None, [], 0, 0, False
+    moment = moment_of(request)
     try:
         node = mirror_query(NEWEST)
-        found, total = await run_search(
-            datasette, lambda conn, postings: search_page_of(conn, postings, node, sf, sd, page, False, chosen))
+        found, total = await run_search(datasette, lambda conn, postings: search_page_of(
+            conn, postings, node, sf, sd, page, False, chosen, moment))
     except (QueryError, engine.SearchTooSlow) as e:
         error = str(e)
     else:
-        site = site_address(datasette)
-        cards = [card.html(site, SEARCH_PATH, image_url(card.image_id, SearchPlace(
-            NEWEST, sf, sd, False, (page - 1) * PER_PAGE + n))) for n, card in enumerate(found)]
-    context = {"css": css(), "menu": MENU, "cards": cards, "total": total, "page": page, "error": error,
-               "pages": -(-total // PER_PAGE), "page_url": lambda number: f"/?page={number}",
+        cards = [card.box(image_url(card.image_id, SearchPlace(NEWEST, sf, sd, False, (page - 1) * PER_PAGE + n)))
+                 for n, card in enumerate(found)]
+        pages = -(-total // PER_PAGE)
+    context = {"css": css(), "menu": MENU, "cards": cards, "total": total, "more": more, "page": page, "error": error,
+               "pages": pages, "page_url": lambda number: f"/?page={number}",
                "filter": used, "filters": filters, "filter_path": FILTER_PATH, "database": database,
                "database_url": datasette.urls.database(database), "searchbox_q": "", "tables_path": TABLES_PATH,
-               "title": datasette.metadata("title") or "booru mirror"}
+               "title": datasette.metadata("title") or "booru mirror", "as_of_path": AS_OF_PATH,
+               "as_of_day": moment.text[:10] if moment else ""}
     return Response.html(await datasette.render_template("booru_front.html", context, request=request))
+
+
+async def choose_moment(datasette: Any, request: Any) -> Response:
+    """The front page's date field: the board as of the end of the day picked (today's board for none)."""
+    when = request.args.get("when", "").strip()
+    if not when:
+        return Response.redirect("/")
+    try:
+        moment = parse_moment(when)
+    except ValueError as error:
+        raise BadRequest(str(error)) from None
+    return Response.redirect(f"/as-of/{moment.digits}/")
 
 
 async def choose_filter(datasette: Any, request: Any) -> Response:
@@ -81,4 +97,5 @@ async def datasette_index(datasette: Any, request: Any) -> Response:
     return await IndexView(datasette).get(request)
 
 
-ROUTES = [(r"^/$", booru_front), (rf"^{FILTER_PATH}$", choose_filter), (rf"^{TABLES_PATH}$", datasette_index)]
+ROUTES = [(r"^/$", booru_front), (rf"^{FILTER_PATH}$", choose_filter), (rf"^{TABLES_PATH}$", datasette_index),
+          (rf"^{AS_OF_PATH}$", choose_moment)]

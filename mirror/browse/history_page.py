@@ -24,17 +24,20 @@ from datasette.utils.asgi import NotFound, Response
 from markupsafe import Markup
 
 from ..commands.changes import describe, parse_events, parse_resources, record_name
+from ..asof import Moment
 from ..dates import utc_text
 from ..store.history_read import EVENTS, RESOURCES, Change, changes_page, first_seen, record_history, tag_changes
 from ..urls import is_web_url
 from .figure import ImageCard, artists_of_tags
 from .history_chart import Series, chart
 from .metadata import kept_extension
+from .moment import moment_of
 from .places import forum_url, image_url, topic_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import search_url
 from .settings import css, database_name, site_address
 from .text_diff import text_diff
+from .then import then
 from .times import relative_time
 
 __all__ = ["ROUTES", "CHANGES_PATH", "history_url", "image_history", "archive_changes", "tag_lately"]
@@ -84,6 +87,10 @@ def _text(value: Any) -> str:
 def _short(value: Any) -> str:
     if value is None:
         return "none"
+    if type(value) is int:
+        return f"{value:,}"
+    if type(value) is float:  # wilson_score, aspect_ratio: two places, as a reader compares them
+        return f"{value:,.2f}"
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -129,14 +136,23 @@ def counted_series(history: list[Change], record: dict[str, Any], now: str) -> l
     return found
 
 
-def image_history(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | None:
-    """Everything the history page shows; None when the mirror has no such image."""
+def image_history(conn: sqlite3.Connection, image_id: int, moment: Moment | None = None) -> dict[str, Any] | None:
+    """Everything the history page shows (up to ``moment`` when given); None when the mirror has no
+    such image (or it was not uploaded yet then)."""
     row = conn.execute("SELECT raw, stub, tags, source_url, hidden_from_users, deletion_reason, duplicate_of "
                        "FROM images WHERE id = ?", [image_id]).fetchone()
     if row is None:
         return None
     record = json.loads(row[0] or row[1] or "{}")
     history = record_history(conn, "images", str(image_id))
+    if moment is not None:
+        found = then(conn, "images", image_id, moment)
+        if found is None:
+            return None
+        record, stub = json.loads(found.row["raw"]), json.loads(found.row["stub"] or "{}")
+        row = (None, None, record.get("tags"), record.get("source_url"), found.row["hidden_from_users"],
+               stub.get("deletion_reason"), stub.get("duplicate_of"))
+        history = [change for change in history if change.seen_at <= moment.text]
     users = {c.user_id for c in history if c.user_id is not None}
     known = {r[0] for r in conn.execute("SELECT id FROM users WHERE id IN (SELECT value FROM json_each(?))",
                                         [json.dumps(sorted(users))])}
@@ -146,7 +162,7 @@ def image_history(conn: sqlite3.Connection, image_id: int) -> dict[str, Any] | N
         "id": image_id, "record": record, "artists": artists_of_tags(row[2]), "source": row[3] or None,
         "kept": kept_extension(conn, image_id), "hidden": bool(row[4]), "deletion_reason": row[5],
         "duplicate_of": row[6], "entries": entries, "known_users": known,
-        "chart": chart(counted_series(history, record, utc_text())),
+        "chart": chart(counted_series(history, record, moment.text if moment else utc_text())),
         "counts": [(name, record.get(name)) for name in COUNTED],
     }
 
@@ -217,10 +233,14 @@ def selection_of(args: Any) -> Selection:
     return Selection(events, resources, before)
 
 
-def archive_changes(conn: sqlite3.Connection, selection: Selection) -> dict[str, Any]:
-    """A page of what changed in the archive, with the first sightings counted unless asked for."""
+def archive_changes(conn: sqlite3.Connection, selection: Selection, moment: Moment | None = None) -> dict[str, Any]:
+    """A page of what changed in the archive (up to ``moment`` when given), with the first
+    sightings counted unless asked for."""
     resources = selection.resources or RESOURCES
-    found = changes_page(conn, events=selection.listed_events, resources=resources, before=selection.before,
+    before = selection.before
+    if moment is not None:  # the changes at or before the moment: before just after it
+        before = min(before or (moment.text, 2**62), (moment.text, 2**62))
+    found = changes_page(conn, events=selection.listed_events, resources=resources, before=before,
                          limit=PER_PAGE + 1)
     rows = [{"change": c, "what": record_name(c), "line": describe(c)[len(record_name(c)):].lstrip(": "),
              "href": record_href(c)} for c in found[:PER_PAGE]]
@@ -238,7 +258,8 @@ def _context(**values: Any) -> dict[str, Any]:
 async def booru_image_history(datasette: Any, request: Any) -> Response:
     image_id = int(request.url_vars["id"])
     database = datasette.get_database(database_name(datasette))
-    found = await database.execute_fn(lambda conn: image_history(conn, image_id))
+    moment = moment_of(request)
+    found = await database.execute_fn(lambda conn: image_history(conn, image_id, moment))
     if found is None:
         raise NotFound(f"the mirror has no image {image_id}")
     site = site_address(datasette)
@@ -258,7 +279,7 @@ async def booru_changes(datasette: Any, request: Any) -> Response:
         return Response.html(await datasette.render_template("booru_changes.html", context, request=request),
                              status=400)
     found = await datasette.get_database(database_name(datasette)).execute_fn(
-        lambda conn: archive_changes(conn, selection))
+        lambda conn: archive_changes(conn, selection, moment_of(request)))
     context = _context(error=None, events=EVENTS, resources=RESOURCES, selection=selection, **found)
     return Response.html(await datasette.render_template("booru_changes.html", context, request=request))
 

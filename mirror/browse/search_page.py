@@ -1,4 +1,4 @@
-"""``/-/booru``: search the mirror with the site's own syntax, as a grid of attributed thumbnails.
+"""``/-/booru``: search the mirror with the site's own syntax, as a grid of the site's media boxes.
 
 The query is parsed, compiled and answered by :mod:`mirror.search.images`, the same entry point
 ``mirror serve`` uses, on the browser's search connections (:mod:`.searching`).
@@ -12,6 +12,7 @@ from urllib.parse import quote, urlencode
 
 from datasette.utils.asgi import Response
 
+from ..asof import Moment
 from ..search import engine, images
 from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
@@ -19,9 +20,11 @@ from ..search.query import MatchNone, Node, QueryError
 from ..search.sort import IMAGE_SORT_FIELDS
 from .cards import chosen_filter, filter_in_use, image_cards
 from .figure import ImageCard
+from .moment import moment_of
 from .places import SearchPlace, image_url
 from .searching import run_search
-from .settings import css, site_address
+from .settings import css
+from .then import cards_then
 
 PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
@@ -62,11 +65,12 @@ def page_number(args: Any) -> int:
 
 
 def search_page_of(conn: sqlite3.Connection, postings: Postings, node: Node, sf: str | None, sd: str | None, page: int,
-          include_gone: bool, chosen: int | None) -> tuple[list[ImageCard], int]:
-    """(the cards of one page under the filter in use, the total)."""
+                   include_gone: bool, chosen: int | None, moment: Moment | None = None) -> tuple[list[ImageCard], int]:
+    """(the cards of one page under the filter in use, the total), of the board as of ``moment`` when given."""
     found = images.search(conn, postings, node, ImageScope(deleted=include_gone), sf=sf, sd=sd, limit=PER_PAGE,
-                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS)
-    return image_cards(conn, [row[0] for row in found.rows], filter_in_use(conn, chosen)), found.total
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, moment=moment)
+    ids, used = [row[0] for row in found.rows], filter_in_use(conn, chosen)
+    return (image_cards(conn, ids, used) if moment is None else cards_then(conn, ids, used, moment)), found.total
 
 
 async def booru_search(datasette: Any, request: Any) -> Response:
@@ -78,19 +82,18 @@ async def booru_search(datasette: Any, request: Any) -> Response:
     context: dict[str, Any] = {"q": q, "sf": sf, "sd": sd, "page": page, "include_gone": include_gone,
                                "sort_fields": list(IMAGE_SORT_FIELDS) + ["random"], "path": PATH,
                                "css": css(), "error": None, "cards": [], "total": 0, "pages": 0}
+    moment = moment_of(request)
     if q.strip():
         try:
             node = mirror_query(q)
-            cards, total = await run_search(
-                datasette, lambda conn, postings: search_page_of(conn, postings, node, sf, sd, page, include_gone, chosen))
+            cards, total = await run_search(datasette, lambda conn, postings: search_page_of(
+                conn, postings, node, sf, sd, page, include_gone, chosen, moment))
         except (QueryError, engine.SearchTooSlow) as e:
             context["error"] = str(e)
         else:
             if not isinstance(node, MatchNone):
-                site = site_address(datasette)
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
-                    card.html(site, PATH, image_url(card.image_id, SearchPlace(q, sf, sd, include_gone,
-                                                                               (page - 1) * PER_PAGE + n)))
+                    card.box(image_url(card.image_id, SearchPlace(q, sf, sd, include_gone, (page - 1) * PER_PAGE + n)))
                     for n, card in enumerate(cards)])
 
     def page_url(number: int) -> str:

@@ -101,7 +101,16 @@ def _featured(cursor: Cursor) -> str:
     return f"the featured image of the day last recorded on {cursor.get('asked_on')}"
 
 
+def _export(cursor: Cursor) -> str:
+    pending = cursor.get("pending")
+    if pending:
+        return (f"export batch {pending.get('batch')} to {cursor.get('dest')} was begun and not finished; the next "
+                "export finishes it")
+    return (f"export batch {cursor.get('batch')} written to {cursor.get('dest')} at {_when(cursor.get('exported_at'))}"
+            f", with every version seen up to {_when(cursor.get('through'))}")
+
+
 DESCRIBE: dict[str, Callable[[Cursor], str]] = {
     "images": _images, "tags": _tags, "comments": _follower, "galleries": _follower, "posts": _follower,
-    "forums": _forums, "filters": _filters, "profiles": _profiles, "featured": _featured,
+    "forums": _forums, "filters": _filters, "profiles": _profiles, "featured": _featured, "export": _export,
 }

@@ -29,7 +29,7 @@ RUN_SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "mirror_run_start_timestamp_seconds": ("When the last run of this command started (Unix time).", ()),
     "mirror_run_end_timestamp_seconds": ("When the last run of this command ended (Unix time).", ()),
     "mirror_run_duration_seconds": ("How long the last run of this command took.", ()),
-    "mirror_run_exit_code": ("The exit code of the last run of this command (0: done; see the README).", ()),
+    "mirror_run_exit_code": ("The exit code of the last run of this command (0: done; see docs/use.md).", ()),
     "mirror_run_records_new": ("Records the last run stored for the first time, per resource.", ("resource",)),
     "mirror_run_records_changed": ("Records the last run found changed on the site, per resource.", ("resource",)),
     "mirror_run_requests": ("Requests the last run sent, retries included (API and file host).", ()),
@@ -39,6 +39,8 @@ RUN_SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "mirror_run_downloaded_files": ("Files the last run downloaded.", ()),
     "mirror_run_downloaded_bytes": ("Bytes the last run downloaded.", ()),
     "mirror_run_damaged_files": ("Files the last verify found missing or corrupt.", ()),
+    "mirror_run_exported_versions": ("Versions (rows) the last run exported to Delta Lake.", ()),
+    "mirror_run_exported_bytes": ("Bytes of data files the last run's export added.", ()),
 }
 FILES = "mirror_files"
 # A metrics file is a few KB: one larger than this is not one, and is neither read nor replaced.
@@ -92,6 +94,10 @@ def run_samples(outcome: RunOutcome) -> list[tuple[str, dict[str, str], float]]:
     if downloads is not None:
         samples.append(("mirror_run_downloaded_files", {}, downloads["downloaded"]))
         samples.append(("mirror_run_downloaded_bytes", {}, downloads["bytes"]))
+    exported = outcome.export()
+    if exported is not None:
+        samples.append(("mirror_run_exported_versions", {}, exported["versions"]))
+        samples.append(("mirror_run_exported_bytes", {}, exported["bytes"]))
     verify = outcome.verify()
     if verify is not None:
         samples.append(("mirror_run_damaged_files", {}, len(verify["missing"]) + len(verify["corrupt"])))

@@ -37,8 +37,10 @@ def mirror_version() -> str:
 class Monitor:
     """One run as the outside sees it: header, pings, metrics, the JSON object."""
 
-    def __init__(self, config: Config, command: str, plan: str, reporter: Reporter) -> None:
+    def __init__(self, config: Config, command: str, plan: str, reporter: Reporter, *, count_files: bool = True) -> None:
         self.config = config
+        # Counting the files pending reads every image (seconds at a million): not for a run that touches none.
+        self.count_files = count_files
         self.reporter = reporter
         self.outcome = RunOutcome(command=command, version=mirror_version(),
                                   config=str(config.path.resolve()) if config.path else None,
@@ -58,8 +60,9 @@ class Monitor:
     def end(self, exit_code: int, error: str | None, db: Database | None) -> RunOutcome:
         """Close the run: the metrics file, then the end ping with ``exit_code``."""
         outcome = self.outcome
-        outcome.finish(self.reporter, exit_code, error, file_counts(db, wanted_representations(self.config)),
-                       file_checks(db))
+        counted = db if self.count_files else None
+        outcome.finish(self.reporter, exit_code, error, file_counts(counted, wanted_representations(self.config)),
+                       file_checks(counted))
         if self.config.report.metrics_file:
             try:
                 write_metrics(self.config.report.metrics_file, outcome)
@@ -97,7 +100,13 @@ def sync_plan(config: Config, names: Sequence[str]) -> str:
     plan = f"sync {', '.join(names or config.enabled_resources())} from {redact(config.base_url)}"
     if config.download.enabled:
         plan += f", then download ({', '.join(wanted_representations(config))})"
+    if config.export.enabled and config.export.dest:
+        plan += f", then export to {redact(config.export.dest)}"
     return plan
+
+
+def export_plan(dest: str, compact: bool) -> str:
+    return f"export what changed to {redact(dest)}" + (", then compact its tables" if compact else "")
 
 
 def download_plan(config: Config, retry_failed: bool) -> str:

@@ -1,7 +1,7 @@
 """What one run of ``sync``, ``download`` or ``verify`` did, as one JSON object.
 
 The same figures feed ``--json`` (printed on stdout), the metrics file (:mod:`.metrics`) and the
-health-check ping's body (:mod:`.healthcheck`). The keys are documented in the README ("Running
+health-check ping's body (:mod:`.healthcheck`). The keys are documented in docs/nightly.md ("Running
 it every night") and only ever grow: a script written against them keeps working.
 """
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from ..dates import utc_text
 from ..download import DownloadReport, VerifyReport
+from ..export import ExportReport
 from ..progress import Reportable, Reporter
 from ..sync.report import SyncReport
 
@@ -81,6 +82,11 @@ class RunOutcome:
                 "repaired": None if report.repaired is None else report.repaired.downloaded + report.repaired.adopted,
                 "not_repaired": report.unrepaired}
 
+    def export(self) -> dict[str, Any] | None:
+        """The versions exported to Delta Lake (``mirror export``, or the nightly sync's export step)."""
+        found = [report for report in self.reports if isinstance(report, ExportReport)]
+        return found[-1].to_json() if found else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "command": self.command, "version": self.version, "config": self.config, "database": self.database,
@@ -88,5 +94,5 @@ class RunOutcome:
             "duration_seconds": self.duration, "exit_code": self.exit_code, "error": self.error,
             "resources": self.resources(), "downloads": self.downloads(), "verify": self.verify(),
             "requests": self.requests, "retries": self.retries, "rate_limited": self.rate_limited,
-            "files": self.files, "checks": self.checks,
+            "files": self.files, "checks": self.checks, "export": self.export(),
         }

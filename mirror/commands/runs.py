@@ -1,5 +1,5 @@
-"""The commands that write the mirror, from a config: ``sync`` (downloads included when enabled),
-``download`` and ``verify``.
+"""The commands that write the mirror, from a config: ``sync`` (downloads, then the export, included
+when enabled), ``download``, ``verify`` and ``export``.
 
 Each makes the client, the pacing budgets and the storage through :mod:`mirror.wiring` and hands
 them to its layer; the CLI (and the tests and benchmarks, in process) call these.
@@ -15,6 +15,7 @@ from sqlite_utils import Database
 from ..api import PhilomenaClient
 from ..config import Config
 from ..download import DownloadReport, Sample, VerifyReport, run_downloads, verify_files
+from ..export import ExportReport, export_archive
 from ..progress import Reportable, Reporter
 from ..store.history import keep_counters
 from ..sync.runner import run_sync
@@ -23,7 +24,8 @@ from ..wiring import crawler_options, download_options, file_politeness, make_cl
 
 async def sync(config: Config, db: Database, names: Sequence[str] = (), reporter: Reporter | None = None
                ) -> list[Reportable]:
-    """Sync ``names`` (or every enabled resource) into ``db``, then download when enabled.
+    """Sync ``names`` (or every enabled resource) into ``db``, then download when enabled, then export
+    when ``[export]`` is enabled and names a DEST.
 
     The downloads share the API client, and its pacing budget, with the crawlers.
     """
@@ -33,7 +35,21 @@ async def sync(config: Config, db: Database, names: Sequence[str] = (), reporter
     async with make_client(config) as client:
         reporter.watch(client.politeness)
         downloads = partial(_download, config, db, client, reporter) if config.download.enabled else None
-        return await run_sync(client, db, crawls, reporter, download=downloads)
+        reports = await run_sync(client, db, crawls, reporter, download=downloads)
+    if config.export.enabled and config.export.dest:
+        reports.append(await export(config, db, reporter))
+    return reports
+
+
+async def export(config: Config, db: Database, reporter: Reporter | None = None, *, dest: str | None = None,
+                 compact: bool = False) -> ExportReport:
+    """Export to ``dest`` (default ``export.dest``) what changed since the last export; with
+    ``compact``, then rewrite the small files into large ones (keeping ``export.retention_hours``)."""
+    reporter = reporter or Reporter(interactive=False)
+    report = export_archive(db, dest or config.export.dest, endpoint_url=config.store.endpoint_url, compact=compact,
+                            retention_hours=config.export.retention_hours, reporter=reporter)
+    reporter.done(report)
+    return report
 
 
 async def download(config: Config, db: Database, reporter: Reporter | None = None, *,

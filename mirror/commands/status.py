@@ -91,7 +91,7 @@ def key(label: str) -> str:
 
 
 def status_json(db: Database, representations: Sequence[str] = ()) -> dict[str, Any]:
-    """What :func:`describe` says, for scripts: the same figures under stable keys (README)."""
+    """What :func:`describe` says, for scripts: the same figures under stable keys (docs/nightly.md)."""
     cursors = all_cursors(db)
     return {
         "database": db.conn.execute("PRAGMA database_list").fetchone()[2],

@@ -121,6 +121,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # once a day per record ("daily"), every time a sync sees one ("all"), or never ("off").
         "counters": "daily",
     },
+    "export": {
+        # `mirror sync` exports to Delta Lake tables after it syncs (and downloads) when enabled
+        # and dest is set: a folder or an s3:// URL (credentials as for store.files). See docs/export.md.
+        "enabled": False,
+        "dest": None,
+        # `mirror export --compact`: hours a replaced data file is kept for the readers still using it.
+        "retention_hours": 168.0,
+    },
     "report": {
         # A file to write the last run's figures to, in Prometheus' text format, for
         # node_exporter's textfile collector (e.g. "/var/lib/node_exporter/textfile/mirror.prom").
@@ -138,6 +146,7 @@ TYPES: dict[tuple[str, str], type] = {
     ("site", "filter_id"): int,
     ("site", "api_key"): str,
     ("store", "endpoint_url"): str,
+    ("export", "dest"): str,
     ("report", "metrics_file"): str,
     ("report", "healthcheck_url"): str,
 }

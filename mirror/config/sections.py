@@ -163,6 +163,15 @@ class HistorySection:
 
 
 @dataclass(frozen=True)
+class ExportSection:
+    """``[export]``: the Delta Lake tables `mirror sync` keeps current after it syncs (:mod:`mirror.export`)."""
+
+    enabled: bool
+    dest: str | None
+    retention_hours: float
+
+
+@dataclass(frozen=True)
 class ReportSection:
     """``[report]``: how a run tells a monitor how it went (:mod:`mirror.commands.monitor`)."""
 
@@ -176,7 +185,7 @@ SECTIONS: dict[str, type] = {
     "site": SiteSection, "polite": PoliteSection, "store": StoreSection, "images": ImagesSection,
     "comments": CommentsSection, "posts": PostsSection, "galleries": GalleriesSection, "tags": TagsSection,
     "forums": ForumsSection, "filters": FiltersSection, "profiles": ProfilesSection, "download": DownloadSection,
-    "history": HistorySection, "report": ReportSection,
+    "history": HistorySection, "export": ExportSection, "report": ReportSection,
 }
 
 
@@ -203,6 +212,7 @@ class Config:
     profiles: ProfilesSection
     download: DownloadSection
     history: HistorySection
+    export: ExportSection
     report: ReportSection
     api_key: Secret | None = None
     path: Path | None = None  # the file it was read from, if any

@@ -1,7 +1,7 @@
 """SVG files rasterised with cairosvg, safely: no external references, bounded size.
 
 The site renders SVGs with librsvg (rsvg-convert); cairosvg draws text and edges a little
-differently (see the README on intensities), which only queries made from SVG files see.
+differently (see docs/reverse-search.md on intensities), which only queries made from SVG files see.
 """
 
 from __future__ import annotations

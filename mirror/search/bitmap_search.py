@@ -22,6 +22,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 from pyroaring import BitMap
 
 from .compile import Field, Linked, Sql, SqlNode, compile_node
@@ -30,9 +31,9 @@ from .filters import FilteredBy, ImageFilter
 from .indexes import IMAGES
 from .postings import Postings, Snapshot, json_ids
 from .query import And, MatchAll, MatchNone, Node, Not, Or, Term
-from .sort import Order
+from .sort import Order, random_scores
 
-__all__ = ["ImageScope", "search_images", "matching"]
+__all__ = ["ImageScope", "Evaluator", "search_images", "matching", "page_ids"]
 
 _MAX_ID = 2**32 - 1
 # Index entries walked for the cost of reading and sorting one id's sort key.
@@ -57,7 +58,7 @@ def search_images(conn: sqlite3.Connection, postings: Postings, node: Node, scop
         try:
             lists = postings.snapshot(conn)
             found = matching(Evaluator(conn, lists), node, scope)
-            keys = _page(conn, lists, found, order, limit, offset) if len(found) > offset else []
+            keys = page_ids(conn, lists, found, order, limit, offset) if len(found) > offset else []
             return Page(read_rows(conn, IMAGES, keys, columns), len(found))
         finally:
             if conn.in_transaction:
@@ -237,8 +238,11 @@ def _reads_every_row(conn: sqlite3.Connection, sql: str, params: tuple, alias: s
 # ---------------------------------------------------------------------------- the page
 
 
-def _page(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order: Order, limit: int,
-          offset: int) -> list[int]:
+def page_ids(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order: Order, limit: int,
+             offset: int) -> list[int]:
+    """The ids of one page of ``found`` in ``order``."""
+    if order.by_id_alone and order.seed is not None:
+        return _random_page(found, order, limit, offset)
     if order.column == "id":
         size = len(found)
         if order.descending:
@@ -253,6 +257,21 @@ def _page(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order: Or
             if keys is not None:
                 return keys
     return _sorted(conn, found, order, limit, offset)
+
+
+def _random_page(found: BitMap, order: Order, limit: int, offset: int) -> list[int]:
+    """The page of a random order: every id scored at once, the first ``offset + limit`` picked
+    without sorting the rest (score, then id, in the order's direction, as its SQL sorts)."""
+    ids = np.frombuffer(found.to_array(), dtype=np.uint32).astype(np.int64)
+    keys = (random_scores(ids, order.seed) << 32) | ids  # a score is below 2**31, an id below 2**32
+    if order.descending:
+        keys = -keys
+    wanted = min(offset + limit, len(keys))
+    if wanted == 0:
+        return []
+    first = np.argpartition(keys, wanted - 1)[:wanted] if wanted < len(keys) else np.arange(len(keys))
+    ranked = first[np.argsort(keys[first], kind="stable")]
+    return ids[ranked[offset:offset + limit]].tolist()
 
 
 def _walk(conn: sqlite3.Connection, found: BitMap, order: Order, limit: int, offset: int,

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..asof.moments import Moment
+from ..asof.search import search_images_as_of
 from ..store.database import reader_uri
 from . import bitmap_search, engine
 from .bitmap_search import ImageScope
@@ -61,10 +63,15 @@ def image_query(q: str, transforms: dict[str, Callable[[str], Node]] | None = No
 
 
 def search(conn: sqlite3.Connection, postings: Postings, node: Node, scope: ImageScope, *, sf: str | None,
-           sd: str | None, limit: int, offset: int, columns: str, seconds: float) -> Page:
+           sd: str | None, limit: int, offset: int, columns: str, seconds: float, moment: Moment | None = None) -> Page:
     """One page of the images matching ``node`` in ``scope``, sorted by ``sf``/``sd`` as the site
-    sorts (``random`` seeded afresh), with the total; stopped with SearchTooSlow after ``seconds``."""
+    sorts (``random`` seeded afresh), with the total; stopped with SearchTooSlow after ``seconds``.
+    With ``moment``, the ids and total are those of the board at that moment (:mod:`mirror.asof.search`)
+    and the rows today's, each for the caller to read as of the moment."""
     order = image_sort(sf, sd, IMAGES.alias, seed=random.randrange(1, 2**32))
+    if moment is not None:
+        return search_images_as_of(conn, postings, node, scope, order, moment, limit=limit, offset=offset,
+                                   columns=columns, seconds=seconds)
     return bitmap_search.search_images(conn, postings, node, scope, order, limit=limit, offset=offset,
                                        columns=columns, seconds=seconds)
 

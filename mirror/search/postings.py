@@ -20,10 +20,13 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeVar
 
 from pyroaring import BitMap, FrozenBitMap
 
 __all__ = ["Postings", "Snapshot", "bitmap_of", "json_ids"]
+
+T = TypeVar("T")
 
 # What the kept lists may take, all together; the least recently used go first.
 DEFAULT_BUDGET = 64 * 1024 * 1024
@@ -47,6 +50,7 @@ class Postings:
         self._generation = 0
         self._plans: dict[str, bool] = {}
         self._seen: dict[int, int] = {}  # id(connection) -> the data_version it last reported
+        self._derived: dict[Hashable, Any] = {}  # other things read from this state (see Snapshot.derived)
 
     @property
     def generation(self) -> int:
@@ -93,6 +97,7 @@ class Postings:
 
     def _clear(self) -> None:
         self._plans.clear()
+        self._derived.clear()
         self._generation += 1
         self._kept.clear()
         self._bytes = 0
@@ -144,6 +149,19 @@ class Snapshot:
 
     def _kept(self, key: Hashable, sql: str, params: tuple = ()) -> BitMap:
         return self.kept(key, lambda: self.selected(sql, params))
+
+    def derived(self, key: Hashable, build: Callable[[], T]) -> T:
+        """What ``build`` reads from this state of the database, kept (outside the lists' budget)
+        until the database changes, as the lists are."""
+        postings = self._postings
+        with postings._lock:
+            if self._generation == postings._generation and key in postings._derived:
+                return postings._derived[key]
+        value = build()
+        with postings._lock:
+            if self._generation == postings._generation:
+                postings._derived[key] = value
+        return value
 
     def walkable(self, sql: str) -> bool:
         """Whether SQLite reads ``sql``'s rows in order off an index, without sorting them first."""

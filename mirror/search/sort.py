@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from .compile import Sql, sqlite_number
 
 IMAGE_SORT_FIELDS = {
@@ -67,6 +69,7 @@ class Order:
     column: str | None = None
     descending: bool = True
     by_id_alone: bool = False  # the order needs nothing of the row but its id (random)
+    seed: int | None = None  # a random order's seed, as the SQL holds it
 
 
 _COLUMN = re.compile(r"\{t\}\.(\w+)")
@@ -79,11 +82,20 @@ def image_sort(sf: str | None, sd: str | None, alias: str, *, seed: int) -> Orde
     if field not in IMAGE_SORT_FIELDS and not field.startswith(("random", "gallery_id:")):
         field = "first_seen_at"
     column = _COLUMN.fullmatch(IMAGE_SORT_FIELDS.get(field, ""))
-    return Order(sql, column.group(1) if column else None, sd != "asc", by_id_alone=field.startswith("random"))
+    random_seed = sql.params[0] if field.startswith("random") else None
+    return Order(sql, column.group(1) if column else None, sd != "asc", by_id_alone=field.startswith("random"),
+                 seed=random_seed)
 
 
 _MASK = 0xFFFFFFFF
 _PRIME = 2**31 - 1
+
+
+def random_scores(ids: np.ndarray, seed: int) -> np.ndarray:
+    """:func:`random_score_sql` of each id (int64), computed at once: the same scores, so a page
+    sorted here is the page SQL sorts, for a million ids in milliseconds."""
+    mixed = ((ids & _MASK) * 48271 + seed) % _PRIME
+    return ((mixed * mixed + 11) % _PRIME * 16807) % _PRIME
 
 
 def random_score_sql(key: str) -> Sql:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..asof import Moment, record_as_of, versions_of
+from ..asof.search import images_out_of_sight_then
+from ..asof.tables import tables_as_of
+from ..search.postings import json_ids
 from ..philomena import display_key
 from ..store.history import record_key
 from ..search import engine, images
@@ -117,11 +122,26 @@ class Context:
             raise QueryError(f"the query is longer than {MAX_QUERY} characters")
         return parse_query(q, spec, transforms=transforms) if q.strip() else MatchNone()
 
+    @contextmanager
+    def reading(self, *tables: str) -> Iterator[sqlite3.Connection]:
+        """A connection reading the archive, with ``tables`` as of the moment asked for (:mod:`mirror.asof.tables`)."""
+        if self.moment is None:
+            yield self.board.connection()
+            return
+        conn = tables_as_of(self.board.connection(), self.moment, tables)
+        try:
+            engine.prepare(conn)
+            yield conn
+        finally:
+            conn.close()
+
     def search(self, index: Index, node: Node, order: Sql, *, where: Sql = TRUE, default_size: int = 25,
-               columns: str = "{t}.raw") -> engine.Page:
-        return engine.search(self.board.connection(), index, node, order=order, where=where,
-                             limit=self.paging.size(default_size), offset=self.paging.offset(default_size),
-                             columns=columns, seconds=self.board.search_seconds)
+               columns: str = "{t}.raw", tables: tuple[str, ...] = ()) -> engine.Page:
+        """A search of ``index`` (its table, and ``tables`` beside it, read as of the moment asked for)."""
+        with self.reading(index.table, *tables) as conn:
+            return engine.search(conn, index, node, order=order, where=where, limit=self.paging.size(default_size),
+                                 offset=self.paging.offset(default_size), columns=columns,
+                                 seconds=self.board.search_seconds)
 
 
 def _endpoint(handler: Callable[..., Any], as_of: bool = False) -> Callable[[Request], Any]:
@@ -131,10 +151,7 @@ def _endpoint(handler: Callable[..., Any], as_of: bool = False) -> Callable[[Req
         params = {name: value for name, value in request.path_params.items() if name != "when"}
         try:
             ctx = Context.from_request(request, board)
-            if ctx.moment is not None and handler not in AS_OF_HANDLERS:
-                raise ErrorAnswer(501, "this route cannot be answered as of a moment yet: records can "
-                                       "(images, tags, comments, posts, profiles, filters, forums, topics)")
-            if not as_of and ctx.moment is None and handler in AS_OF_HANDLERS and (gate := timegate(request)):
+            if not as_of and ctx.moment is None and handler in RECORD_HANDLERS and (gate := timegate(request)):
                 return gate
             body = handler(ctx, **params)
         except ErrorAnswer as error:
@@ -205,8 +222,9 @@ def search_images(ctx: Context) -> Record:
     with searches.connection() as conn:
         page = images.search(conn, searches.postings, node, scope, sf=ctx.params.get("sf"), sd=ctx.params.get("sd"),
                              limit=ctx.paging.size(15), offset=ctx.paging.offset(15), columns=IMAGE_COLUMNS,
-                             seconds=ctx.board.search_seconds)
-    records = ctx.board.images(page.rows, ctx.image_filter, ctx.origin)
+                             seconds=ctx.board.search_seconds, moment=ctx.moment)
+    rows = [ctx.as_of("images", row["id"], row) for row in page.rows] if ctx.moment is not None else page.rows
+    records = ctx.board.images(rows, ctx.image_filter, ctx.origin)
     return {"images": records, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
 
 
@@ -223,38 +241,52 @@ def show_image(ctx: Context, id: str) -> Record:
 
 
 def featured_image(ctx: Context) -> Record:
-    row = ctx.board.one("SELECT f.image_id FROM featured_images f JOIN images i ON i.id = f.image_id "
-                        "WHERE coalesce(i.hidden_from_users, 0) = 0 ORDER BY f.day DESC LIMIT 1")
-    if row is None:
-        raise not_found()
-    return _image(ctx, row[0])
+    """The newest featured image not hidden (as of the moment asked for: featured by then, and not hidden then)."""
+    if ctx.moment is None:
+        row = ctx.board.one("SELECT f.image_id FROM featured_images f JOIN images i ON i.id = f.image_id "
+                            "WHERE coalesce(i.hidden_from_users, 0) = 0 ORDER BY f.day DESC LIMIT 1")
+        if row is None:
+            raise not_found()
+        return _image(ctx, row[0])
+    for (image_id,) in ctx.board.all("SELECT image_id FROM featured_images WHERE day <= ? ORDER BY day DESC",
+                                     [ctx.moment.text[:10]]):
+        if not _image_hidden(ctx, image_id):
+            return _image(ctx, image_id)
+    raise not_found()
 
 
 # ---------------------------------------------------------------------------- other searches
 
 
-def _fixed_search(ctx: Context, name: str, index: Index, where: Sql = TRUE, order: str | None = None) -> Record:
+def _fixed_search(ctx: Context, name: str, index: Index, where: Sql = TRUE, order: str | None = None,
+                  tables: tuple[str, ...] = ()) -> Record:
     node = ctx.query(index.spec)
     if isinstance(node, MatchNone):
         return {name: [], "total": 0}
     columns = "{t}.raw, {t}.stub, {t}.hidden_from_users" if index in (COMMENTS, POSTS) else "{t}.raw"
     page = ctx.search(index, node, Sql((order or FIXED_ORDERS[name]).format(t=index.alias)), where=where,
-                      columns=columns)
+                      columns=columns, tables=tables)
     return {name: raw_records(page.rows), "total": page.total}
 
 
 def search_comments(ctx: Context) -> Record:
     """Hidden comments, and comments on hidden images or on images the filter's tags hide, are left out."""
-    hidden_tags = json.dumps(ImageFilter.of(ctx.filter_row).hidden_tags)
-    where = Sql("coalesce(c.hidden_from_users, 0) = 0 AND c.raw IS NOT NULL "
-                "AND NOT EXISTS (SELECT 1 FROM images hidden WHERE hidden.id = c.image_id AND hidden.hidden_from_users = 1) "
-                "AND c.image_id NOT IN (SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?)))",
-                (hidden_tags,))
+    hidden_tags = ImageFilter.of(ctx.filter_row).hidden_tags
+    if ctx.moment is None:
+        where = Sql("NOT EXISTS (SELECT 1 FROM images hidden WHERE hidden.id = c.image_id "
+                    "AND hidden.hidden_from_users = 1) AND c.image_id NOT IN "
+                    "(SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?)))",
+                    (json.dumps(hidden_tags),))
+    else:
+        out = images_out_of_sight_then(ctx.board.connection(), ctx.moment, hidden_tags)
+        where = Sql("c.image_id NOT IN (SELECT value FROM json_each(?))", (json_ids(out),))
+    where = Sql("coalesce(c.hidden_from_users, 0) = 0 AND c.raw IS NOT NULL") & where
     return _fixed_search(ctx, "comments", COMMENTS, where)
 
 
 def search_posts(ctx: Context) -> Record:
-    return _fixed_search(ctx, "posts", POSTS, Sql("coalesce(p.hidden_from_users, 0) = 0 AND p.raw IS NOT NULL"))
+    return _fixed_search(ctx, "posts", POSTS, Sql("coalesce(p.hidden_from_users, 0) = 0 AND p.raw IS NOT NULL"),
+                         tables=("topics",))
 
 
 def search_galleries(ctx: Context) -> Record:
@@ -331,10 +363,10 @@ def show_filter(ctx: Context, id: str) -> Record:
 
 def _listed(ctx: Context, name: str, table: str, where: str, order: str, params: tuple = ()) -> Record:
     """A Scrivener-paged list: a page past the end is the last page again."""
-    total = ctx.board.one(f"SELECT count(*) FROM {table} WHERE {where}", params)[0]
-    size = ctx.paging.size()
-    rows = ctx.board.all(f"SELECT raw FROM {table} WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-                         (*params, size, ctx.paging.scrivener_offset(total)))
+    with ctx.reading(table) as conn:
+        total = conn.execute(f"SELECT count(*) FROM {table} WHERE {where}", params).fetchone()[0]
+        rows = conn.execute(f"SELECT raw FROM {table} WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+                            (*params, ctx.paging.size(), ctx.paging.scrivener_offset(total))).fetchall()
     return {name: raw_records(rows), "total": total}
 
 
@@ -474,8 +506,9 @@ API_ROUTES: list[tuple[str, Callable[..., Any]]] = [
 ]
 
 
-# What can be answered as of a moment (:mod:`mirror.asof`): one record, or a topic's posts.
-AS_OF_HANDLERS = frozenset({show_image, show_tag, show_comment, show_post, show_profile, show_filter, show_forum,
+# The routes of one record (or a topic's posts): each has a TimeGate and a TimeMap (:mod:`.memento`).
+# Every route answers as of a moment under /as-of/WHEN.
+RECORD_HANDLERS = frozenset({show_image, show_tag, show_comment, show_post, show_profile, show_filter, show_forum,
                             show_topic, list_topic_posts, show_topic_post, oembed})
 
 
@@ -485,4 +518,4 @@ def api_routes() -> list[BaseRoute]:
             + [Route(AS_OF_PREFIX + API_PREFIX + path, _endpoint(handler, as_of=True), methods=["GET"])
                for path, handler in API_ROUTES]
             + [Route(TIMEMAP_PREFIX + API_PREFIX + path, _timemap_endpoint(handler), methods=["GET"])
-               for path, handler in API_ROUTES if handler in AS_OF_HANDLERS and handler is not oembed])
+               for path, handler in API_ROUTES if handler in RECORD_HANDLERS and handler is not oembed])

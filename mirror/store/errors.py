@@ -2,7 +2,7 @@
 
 A nightly cron mail should tell the reader whether the disk is full, the permissions are wrong
 or another program holds the database: each needs a different fix, so each gets its own words
-(and all of them exit 5, see the README).
+(and all of them exit 5, see docs/use.md).
 
     MirrorError
     ├── StoreError      5  the database or the files cannot be written, or must not be touched

@@ -577,3 +577,16 @@ def _image_sketches(db: Database) -> None:
             sketch BLOB NOT NULL,
             PRIMARY KEY (image_id, view)
         ) STRICT""")
+
+
+@migrations(name="0030_export_state")
+def _export_state(db: Database) -> None:
+    """What `mirror export` last wrote of each record (:mod:`mirror.store.export_state`): a 64-bit
+    digest of the version exported, so a record read again unchanged is not exported again. The
+    records written since the last export are found by ``mirrored_at`` through an index, not by
+    reading every row of a million-image table each night."""
+    db.execute("""CREATE TABLE export_digests (
+        tbl TEXT NOT NULL, record_key TEXT NOT NULL, digest INTEGER NOT NULL,
+        PRIMARY KEY (tbl, record_key)) STRICT, WITHOUT ROWID""")
+    for table in ("images", "comments", "posts", "users", "galleries", "topics"):  # tags_by_age serves tags
+        db.execute(f'CREATE INDEX "{table}_by_mirrored_at" ON "{table}" (mirrored_at)')

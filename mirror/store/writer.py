@@ -15,7 +15,7 @@ from sqlite_utils import Database
 from sqlite_utils.db import jsonify_if_needed
 
 from ..dates import utc_text
-from .history import Seen, recorder_for
+from .history import Seen, note_event, recorder_for
 from .records import MAX_ID, column_converters, shape, shape_values, to_json, valid_id
 from .rejects import reject
 from .rows import Row, TableRows
@@ -195,3 +195,21 @@ class RecordWriter:
     def _pk_text(self) -> str:
         kinds = {"int": f"an integer from 0 to {MAX_ID}", "text": "text"}
         return " and ".join(f"{column} ({kinds[kind]})" for column, kind in self.pk_kinds)
+
+
+def mark_hidden(db: Database, table: str, key: Any, *, destroyed: bool = False) -> None:
+    """Mark a kept row hidden from users, keeping its record, when the site no longer shows it and
+    sends no stub (a comment on a hidden image is refused; a destroyed one is not found), and keep
+    the event in the history (``hidden``, or ``destroyed``) the first time, so that the record
+    as of a moment before is shown again (:mod:`mirror.asof`)."""
+    with db.atomic():
+        row = db.execute(f'SELECT hidden_from_users, stub FROM "{table}" WHERE id = ?', [key]).fetchone()
+        if row is None:
+            return
+        if destroyed:
+            note_event(db, table, key, "destroyed")
+        elif not row[0]:
+            note_event(db, table, key, "hidden")
+        # mirrored_at moves with the row, so that what reads changes by it (mirror export) sees this one
+        db.execute(f'UPDATE "{table}" SET hidden_from_users = 1, mirrored_at = ?{", stub = ?" if destroyed else ""} '
+                   "WHERE id = ?", [utc_text(), "null", key] if destroyed else [utc_text(), key])

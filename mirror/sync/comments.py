@@ -31,10 +31,9 @@ from sqlite_utils import Database
 
 from ..api import Forbidden, NotFound, PhilomenaClient
 from ..store.follow_ups import mirrored_among, mirrored_count, mirrored_images_after
-from ..store.history import note_event
 from ..store.records import record_ids, valid_id
 from ..store.specs import COMMENTS
-from ..store.writer import RecordWriter, Saved
+from ..store.writer import RecordWriter, Saved, mark_hidden
 from . import follow
 from .follow import BATCH, FollowRun
 from .paging import PER_PAGE, search_pages
@@ -122,10 +121,9 @@ async def _recheck(client: PhilomenaClient, db: Database, writer: RecordWriter, 
     try:
         record = await client.comment(comment_id)
     except NotFound:  # destroyed: lists render it as null
-        note_event(db, "comments", comment_id, "destroyed")
-        db["comments"].update(comment_id, {"hidden_from_users": 1, "stub": "null"})
+        mark_hidden(db, "comments", comment_id, destroyed=True)
     except Forbidden:  # its image is hidden
-        db["comments"].update(comment_id, {"hidden_from_users": 1})
+        mark_hidden(db, "comments", comment_id)
     else:
         report.count(1, writer.save([record]))
         return

@@ -106,6 +106,11 @@ def test_a_bad_query_is_reported_as_rejected(site, tmp_path):
     assert len(site_images(site)) > 0
 
 
+# How much earlier than its pace a request may reach the site: the client paces when it sends,
+# the site logs when it reads, and on a loaded machine either can be held up a moment.
+ARRIVAL_SLACK = 0.1
+
+
 def most_in_window(times: list[float], window: float) -> int:
     """The most arrivals in any window [t, t + window) starting at an arrival."""
     return max(bisect.bisect_left(times, t + window) - i for i, t in enumerate(times))
@@ -128,5 +133,9 @@ def test_searches_keep_the_sites_own_limit_whatever_the_configured_rate(site, tm
     asyncio.run(walk_then_show())
     searches = sorted(r.time for r in api_requests(site) if r.path.startswith("/api/v1/json/search"))
     shown = sorted(r.time for r in api_requests(site) if r.path.startswith("/api/v1/json/images/"))
-    assert len(searches) == 25 and most_in_window(searches, 10.0) <= 20
-    assert len(shown) == 10 and most_in_window(shown, 1.0) == 5  # the configured 5 a second, not 2
+    # Read from the site's log, so with the slack arrivals need on a loaded box: one request held up
+    # a few tens of milliseconds lands close to the next (6 in a 1.00 s window were seen under load).
+    assert len(searches) == 25 and most_in_window(searches, 10.0 - ARRIVAL_SLACK) <= 20
+    assert len(shown) == 10 and most_in_window(shown, 1.0 - ARRIVAL_SLACK) <= 5
+    # The configured 5 a second, not the searches' 2: ten take some 1.8 s, where 2 a second takes 4.5.
+    assert shown[-1] - shown[0] < 4.5

@@ -21,7 +21,7 @@ from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.search import images
 
-from ..support.browsing import assert_attributed_in_the_browser, browse_client, browsing, shown_images
+from ..support.browsing import assert_attributed_in_the_browser, assert_boxed_in_the_browser, browse_client, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 IMG = re.compile(r'<img class="booru-thumb" src="/-/media/thumbnail/(\d+)"')
@@ -45,6 +45,21 @@ async def client(gallery):
     return await browse_client(config)
 
 
+def boxed(html: str, db, base: str) -> list[int]:
+    """The images a grid shows; each a box linked to its page, with its counts and without the
+    attribution (its page has it; its title names its artists)."""
+    shown = []
+    for image_id, inner in FIGURE.findall(html):
+        image = db["images"].get(int(image_id))
+        artists = [t[len("artist:"):] for t in json.loads(image["tags"] or "[]") if t.startswith("artist:")]
+        title = re.search(r'<a class="booru-box" href="/-/image/' + image_id + r'[?"][^>]*title="([^"]*)"', inner)
+        assert title and all(artist in title.group(1) for artist in artists), (image_id, inner)
+        assert f'href="{base}/images/{image_id}"' not in inner and "booru-source" not in inner
+        assert 'class="booru-counts"' in inner
+        shown.append(int(image_id))
+    return shown
+
+
 def attributed(html: str, db, base: str) -> list[int]:
     """The images a page shows; each must show its artists, its source and its page on the site."""
     shown = []
@@ -64,7 +79,7 @@ def attributed(html: str, db, base: str) -> list[int]:
     return shown
 
 
-async def test_the_search_page_shows_a_grid_of_attributed_kept_thumbnails(client, gallery):
+async def test_the_search_page_shows_a_grid_of_kept_thumbnails_in_boxes(client, gallery):
     config, db, base = gallery
     tag = db.execute("SELECT t.name FROM image_tags it JOIN tags t ON t.id = it.tag_id JOIN images i ON i.id = it.image_id "
                      "WHERE coalesce(i.hidden_from_users, 0) = 0 GROUP BY t.id ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
@@ -73,7 +88,7 @@ async def test_the_search_page_shows_a_grid_of_attributed_kept_thumbnails(client
     expected = [r[0] for r in db.execute("SELECT it.image_id FROM image_tags it JOIN tags t ON t.id = it.tag_id "
                                          "JOIN images i ON i.id = it.image_id WHERE t.name = ? "
                                          "AND coalesce(i.hidden_from_users, 0) = 0 ORDER BY it.image_id", [tag])]
-    assert attributed(response.text, db, base) == expected
+    assert boxed(response.text, db, base) == expected
     kept = {int(i) for i in IMG.findall(response.text)}
     assert kept and kept <= set(expected)
     for image_id in kept:  # the thumbnail is the kept file, served locally
@@ -93,12 +108,12 @@ async def test_a_bad_query_shows_the_parsers_message(client):
     assert "needs an account" in response.text
 
 
-async def test_images_not_downloaded_show_a_placeholder_with_their_attribution(client, gallery):
+async def test_images_not_downloaded_show_a_placeholder_in_their_box(client, gallery):
     config, db, base = gallery
     waiting = db.execute("SELECT id FROM images WHERE thumbnails_generated = 0 AND coalesce(hidden_from_users, 0) = 0"
                          ).fetchone()[0]
     response = await client.get("/-/booru", params={"q": f"id:{waiting}"})
-    assert attributed(response.text, db, base) == [waiting]
+    assert boxed(response.text, db, base) == [waiting]
     assert "not downloaded" in response.text and not IMG.findall(response.text)
 
 
@@ -194,9 +209,9 @@ def test_thumbnails_load_from_local_files_in_a_real_browser(gallery, browse_url,
     cards = shown_images(page)
     pictures = [card for card in cards if card["width"] is not None]
     assert len(pictures) >= 5 and all(card["width"] > 0 for card in pictures)
-    assert_attributed_in_the_browser(cards, db, base)
+    assert_boxed_in_the_browser(cards, db)
     page.screenshot(path=str(tmp_path / "search.png"))
-    if os.environ.get("MIRROR_SCREENSHOTS"):  # how the README's screenshot is made
+    if os.environ.get("MIRROR_SCREENSHOTS"):  # how the screenshot of docs/browse.md is made
         page.set_viewport_size({"width": 1200, "height": 900})
         page.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], "browse-search.png"))
     image_id = pictures[0]["id"]

@@ -14,6 +14,7 @@ import pytest
 
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
+from mirror.browse.text_diff import text_diff
 from mirror.store.history import SiteChange, save_site_changes
 
 from ..support.browsing import browse_client, browsing
@@ -180,3 +181,17 @@ def test_a_mirror_made_before_history_was_kept_says_nothing_changed(archive, tmp
     config = dataclasses.replace(archive["config"], store=dataclasses.replace(archive["config"].store, database=old))
     status, html = get(config, "/-/changes")
     assert status == 200 and "Nothing changed" in html and not rows(html)
+
+
+def test_the_timeline_spaces_its_word_diff_and_rounds_its_counters_as_shown(archive):
+    """A word replaced reads apart from its replacement (issue 39 saw `RainbowEdited requestby`), and a
+    score's fraction reads as a number a person compares (not `wilson_score 0.5466385077253909`)."""
+    diff = str(text_diff("Rainbow request", "Edited request by"))
+    assert html_text.unescape(re.sub(r"<[^>]+>", "", diff)).split() == ["Rainbow", "Edited", "request", "by"]
+    replaced = re.sub(r"<[^>]+>", "", str(text_diff("Rainbow request", "Edited by")))
+    assert replaced.split() == ["Rainbow", "request", "Edited", "by"]
+    assert text_diff("same words", "same words") == "same words"
+    html = get(archive["config"], f"/-/image/{archive['image']}/history")[1]
+    shown = re.findall(r"<b>wilson_score</b> ([^<]+)</span>", html)
+    assert shown and all(re.fullmatch(r"(\d+(\.\d\d)?|none) \u2192 \d+(\.\d\d)?", said) for said in shown), shown
+    assert re.search(r"<b>score</b> -?[\d,]+ \u2192 -?[\d,]+", html)

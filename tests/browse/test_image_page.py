@@ -17,7 +17,7 @@ from mirror.browse.markup import IMAGE_REFERENCE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
-from ..support.browsing import assert_attributed_in_the_browser, browse_client, browsing, shown_images
+from ..support.browsing import assert_boxed_in_the_browser, browse_client, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 
 
@@ -105,8 +105,9 @@ def test_in_a_real_browser_the_picture_loads_and_the_arrow_keys_move(mirrored, b
 
 
 def test_in_a_real_browser_every_grid_shows_its_pictures_with_their_attribution(mirrored, browser):
-    """The tag, user and gallery pages: each card's thumbnail loads from the kept files and names
-    its artists, its source and its page on the site; a thread's posts read in order."""
+    """The tag, user and gallery pages: each card's thumbnail loads from the kept files into a box of
+    the grid's one size, its counts under it, linked to the image's page where its attribution is;
+    a thread's posts read in order."""
     config, db, shown, gone, tmp = mirrored
     tag_id, = db.execute("SELECT it.tag_id FROM image_tags it JOIN downloads d ON d.image_id = it.image_id "
                          "AND d.representation = 'thumb' AND d.status = 'done' AND d.path NOT LIKE '%.webm' "
@@ -124,7 +125,7 @@ def test_in_a_real_browser_every_grid_shows_its_pictures_with_their_attribution(
             cards = shown_images(tab)
             pictures = [card for card in cards if card["width"] is not None]
             assert pictures and all(card["width"] > 0 for card in pictures), path
-            assert_attributed_in_the_browser(cards, db, config.base_url)
+            assert_boxed_in_the_browser(cards, db)
             if path.startswith("-/tag/"):
                 screenshot(tab, "browse-tag.png")
         tab.goto(f"{url}-/topic/{forum}/{topic}")
@@ -164,7 +165,7 @@ def test_in_a_real_browser_an_image_without_files_shows_the_placeholder(mirrored
 
 
 def screenshot(tab, name: str) -> None:
-    """The README's screenshots are made here: MIRROR_SCREENSHOTS=docs pytest tests/browse."""
+    """The screenshots of docs/browse.md are made here: MIRROR_SCREENSHOTS=docs pytest tests/browse."""
     if os.environ.get("MIRROR_SCREENSHOTS"):
         tab.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], name))
 
@@ -216,7 +217,7 @@ def test_an_image_opened_from_a_search_moves_through_that_search(mirrored):
     tag = db.execute("SELECT t.name FROM image_tags it JOIN tags t ON t.id = it.tag_id "
                      "GROUP BY t.id ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
     query = f"/-/booru?q={quote(tag)}&sf=score&sd=desc"
-    cards = [html_text.unescape(h) for h in re.findall(r'<a href="(/-/image/\d+\?[^"]+)">', page(config, query)[1])]
+    cards = [html_text.unescape(h) for h in re.findall(r'<a class="booru-box" href="(/-/image/\d+\?[^"]+)"', page(config, query)[1])]
     assert len(cards) >= 3 and all("pos=" in card for card in cards)
     second = page(config, cards[1])[1]
     forward = html_text.unescape(re.search(r'class="booru-next" href="([^"]+)"', second).group(1))

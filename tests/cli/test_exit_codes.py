@@ -1,4 +1,4 @@
-"""The exit statuses are the README's table, read from the README itself, so the two cannot drift
+"""The exit statuses are the table of docs/use.md, read from the page itself, so the two cannot drift
 (issue 36): every error class carries a status the table has, in the row that says what it is; every
 status the table lists is one a class or a command ends with; and most are checked by a real run.
 One place maps errors to statuses (cli.handle_errors), the classes say which (mirror.errors draws
@@ -26,12 +26,11 @@ from mirror.errors import MirrorError
 from mirror.localsite.http.server import LoopbackServer
 from mirror.store import run_lock
 
+from ..support import docs
 from ..support.ports import a_closed_port
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-# What each error class is, in the words of the README's row for its status. The status comes
-# from the class and the row from the README: a class moved to another status, or a row reworded
+# What each error class is, in the words of the docs' row for its status. The status comes
+# from the class and the row from the docs: a class moved to another status, or a row reworded
 # so that it no longer says so, fails here.
 SAID_AS = {
     "MirrorError": "unexpected error",
@@ -56,6 +55,8 @@ SAID_AS = {
     "WalkStalled": "a page that does not move the walk on",
     "StoreError": "the database or the files cannot be written",
     "StorageFailure": "the database or the files cannot be written",
+    "ExportFailure": "the database or the files cannot be written",
+    "ExportMissing": "a package a command needs",
     "BoardMissing": "no mirror database to serve",
     "MirrorBusy": "is writing to the same database",
     "PortUnavailable": "cannot listen where asked",
@@ -64,11 +65,10 @@ SAID_AS = {
 NOT_ERRORS = {0, statuses.EXIT_DAMAGED}
 
 
-def readme_table() -> dict[int, str]:
-    """The README's exit-code table: status -> meaning."""
-    section = README.read_text().split("\n### Exit codes\n", 1)[1].split("\n#", 1)[0]
-    rows = re.findall(r"^\| (\d+) \| (.+) \|$", section, re.MULTILINE)
-    assert rows, "the README's Exit codes section has no table"
+def documented_table() -> dict[int, str]:
+    """The exit-code table of docs/use.md: status -> meaning."""
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", docs.section(docs.page("use.md"), "Exit codes"), re.MULTILINE)
+    assert rows, "the Exit codes section of docs/use.md has no table"
     return {int(code): meaning for code, meaning in rows}
 
 
@@ -84,13 +84,13 @@ def every_error() -> dict[str, type]:
 
 
 def test_the_table_is_the_statuses_0_to_8_each_once():
-    assert list(readme_table()) == list(range(9))
+    assert list(documented_table()) == list(range(9))
 
 
 def test_every_error_class_is_in_the_row_of_its_status():
-    table = readme_table()
+    table = documented_table()
     errors = every_error()
-    assert sorted(errors) == sorted(SAID_AS), "say in the README's table which row a new error belongs in"
+    assert sorted(errors) == sorted(SAID_AS), "say in the table of docs/use.md which row a new error belongs in"
     misplaced = {name: (cls.exit_code, SAID_AS[name]) for name, cls in errors.items()
                  if SAID_AS[name] not in table.get(cls.exit_code, "")}
     assert misplaced == {}
@@ -98,7 +98,7 @@ def test_every_error_class_is_in_the_row_of_its_status():
 
 def test_every_status_in_the_table_is_one_a_run_can_end_with():
     carried = {cls.exit_code for cls in every_error().values()}
-    assert set(readme_table()) == carried | NOT_ERRORS
+    assert set(documented_table()) == carried | NOT_ERRORS
 
 
 @pytest.mark.parametrize("name", sorted(SAID_AS))
@@ -186,13 +186,13 @@ NOT_RUN = {1: "an unexpected error or an interrupt (tests/end_to_end kill runs)"
 
 
 def test_every_status_in_the_table_is_run_or_says_why_not():
-    assert set(REAL_RUNS) | set(NOT_RUN) == set(readme_table()) and not set(REAL_RUNS) & set(NOT_RUN)
+    assert set(REAL_RUNS) | set(NOT_RUN) == set(documented_table()) and not set(REAL_RUNS) & set(NOT_RUN)
 
 
 @pytest.mark.parametrize("status, scenario", [(s, f) for s, runs in REAL_RUNS.items() for f in runs],
                          ids=lambda v: getattr(v, "__name__", str(v)))
 def test_a_real_run_ends_with_the_status_the_readme_gives(tmp_path, status, scenario):
-    assert status in readme_table()
+    assert status in documented_table()
     result = scenario(tmp_path)
     assert result.exit_code == status, result.output
     assert "Traceback" not in result.output

@@ -1,4 +1,4 @@
-"""What a newcomer types first: -h and -V, shell completion, and the README's commands as written."""
+"""What a newcomer types first: -h and -V, shell completion, and the commands of docs/use.md as written."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.control import control_routes
 from mirror.localsite.http.server import SiteServer
 
+from ..support import docs
 from ..support.configs import site_config, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+USE = docs.page("use.md")
 MIRROR = str(Path(sys.executable).parent / "mirror")
 
 
@@ -45,8 +46,8 @@ def test_capital_v_is_the_version():
 @pytest.mark.parametrize("shell, marker", [("bash", "complete -o nosort -F _mirror_completion mirror"),
                                            ("zsh", "compdef _mirror_completion mirror"),
                                            ("fish", "complete --no-files --command mirror")])
-def test_the_completion_the_readme_shows_produces_a_script(shell, marker):
-    assert f"_MIRROR_COMPLETE={shell}_source mirror" in README
+def test_the_completion_the_docs_show_produces_a_script(shell, marker):
+    assert f"_MIRROR_COMPLETE={shell}_source mirror" in USE
     script = subprocess.run([MIRROR], env={**os.environ, "_MIRROR_COMPLETE": f"{shell}_source"},
                             capture_output=True, text=True, timeout=60)
     assert script.returncode == 0 and marker in script.stdout
@@ -63,13 +64,14 @@ def test_completion_completes_commands_and_resources():
     assert set(complete("mirror sync ")) >= {"images", "comments", "tags"}
 
 
-def test_the_readmes_commands_call_mirror_after_activating_the_venv():
+def test_the_docs_commands_call_mirror_after_activating_the_venv():
     """The install line leaves `mirror` in .venv/bin: the usage block puts it on PATH before its
-    first bare `mirror`; the crontab line and the systemd unit name it by path."""
-    usage = re.search(r"## Use\n\n```\n(.*?)```", README, re.S).group(1).splitlines()
+    first bare `mirror`; the crontab lines and the systemd unit name it by path."""
+    usage = re.search(r"```\n(.*?)```", docs.section(USE, "Use"), re.S).group(1).splitlines()
     assert usage[0].startswith(". .venv/bin/activate")
     assert any(line.startswith("mirror ") for line in usage)
-    assert "cd /srv/mirror && .venv/bin/mirror sync" in README
+    assert "cd /srv/mirror && .venv/bin/mirror sync" in USE
+    assert "cd /srv/mirror && .venv/bin/mirror sync" in docs.readme()
     if (ROOT / ".venv/bin/activate").exists():  # installed as the README says
         found = subprocess.run(["bash", "-c", ". .venv/bin/activate && command -v mirror"], cwd=ROOT,
                                capture_output=True, text=True).stdout.strip()
@@ -81,11 +83,11 @@ def control_paths() -> list[str]:
     return [re.sub(r"\{id:int\}", "ID", route.path) for route in control_routes() if isinstance(route, Route)]
 
 
-def test_the_control_api_is_documented_in_the_sites_help_and_the_readme():
+def test_the_control_api_is_documented_in_the_sites_help_and_the_design_page():
     help_text = run(["site", "-h"]).output
     for path in control_paths():
         assert f"SITE{path}" in help_text, path
-        assert f"/_control{path.removeprefix('/_control')}`" in README, path
+        assert f"/_control{path.removeprefix('/_control')}`" in docs.page("design.md"), path
 
 
 def test_the_control_api_does_what_the_help_says():

@@ -72,7 +72,7 @@ def test_while_the_site_is_down_each_wait_is_said_even_under_quiet(site, tmp_pat
 def test_an_address_that_is_not_a_philomena_api_says_so_at_once(tmp_path, status):
     """Philomena's API answers a 404 in JSON (or empty), and its proxy sends HTML only with 429
     and 5xx, so a web page is another site, a captive portal or a wrong path: asking again changes
-    nothing. Before issue 36 the 200 page was retried for 35 s and ended with 3, not the README's 4."""
+    nothing. Before issue 36 the 200 page was retried for 35 s and ended with 3, not the 4 of docs/use.md."""
     with LoopbackServer(a_web_site(status)) as blog:
         started = time.monotonic()
         result = CliRunner().invoke(cli, ["-c", config_file(tmp_path, blog.url, polite=DEFAULT_POLITENESS), "sync"])

@@ -1,4 +1,4 @@
-"""contrib/systemd: the nightly service and its timer say what the README and mirror.errors say.
+"""contrib/systemd: the nightly service and its timer say what docs/nightly.md and mirror.errors say.
 
 Read strictly (one key once per section, nothing outside a section), their command is one the CLI
 accepts, their exit statuses are documented ones mapped sensibly, and where `systemd-analyze`
@@ -19,6 +19,8 @@ from click.testing import CliRunner
 
 from mirror import errors
 from mirror.cli import cli
+
+from ..support import docs
 
 UNITS = Path(__file__).resolve().parents[2] / "contrib" / "systemd"
 DOCUMENTED = {getattr(errors, name) for name in errors.__all__ if name.startswith("EXIT_")}
@@ -85,3 +87,12 @@ def test_systemd_analyze_verifies_both_units(tmp_path):
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "booru-mirror" not in result.stderr, result.stderr  # no warning about either unit
+
+
+@pytest.mark.parametrize("name", ["booru-mirror.service", "booru-mirror.timer"])
+def test_the_units_documentation_is_a_page_and_section_that_exist(name):
+    """`systemctl help booru-mirror` opens it: the repository's page on the forge, at its section."""
+    url = unit(name)["Unit"]["Documentation"]
+    prefix = "https://github.com/booru-mirror/booru-mirror/blob/main/"
+    assert url.startswith(prefix), url
+    assert docs.link_resolves(docs.ROOT / "README.md", url.removeprefix(prefix)), url

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -41,11 +40,10 @@ from mirror.store.downloads import counts
 from mirror.wiring import open_storage
 
 from ..support.configs import changed, site_config, site_images, sync, write_config
+from ..support.moto import AWS_ENV, moto_s3
 
 # The file host's pacing for tests: fast, with quick retries (the real limits are tested elsewhere).
 FAST_FILES = {"requests_per_second": 500, "concurrency": 4}
-# moto accepts any credentials; real ones come from the environment the same way.
-AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 
 @pytest.fixture
@@ -62,33 +60,8 @@ def site():
 @pytest.fixture(scope="module")
 def s3_endpoint():
     """A moto S3 server on a free loopback port, for this module's tests; stopped afterwards."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    saved = {k: os.environ.get(k) for k in AWS_ENV}
-    os.environ.update(AWS_ENV)
-    server = subprocess.Popen([str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(endpoint, timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError("moto_server did not start") from None
-                time.sleep(0.1)
+    with moto_s3() as endpoint:
         yield endpoint
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @pytest.fixture(params=["local", "s3"])

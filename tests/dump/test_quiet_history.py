@@ -3,7 +3,7 @@
 A public dump lacks fields the API sends (an image's ``animated``, a comment's ``avatar``, an
 anonymous author's name, a tag's ``dnp_entries`` ...). When the syncs after the import fetch the
 records again, those fields go from unknown to known: not a change. The board here is dumped,
-imported and synced as the README's whole-board route does, with one retag, one hide and one merge
+imported and synced as the whole-board route of docs/dump.md does, with one retag, one hide and one merge
 made on the site after the dump; those, and the records new since the dump, are all the history may
 show. Then every record is sent again as the audits and refreshes of the nights to come would send
 it: nothing more may be kept.
@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from mirror.asof import Moment, record_as_of
 from mirror.commands.changes import lines
 from mirror.commands.import_dump import run_import
+from mirror.search import images
+from mirror.search.bitmap_search import ImageScope
+from mirror.search.postings import Postings
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.store import open_database
@@ -76,7 +79,11 @@ def test_the_first_sync_after_the_import_keeps_only_what_changed_on_the_site(imp
     images = {(key, event) for resource, key, event, _ in kept if resource == "images"}
     assert images == {(str(imported["retagged"]), "changed"), (str(imported["hidden"]), "deleted"),
                       (str(imported["merged"]), "merged")}, kept
-    others = [row for row in kept if row[0] != "images"]
+    # The comments of the hidden and the merged image, hidden with them (the site refuses them now).
+    hidden_with = {key for resource, key, event, _ in kept if (resource, event) == ("comments", "hidden")}
+    assert hidden_with and {row[0] for row in imported["db"].execute(
+        f"SELECT image_id FROM comments WHERE id IN ({','.join(hidden_with)})")} <= {imported["hidden"], imported["merged"]}
+    others = [row for row in kept if row[0] != "images" and row[1] not in hidden_with]
     # The tag the retag used for the first time, and the counts the three edits moved.
     assert all(event in ("used", "counters") for _, _, event, _ in others), others
     retag = next(json.loads(c) if c else None for r, k, e, c in kept if (r, k) == ("images", str(imported["retagged"])))
@@ -85,11 +92,16 @@ def test_the_first_sync_after_the_import_keeps_only_what_changed_on_the_site(imp
 
 
 def test_mirror_changes_shows_the_real_edits_first(imported):
-    shown = [line.split("  ", 1)[1] for line in lines(imported["db"], since=EPOCH)]
-    assert sorted(shown[:3]) == sorted([f"image {imported['merged']} merged into {imported['target']}",
-                                        f"image {imported['hidden']} deleted: Rule #2",
-                                        f"image {imported['retagged']}: tags +after the dump; tag_count {imported['tag_count']} -> "
-                                        f"{imported['tag_count'] + 1}; view_url edited"]), shown[:20]
+    """The three edits, and the comments of the hidden and the merged image, hidden with them."""
+    db = imported["db"]
+    shown = [line.split("  ", 1)[1] for line in lines(db, since=EPOCH)]
+    hidden_with = [f"comment {row[0]} hidden" for row in db.execute(
+        "SELECT id FROM comments WHERE image_id IN (?, ?)", [imported["hidden"], imported["merged"]])]
+    edits = [f"image {imported['merged']} merged into {imported['target']}",
+             f"image {imported['hidden']} deleted: Rule #2",
+             f"image {imported['retagged']}: tags +after the dump; tag_count {imported['tag_count']} -> "
+             f"{imported['tag_count'] + 1}; view_url edited"]
+    assert sorted(shown[:3 + len(hidden_with)]) == sorted(edits + hidden_with), shown[:20]
 
 
 def test_a_second_sync_on_an_unchanged_site_keeps_nothing(imported):
@@ -144,3 +156,42 @@ def test_an_imported_image_as_of_any_moment_has_the_tags_the_sites_own_history_g
             assert found.began == moment
             checked += 1
     assert checked >= 10, (len(by_image), len(later), sum(len({a for a, _, _ in c}) >= 2 for c in by_image.values()))
+
+
+def _search_as_of(db, q: str, moment: str, deleted: bool = False) -> set[int]:
+    path = next(row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main")
+    conn = images.open_reader(path)
+    try:
+        page = images.search(conn, Postings(), images.image_query(q), ImageScope(deleted=deleted), sf="id", sd="asc",
+                             limit=50, offset=0, columns="i.id", seconds=30, moment=Moment(moment))
+        return {row["id"] for row in page.rows}
+    finally:
+        conn.close()
+
+
+def test_a_search_as_of_a_moment_before_or_after_the_import_finds_what_the_board_held(imported):
+    """Before the first sync, a tag's images are those the site's own tag history gives at that
+    moment; after it, the edits the syncs saw: a tag added after the dump, a hide, a merge."""
+    db = imported["db"]
+    tag_id = db.execute("SELECT id FROM tags WHERE name = 'retagged on the site'").fetchone()[0]
+    rows = db.execute("SELECT h.seen_at, c.change, c.image_id FROM history h JOIN image_tag_changes c "
+                      "ON c.history_id = h.id WHERE h.event = 'site_tags' AND c.tag_id = ? ORDER BY h.seen_at, h.id",
+                      [tag_id]).fetchall()
+    assert rows
+    first = datetime.strptime(rows[0][0], "%Y-%m-%dT%H:%M:%SZ") - timedelta(seconds=1)
+    for moment in [first.strftime("%Y-%m-%dT%H:%M:%SZ"), *sorted({at for at, _, _ in rows})]:
+        expected: set[int] = set()
+        for at, change, image_id in rows:
+            if at <= moment:
+                (expected.add if change == "+" else expected.discard)(image_id)
+        assert _search_as_of(db, '"retagged on the site"', moment, deleted=True) == expected, moment
+        assert expected or moment < rows[0][0]
+    synced = db.execute("SELECT min(seen_at) FROM history WHERE id > ? AND event != 'first_seen'",
+                        [imported["imported"]]).fetchone()[0]
+    before = (datetime.strptime(synced, "%Y-%m-%dT%H:%M:%SZ") - timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert _search_as_of(db, '"after the dump"', before) == set()
+    assert _search_as_of(db, '"after the dump"', now) == {imported["retagged"]}
+    for image_id in (imported["hidden"], imported["merged"]):
+        assert _search_as_of(db, f"id:{image_id}", before) == {image_id}
+        assert _search_as_of(db, f"id:{image_id}", now) == set()

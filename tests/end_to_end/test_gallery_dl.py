@@ -32,7 +32,7 @@ KEPT = ("coalesce(i.hidden_from_users, 0) = 0 AND EXISTS (SELECT 1 FROM download
         "AND d.representation = 'full' AND d.status = 'done')")
 
 
-def gallery_dl_config(archive: Archive, target: Path) -> dict:
+def gallery_dl_config(archive: Archive, target: Path, root: str = "") -> dict:
     """The archive as gallery-dl's one custom Philomena instance, nothing hidden, no pauses.
 
     Nothing else needs turning off: gallery-dl looks for updates only when run with ``-U``, and
@@ -45,7 +45,7 @@ def gallery_dl_config(archive: Archive, target: Path) -> dict:
             "retries": 0,
             "philomena": {
                 # "svg" is left at its default: an SVG image's .svg original, not its PNG rendering.
-                "booru-mirror": {"root": archive.served.url, "pattern": re.escape(_host(archive)),
+                "booru-mirror": {"root": archive.served.url + root, "pattern": re.escape(_host(archive) + root),
                                  "filter_id": str(archive.everything)},
             },
         },
@@ -58,10 +58,11 @@ def _host(archive: Archive) -> str:
     return urlsplit(archive.served.url).netloc
 
 
-def run_gallery_dl(archive: Archive, url: str, work: Path) -> tuple[dict[int, Path], str]:
-    """Run gallery-dl on ``url``, network blocked: (image id -> downloaded file, its verbose log)."""
+def run_gallery_dl(archive: Archive, url: str, work: Path, root: str = "") -> tuple[dict[int, Path], str]:
+    """Run gallery-dl on ``url``, network blocked: (image id -> downloaded file, its verbose log);
+    ``root``: a path under the archive's origin (an ``/as-of/WHEN`` root)."""
     target, config = work / "files", work / "gallery-dl.json"
-    config.write_text(json.dumps(gallery_dl_config(archive, target)))
+    config.write_text(json.dumps(gallery_dl_config(archive, target, root)))
     env = {name: value for name, value in os.environ.items() if not name.lower().endswith("_proxy")}
     env |= {"HTTP_PROXY": NOWHERE, "HTTPS_PROXY": NOWHERE, "ALL_PROXY": NOWHERE, "NO_PROXY": "127.0.0.1",
             "HOME": str(work)}
@@ -151,3 +152,20 @@ def test_gallery_dl_downloads_a_gallery_from_the_archive(archive, tmp_path):
     assert {path.parent.name for path in files.values()} == {f"{gallery_id} {title}"}  # its metadata, found
     assert assert_only_the_archive_answered(archive, log) == {"/api/v1/json/search/galleries",
                                                               "/api/v1/json/search/images"}
+
+
+def test_gallery_dl_downloads_a_search_as_of_a_moment_from_an_as_of_root(archive, tmp_path):
+    """Pointed at ``/as-of/WHEN`` as its root, gallery-dl gets the search as the board answered it
+    then: here, only the images uploaded by then."""
+    tag = tag_to_search(archive)
+    uploaded = dict(archive.db.execute(
+        "SELECT id, substr(created_at, 1, 19) || 'Z' FROM images WHERE id IN (SELECT value FROM json_each(?))",
+        [json.dumps(sorted(search_ids(archive, tag)))]))
+    when = sorted(uploaded.values())[len(uploaded) // 2]
+    moment = re.sub(r"\D", "", when)  # the 14 digits web archives use
+    expected = {image_id for image_id, at in uploaded.items() if at <= when}
+    assert 0 < len(expected) < len(uploaded)
+    root = f"/as-of/{moment}"
+    files, log = run_gallery_dl(archive, f"{archive.served.url}{root}/search?q={quote_plus(tag)}", tmp_path, root)
+    assert_files_are_the_images(archive, files, expected)
+    assert assert_only_the_archive_answered(archive, log) == {f"{root}/api/v1/json/search/images"}

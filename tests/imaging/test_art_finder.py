@@ -19,7 +19,7 @@ from mirror.localsite.http.server import SiteServer
 from mirror.search.similar import GROUP_DISTANCE
 from mirror.store.similar import load_sketches
 
-from ..support.art import BLACK, WHITE, artworks, copies, flatten, png
+from ..support.art import BLACK, WHITE, artworks, copies, flatten, png, upload
 from ..support.browsing import browse_client
 from ..support.configs import site_config, sync, write_config
 
@@ -31,15 +31,6 @@ MARSHAL = next(art for art in artworks("archived") if art.name.endswith("-marsha
 GENERAL = next(art for art in artworks("unseen") if art.name.endswith("-general.webp"))
 
 
-def _upload(editor: BoardEditor, data: bytes, name: str) -> int:
-    picture = Image.open(io.BytesIO(data))
-    fmt = {"PNG": "png", "JPEG": "jpg"}[picture.format]
-    return editor.add_upload(data, name=name, fmt=fmt, mime_type=f"image/{'jpeg' if fmt == 'jpg' else 'png'}",
-                             width=picture.width, height=picture.height, duration=0.0, animated=False,
-                             tags=["safe", "artist:wesnoth"], description="", source_urls=[], user_id=None,
-                             anonymous=True)["id"]
-
-
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
     """Drawings and three copies of them on a board, mirrored with thumbnails only."""
@@ -49,11 +40,11 @@ def archive(tmp_path_factory):
     ids, files = {}, {}
     for art in PORTRAITS + SCENES + [MARSHAL]:
         files[art.name] = png(art.picture())
-        ids[art.name] = _upload(editor, files[art.name], art.name)
+        ids[art.name] = upload(editor, files[art.name], art.name)
     copied = {}
     for art in PORTRAITS + SCENES:
         if art.name in COPIED:
-            copied[ids[art.name]] = _upload(editor, copies(art)[COPIED[art.name]], f"copy of {art.name}")
+            copied[ids[art.name]] = upload(editor, copies(art)[COPIED[art.name]], f"copy of {art.name}")
     time.sleep(0.2)  # processed after processing_delay
     with SiteServer(editor) as site:
         config = site_config(site, tmp, download={"enabled": True, "representations": ["thumb"],

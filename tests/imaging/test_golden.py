@@ -33,7 +33,7 @@ def test_the_golden_set_covers_every_raster_format():
 
 def test_an_svg_renders_close_to_librsvg_but_not_the_same():
     """cairosvg draws text and edges unlike librsvg: measured on the golden drawing, each corner
-    within 2 levels (the README says so); a query made from an SVG sees that difference."""
+    within 2 levels (docs/reverse-search.md says so); a query made from an SVG sees that difference."""
     name = next(name for name in VALUES if name.endswith(".svg"))
     ours, _ = intensities_of((GOLDEN / name).read_bytes())
     differences = [abs(a - b) for a, b in zip(ours.as_tuple(), VALUES[name])]

@@ -220,7 +220,7 @@ def test_without_postgres_the_dump_says_what_to_install(tmp_path, monkeypatch):
 
 def test_a_dump_of_the_site_states_the_files_it_serves(tmp_path):
     """`mirror site --dump`, imported, then downloaded from `mirror site` run with the same options
-    (the README's route): every image's size, hashes and intensities are the API's, so no record
+    (the route of docs/dump.md): every image's size, hashes and intensities are the API's, so no record
     reads as edited and no file is taken for a mismatch (each would cost a request for its record)."""
     out = tmp_path / "site.pgdump"
     result = CliRunner().invoke(cli, ["site", "--seed", "3", "--images", "24", "--dump", str(out)])

@@ -1,5 +1,5 @@
 """`mirror site` serves pictures someone can look at by default (drawn artwork, then shapes), and
-an archive made from it, as the README makes one, groups no two different pictures (issue 28)."""
+an archive made from it, as docs/use.md makes one, groups no two different pictures (issue 28)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_every_early_image_of_a_board_shows_a_different_painting():
 
 @pytest.fixture(scope="module")
 def readme_archive(tmp_path_factory):
-    """A mirror of a `mirror site` board with pictures, thumbnails kept, as the README's steps make."""
+    """A mirror of a `mirror site` board with pictures, thumbnails kept, as the steps of docs/use.md make."""
     tmp = tmp_path_factory.mktemp("readme-archive")
     editor = BoardEditor.generate(seed=1, images=300, with_pictures=True)
     with SiteServer(editor) as site:

@@ -10,8 +10,10 @@ import time
 
 import httpx
 from PIL import Image
+from starlette.datastructures import QueryParams
 
 from mirror.search import images
+from mirror.serve.lanes import search_cost
 
 from ..support.browsing import serving
 from ..support.configs import write_config
@@ -113,3 +115,13 @@ def test_a_normal_reverse_search_is_not_held_up_by_four_huge_ones(archive, tmp_p
             bomb.join()
     assert normal.status_code == 200 and took < 1.0, f"{took:.2f} s"
     assert answers == [200] * 4
+
+
+def test_a_random_order_takes_the_cheap_lane_and_wildcards_and_deep_pages_the_expensive_one():
+    """A random order scores every id at once (tests/search/test_bitmap_search.py checks its pages
+    against SQL's), so a crowd of them is no reason to shed it with 503 as a wildcard search is."""
+    path = "/api/v1/json/search/images"
+    assert not search_cost(path, QueryParams("q=safe&sf=random"))
+    assert not search_cost(path, QueryParams("q=safe&sf=random:42&sd=asc"))
+    assert search_cost(path, QueryParams("q=saf*"))
+    assert search_cost(path, QueryParams("q=safe&page=5000"))

@@ -18,7 +18,8 @@ from PIL import Image, ImageOps
 from mirror.localsite.art import Artwork, artworks
 from mirror.localsite.files.img import scaled_as_the_site_does
 
-__all__ = ["COPY_KINDS", "Artwork", "artworks", "clipart", "copies", "emotes", "decoded", "flatten", "png", "thumbnail"]
+__all__ = ["COPY_KINDS", "Artwork", "artworks", "clipart", "copies", "emotes", "decoded", "flatten", "png", "thumbnail",
+           "upload"]
 
 WHITE, BLACK = (255, 255, 255), (0, 0, 0)
 CLIPART = Path(__file__).resolve().parent.parent / "fixtures" / "clipart"
@@ -34,6 +35,16 @@ def clipart(role: str | None = None) -> tuple[Artwork, ...]:
 def emotes(role: str | None = None) -> tuple[Artwork, ...]:
     """The emote corpus (``tests/fixtures/emotes``: Twemoji, 64-128 px), as :func:`artworks` gives the painted one."""
     return artworks(role, EMOTES)
+
+
+def upload(editor, data: bytes, name: str) -> int:
+    """Post a picture (PNG or JPEG) to the local site's board anonymously, as drawn by wesnoth; its id."""
+    picture = Image.open(io.BytesIO(data))
+    fmt = {"PNG": "png", "JPEG": "jpg"}[picture.format]
+    return editor.add_upload(data, name=name, fmt=fmt, mime_type=f"image/{'jpeg' if fmt == 'jpg' else 'png'}",
+                             width=picture.width, height=picture.height, duration=0.0, animated=False,
+                             tags=["safe", "artist:wesnoth"], description="", source_urls=[], user_id=None,
+                             anonymous=True)["id"]
 
 
 def decoded(data: bytes) -> Image.Image:

@@ -14,10 +14,12 @@ from typing import Any
 
 
 @contextmanager
-def browsing(config_path: Path, preexec_fn: Callable[[], None] | None = None) -> Iterator[str]:
-    """The address `mirror browse -c CONFIG --port 0` answers at, while it runs (``preexec_fn`` runs in
+def browsing(config_path: Path, preexec_fn: Callable[[], None] | None = None,
+             args: tuple[str, ...] = ()) -> Iterator[str]:
+    """The address `mirror browse -c CONFIG --port 0 [ARGS]` answers at, while it runs (``preexec_fn`` runs in
     the child before it starts: to run it as another user, say)."""
-    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "browse", "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "browse", "--port", "0",
+                                *args],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn,
                                cwd=None if preexec_fn is None else "/")
     try:
@@ -50,14 +52,34 @@ def serving(config_path: Path, preexec_fn: Callable[[], None] | None = None) -> 
 
 
 def shown_images(page) -> list[dict]:
-    """Every image card on the page: its id, its thumbnail's natural width, and its caption."""
+    """Every image card on the page: its id, its thumbnail's natural width, its caption and the
+    links in it, and in a grid the box it is drawn in (its size on the page and its title)."""
     page.wait_for_load_state("networkidle")
     return page.evaluate("""() => [...document.querySelectorAll('figure.booru-image')].map(f => {
-        const img = f.querySelector('img.booru-thumb');
+        const img = f.querySelector('img.booru-thumb'), box = f.querySelector('a.booru-box');
+        const drawn = box ? box.getBoundingClientRect() : null;
         return {id: Number(f.dataset.imageId), width: img ? img.naturalWidth : null,
                 caption: f.querySelector('figcaption').innerText,
-                links: [...f.querySelectorAll('figcaption a')].map(a => a.href)};
+                links: [...f.querySelectorAll('figcaption a')].map(a => a.href),
+                box: drawn ? [Math.round(drawn.width), Math.round(drawn.height)] : null,
+                title: box ? box.title : null, href: box ? box.getAttribute('href') : null};
     })""")
+
+
+COUNTS = re.compile(r"^\u2191(-?[\d,]+|\?)\s*\u2605([\d,]+|\?)\s*\u275d([\d,]+|\?)$")  # ? where the site sent none
+
+
+def assert_boxed_in_the_browser(cards: list[dict], db) -> None:
+    """A grid as the site's: every thumbnail in a box of one size (250 x 250), its counts under it and
+    nothing else (the attribution is on the image's page, and in the box's title), linked there."""
+    assert cards
+    for card in cards:
+        assert card["box"] == [250, 250], card
+        assert COUNTS.match(card["caption"].strip()) and not card["links"], card
+        assert card["href"].startswith(f"/-/image/{card['id']}"), card
+        image = db["images"].get(card["id"])
+        artists = [t[len("artist:"):] for t in json.loads(image["tags"] or "[]") if t.startswith("artist:")]
+        assert card["title"].startswith(f"#{card['id']}") and all(a in card["title"] for a in artists), card
 
 
 def assert_attributed_in_the_browser(cards: list[dict], db, base: str) -> None:

@@ -18,12 +18,15 @@ mtime), and `If-Range` is honoured: a Range whose If-Range no longer matches get
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any, Protocol
 
@@ -38,6 +41,7 @@ from ...philomena import MIME_TYPES, parse_img_path, thumb_ext
 from ...philomena import SIZE_BOXES as THUMB_SIZES
 from ..board.render import date_path
 from . import media, pictures
+from .drawn import drawn
 
 __all__ = ["FileSource", "file_key", "file_routes", "finish_image_file", "image_id_of", "resolve_file"]
 
@@ -110,8 +114,26 @@ def finish_image_file(image: Record, source: FileSource) -> Record:
     image["sha512_hash"] = hashlib.sha512(full).hexdigest()
     image["orig_sha512_hash"] = hashlib.sha512(orig).hexdigest()
     shown = source.data(image, "rendered", "png") if image["format"] == "svg" else full
-    image["intensities"] = _intensities(shown)
+    if source.pictures:  # decoding a large drawn picture is most of what generating a board costs
+        hashed = image["sha512_hash"] if shown is full else hashlib.sha512(shown).hexdigest()
+        image["intensities"] = json.loads(drawn(lambda: json.dumps(_intensities(shown)).encode(),
+                                                "intensities", hashed, _intensities_reader()))
+    else:
+        image["intensities"] = _intensities(shown)
     return image
+
+
+@functools.cache
+def _intensities_reader() -> str:
+    """A hash of the code that reads intensities, so that intensities kept in the cache folder
+    are read again once it changes."""
+    from ... import imaging
+
+    folder = Path(imaging.__file__).parent
+    return hashlib.sha256(b"".join((folder / name).read_bytes() for name in READER_MODULES)).hexdigest()
+
+
+READER_MODULES = ("intensities.py", "libpng.py", "frames.py", "analyze.py", "bounds.py")
 
 
 def _intensities(data: bytes) -> dict[str, float] | None:

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 
 from ...listening import listen
 from ..board.editor import BoardEditor
+from ..files.predraw import predraw
 from .app import API_PREFIX, create_app
 from .faults import FaultProfile
 from .log import RequestLog, RequestRecord
@@ -109,6 +110,8 @@ def run_site(seed: int = 1, images: int = 500, host: str = "127.0.0.1", port: in
     sock = listen(host, port)
     if not fixtures:
         print(f"Generating a board of {images:,} images (seed {seed})...", flush=True)
+        if pictures:
+            predraw(seed, images)  # on 2 processes into the cache folder: the board then reads them
     editor = BoardEditor.for_site(seed, images, fixtures=fixtures, pictures=pictures)
     editor.processing_delay = processing_delay
     app = create_app(editor, faults, dumps_dir=dumps_dir)

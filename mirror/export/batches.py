@@ -1,0 +1,180 @@
+"""The rows an export writes, read from the store and turned into Arrow record batches.
+
+A record table's candidates are the rows written between the batch's bounds (``mirrored_at``);
+each is hashed (:func:`digest`) and kept only when it differs from the version last exported
+(the store's ``export_digests``, read in the same query). The reading runs on its own connection:
+the Delta writer pulls the batches from threads of its own. What was written is collected in
+:class:`Written` for the store to keep once the table's commit is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from ..dates import parse_utc
+from .tables import APPENDED, BOOL, COMPARED, JSON, STAMP, Column, ExportTable
+
+__all__ = ["Bounds", "Written", "digest", "record_batches"]
+
+ROWS_PER_BATCH = 4_096
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one export batch covers: records written from ``low`` to ``high`` (``mirrored_at``,
+    both included), and history rows after ``history_low`` up to ``history_high`` (ids), per table."""
+
+    low: str
+    high: str
+    after: dict[str, int]
+    upto: dict[str, int]
+
+
+@dataclass
+class Written:
+    """The rows one table's batch wrote: how many, and the digest of each record's version.
+
+    Kept as two arrays of 64-bit integers when the key is an id (16 bytes a record: 16 MB for a
+    first export of a million images, where a list of pairs would take some 140 MB)."""
+
+    numeric: bool = True
+    rows: int = 0
+    keys: Any = field(default_factory=lambda: array("q"))
+    values: Any = field(default_factory=lambda: array("q"))
+
+    def __post_init__(self) -> None:
+        if not self.numeric:
+            self.keys = []
+
+    def add(self, key: str, value: int) -> None:
+        self.keys.append(int(key) if self.numeric else key)
+        self.values.append(value)
+
+    def digests(self) -> Iterator[tuple[str, int]]:
+        """(record key as the store writes it, digest) for each record written."""
+        return zip(map(str, self.keys), self.values)
+
+
+def digest(values: Sequence[Any]) -> int:
+    """A 64-bit digest of a version's values (``seen_at`` left out): equal values, equal digest."""
+    return int.from_bytes(hashlib.blake2b(repr(tuple(values)).encode(), digest_size=8).digest(), "big", signed=True)
+
+
+def _queries(table: ExportTable, bounds: Bounds) -> list[tuple[str, list[Any]]]:
+    columns = ", ".join(c.source for c in table.columns if c.sql != "?")
+    if table.how == APPENDED:
+        return [(f'SELECT {columns} FROM "{table.table}" WHERE id > ? AND id <= ? ORDER BY id',
+                 [bounds.after.get(table.name, 0), bounds.upto.get(table.name, 0)])]
+    joined = (f'SELECT {columns}, {table.key_sql()}, d.digest FROM "{table.table}" '
+              f"LEFT JOIN export_digests d ON d.tbl = '{table.name}' AND d.record_key = {table.key_sql()}")
+    if table.how == COMPARED:
+        return [(joined, [])]
+    # Two ranges of the mirrored_at index (an OR of them would scan all of it): the rows written
+    # within the bounds, and a tag an image named before the tags crawler read it, which has an
+    # id and a name and no mirrored_at yet.
+    return [(joined + " WHERE mirrored_at >= ? AND mirrored_at <= ?", [bounds.low, bounds.high]),
+            (joined + " WHERE mirrored_at IS NULL", [])]
+
+
+def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds, written: Written,
+                   *, write: bool = True) -> Iterator[pa.RecordBatch]:
+    """The new versions of ``table`` within ``bounds`` as record batches (nothing when ``write`` is
+    false: the digests only, for a batch a killed run already committed), noting each in ``written``."""
+    stamped = COMPARED == table.how
+    width = len(table.columns) - (1 if stamped else 0)
+    for chunk in _chunks(conn, _queries(table, bounds)):
+        if table.how == APPENDED:
+            fresh = chunk
+        else:
+            fresh = []
+            for row in chunk:
+                values = row[:width - (0 if stamped else 1)]
+                value = digest(values)
+                if value != row[-1]:
+                    written.add(row[-2], value)
+                    fresh.append(row[:width - 1] + (row[width - 1] or bounds.high,) if not stamped
+                                 else row[:width] + (bounds.high,))
+        written.rows += len(fresh)
+        if fresh and write:
+            yield to_batch(table, fresh)
+
+
+def _chunks(conn: sqlite3.Connection, queries: list[tuple[str, list[Any]]]) -> Iterator[list[tuple]]:
+    for sql, params in queries:
+        rows = conn.execute(sql, params)
+        while chunk := rows.fetchmany(ROWS_PER_BATCH):
+            yield chunk
+
+
+def to_batch(table: ExportTable, rows: Sequence[Sequence[Any]]) -> pa.RecordBatch:
+    """``rows`` (values in the order of ``table.columns``) as one Arrow record batch."""
+    columns = list(zip(*rows))
+    return pa.record_batch([_array(column, values) for column, values in zip(table.columns, columns)],
+                           schema=table.schema())
+
+
+def _array(column: Column, values: Sequence[Any]) -> pa.Array:
+    if column.kind == BOOL:
+        return pa.array([None if v is None else bool(v) for v in values], pa.bool_())
+    if column.kind == STAMP:
+        return _times(values)
+    if column.kind == JSON:
+        parsed = [_loaded(v) for v in values]
+        try:
+            return pa.array(parsed, column.type)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            return pa.array([fitted(v, column.type) for v in parsed], column.type)
+    try:
+        return pa.array(values, column.type)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return pa.array([fitted(v, column.type) for v in values], column.type)
+
+
+def _loaded(text: Any) -> Any:
+    if text is None or not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _times(values: Sequence[Any]) -> pa.Array:
+    """Dates as the site writes them, as UTC timestamps; one the site wrote otherwise is parsed
+    alone, and one that is no date at all is null (the archive keeps its text in ``raw``)."""
+    try:
+        return pa.array(values, pa.string()).cast(pa.timestamp("us", tz="UTC"))
+    except (pa.ArrowException, TypeError):
+        return pa.array([parse_utc(v) if isinstance(v, str) else None for v in values], pa.timestamp("us", tz="UTC"))
+
+
+def fitted(value: Any, kind: pa.DataType) -> Any:
+    """``value`` made to fit ``kind``, or null where it cannot: a record that breaks the API's types
+    (an id sent as text, a list where an object was) still exports, its odd field null."""
+    if value is None:
+        return None
+    if pa.types.is_struct(kind):
+        return {f.name: fitted(value.get(f.name), f.type) for f in kind} if isinstance(value, dict) else None
+    if pa.types.is_list(kind):
+        return [fitted(item, kind.value_type) for item in value] if isinstance(value, list) else None
+    if pa.types.is_string(kind):
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    try:
+        if pa.types.is_integer(kind):
+            number = int(value)
+            return number if -(1 << 63) <= number < (1 << 63) and not isinstance(value, bool) else None
+        if pa.types.is_floating(kind):
+            return float(value)
+        if pa.types.is_boolean(kind):
+            return bool(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None

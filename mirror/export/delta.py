@@ -1,0 +1,144 @@
+"""Writing Delta Lake tables with delta-rs (``deltalake``): appends that name their batch, and compaction.
+
+Each export batch is one commit per table, carrying ``booru_mirror.batch`` in its commit info;
+a run that was killed after a table's commit finds it there and does not write it twice. Writes
+only append (a data file, once written, is never rewritten by an export); :func:`compact` is the
+one thing that rewrites, and only when asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import fsspec
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
+from deltalake.exceptions import TableNotFoundError
+
+__all__ = ["Destination", "append", "has_batch", "data_bytes", "compact", "remove_orphans"]
+
+BATCH_KEY = "booru_mirror.batch"
+# How many of a table's latest commits are looked at for a killed run's batch: an export makes one
+# commit per table, and only a compaction (which comes after) can follow it.
+LOOK_BACK = 20
+# Row groups and files small enough that the writer's buffers stay well under the export's memory
+# budget (300 MB at a million images), large enough for readers (bench/export.py).
+WRITER = WriterProperties(compression="ZSTD", compression_level=9, max_row_group_size=8_192)
+TARGET_FILE_SIZE = 64 * 2**20
+
+
+@dataclass(frozen=True)
+class Destination:
+    """DEST: a folder or an ``s3://`` URL, and the options delta-rs needs to reach it."""
+
+    url: str
+    options: Mapping[str, str]
+
+    def table(self, name: str) -> str:
+        return f"{self.url.rstrip('/')}/{name}"
+
+    def files(self) -> tuple[Any, str]:
+        """DEST as an fsspec file system and the root path in it."""
+        options = {"endpoint_url": self.options["AWS_ENDPOINT_URL"]} if "AWS_ENDPOINT_URL" in self.options else {}
+        return fsspec.core.url_to_fs(self.url, **options)
+
+
+def destination(url: str, endpoint_url: str | None = None) -> Destination:
+    """DEST as the file store reaches it: credentials from the environment (``AWS_ACCESS_KEY_ID``,
+    ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``...), an S3-compatible endpoint from ``store.endpoint_url``."""
+    options: dict[str, str] = {}
+    if url.startswith("s3://"):
+        # One writer at a time (the mirror's lock), so delta-rs needs no locking service.
+        options["AWS_S3_ALLOW_UNSAFE_RENAME"] = "true"
+        if endpoint_url:
+            options["AWS_ENDPOINT_URL"] = endpoint_url
+            options["AWS_ALLOW_HTTP"] = "true" if endpoint_url.startswith("http://") else "false"
+            options.setdefault("AWS_REGION", "us-east-1")
+    return Destination(url, options)
+
+
+def _open(where: Destination, name: str) -> DeltaTable | None:
+    try:
+        return DeltaTable(where.table(name), storage_options=dict(where.options))
+    except TableNotFoundError:
+        return None
+
+
+def has_batch(where: Destination, name: str, batch: int) -> bool:
+    """Whether table ``name`` already holds export batch ``batch`` (a killed run's commit)."""
+    table = _open(where, name)
+    return table is not None and any(entry.get(BATCH_KEY) == str(batch) for entry in table.history(LOOK_BACK))
+
+
+def exists(where: Destination, name: str) -> bool:
+    return _open(where, name) is not None
+
+
+def append(where: Destination, name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch], batch: int) -> None:
+    """Append ``batches`` to table ``name`` (created on the first batch) in one commit naming ``batch``."""
+    write_deltalake(where.table(name), pa.RecordBatchReader.from_batches(schema, batches), mode="append",
+                    schema_mode="merge", storage_options=dict(where.options),
+                    writer_properties=WRITER, target_file_size=TARGET_FILE_SIZE,
+                    commit_properties=CommitProperties(custom_metadata={BATCH_KEY: str(batch)}))
+
+
+def data_bytes(where: Destination, name: str) -> int:
+    """The bytes of the data files the table's current version reads."""
+    table = _open(where, name)
+    if table is None:
+        return 0
+    actions = pa.table(table.get_add_actions(flatten=True))
+    return int(pc.sum(actions["size_bytes"]).as_py() or 0) if actions.num_rows else 0
+
+
+def compact(where: Destination, name: str, retention_hours: float) -> dict[str, Any]:
+    """Rewrite ``name``'s small files into large ones, then delete the files no version younger than
+    ``retention_hours`` reads. Returns delta-rs' figures (files added and removed)."""
+    table = _open(where, name)
+    if table is None:
+        return {}
+    figures = table.optimize.compact(writer_properties=WriterProperties(compression="ZSTD"))
+    removed = table.vacuum(retention_hours=round(retention_hours), enforce_retention_duration=False, dry_run=False)
+    return {"files_added": figures.get("numFilesAdded", 0), "files_removed": figures.get("numFilesRemoved", 0),
+            "files_deleted": len(removed)}
+
+
+def remove_orphans(where: Destination, name: str) -> int:
+    """Delete the data files a killed export left in table ``name`` without committing them.
+
+    A plain Parquet reader of the folder would read them as rows; Delta readers never do. They
+    are the files written after the table's last commit that no version reads: a file a
+    compaction replaced is older than the commit that replaced it, and is left to :func:`compact`."""
+    fs, root = where.files()
+    folder = f"{root}/{name}"
+    if not fs.exists(folder):
+        return 0
+    table = _open(where, name)
+    kept: set[str] = set()
+    since = None
+    if table is not None:
+        kept = {path.rsplit("/", 1)[-1] for path in pa.table(table.get_add_actions(flatten=True))["path"].to_pylist()}
+        since = datetime.fromtimestamp(table.history(1)[0]["timestamp"] / 1000, timezone.utc)
+    orphans = []
+    for path, info in fs.find(folder, detail=True).items():
+        relative = path[len(folder):].lstrip("/")
+        if any(part.startswith(("_", ".")) for part in relative.split("/")) or relative.rsplit("/", 1)[-1] in kept:
+            continue
+        if since is None or _modified(info) >= since:
+            orphans.append(path)
+    for path in orphans:
+        fs.rm_file(path)
+    return len(orphans)
+
+
+def _modified(info: Mapping[str, Any]) -> datetime:
+    """When a listed file was last written, in UTC (local folders give seconds, S3 a datetime)."""
+    value = info.get("LastModified") or info.get("mtime") or info.get("created")
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return datetime.fromtimestamp(float(value or 0), timezone.utc)
