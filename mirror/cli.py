@@ -373,7 +373,9 @@ def reverse(ctx: click.Context, source: str, distance: float | None, local: bool
 @click.option("--distance", type=click.IntRange(0, 64), default=None,
               help="How far apart two images may be to be grouped (default 12), on the scale `mirror reverse "
                    f"--similar` prints {SIMILAR_SCALE}.")
-@click.option("--json", "as_json", is_flag=True, help="The groups as a JSON list of lists of ids.")
+@click.option("--json", "as_json", is_flag=True,
+              help='The groups as JSON: {"distance": N, "groups": [{"ids": [...], "pairs": [{"a", "b", '
+                   '"distance"}, ...]}]}, each group\'s pairs within the distance, nearest first.')
 @click.pass_context
 @handle_errors
 def duplicates(ctx: click.Context, distance: int | None, as_json: bool) -> None:
@@ -382,8 +384,8 @@ def duplicates(ctx: click.Context, distance: int | None, as_json: bool) -> None:
 
     config = _config(ctx)
     with _reading(config) as db:
-        found = duplicate_groups(db, GROUP_DISTANCE if distance is None else distance)
-        click.echo(describe_groups(db, found, as_json))
+        within = GROUP_DISTANCE if distance is None else distance
+        click.echo(describe_groups(db, duplicate_groups(db, within), within, as_json))
 
 
 @cli.command("export")

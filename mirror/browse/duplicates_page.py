@@ -15,7 +15,7 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup
 from sqlite_utils import Database
 
-from ..search.similar import HashIndex, groups
+from ..search.similar import GROUP_DISTANCE, HashIndex, groups
 from .cards import chosen_filter, filter_in_use, image_cards
 from .figure import ImageCard
 from .places import image_url
@@ -48,12 +48,18 @@ class Group:
         return f"{SEARCH_PATH}?{urlencode({'q': query})}"
 
 
-def _groups(conn: sqlite3.Connection, chosen: int | None) -> list[Group]:
+@dataclass(frozen=True)
+class Found:
+    groups: list[Group]
+    fingerprinted: int  # images with a fingerprint: none means no file was kept or read yet
+
+
+def _groups(conn: sqlite3.Connection, chosen: int | None) -> Found:
     """Each group's first :data:`SHOWN` images under the filter in use, and how many more it has."""
     try:
         index = HashIndex.load(Database(conn))
     except sqlite3.OperationalError:  # a mirror from before fingerprints
-        return []
+        return Found([], 0)
     used = filter_in_use(conn, chosen)
     found = []
     for group in groups(index)[:MOST]:
@@ -63,7 +69,7 @@ def _groups(conn: sqlite3.Connection, chosen: int | None) -> list[Group]:
         members = [Member(card, distances[card.image_id], merged.get(card.image_id))
                    for card in image_cards(conn, shown, used)]
         found.append(Group(members, max(0, len(group) - SHOWN)))
-    return found
+    return Found(found, len(index))
 
 
 def _merged_into(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
@@ -89,8 +95,19 @@ async def booru_duplicates(datasette: Any, request: Any) -> Response:
     found = await datasette.get_database(database).execute_fn(lambda conn: _groups(conn, chosen))
     shown = [([_member_html(member, group.members[0].card.image_id) for member in group.members],
               group.more, group.search, sum(member.merged_into is not None for member in group.members))
-             for group in found if group.members]
-    context = {"css": css(), "groups": shown,
-               "error": None if shown or found else "No near-duplicates found (or no fingerprints yet: they are "
-                                                    "read from the files `mirror download` keeps)."}
+             for group in found.groups if group.members]
+    context = {"css": css(), "groups": shown, "distance": GROUP_DISTANCE, "fingerprinted": found.fingerprinted,
+               "notice": _notice(found, len(shown)),
+               "error": None if found.fingerprinted else (
+                   "No fingerprints yet: they are read from the files `mirror download` keeps (thumbnails are "
+                   "enough), and `mirror verify` reads them for files kept before.")}
     return Response.html(await datasette.render_template("booru_duplicates.html", context, request=request))
+
+
+def _notice(found: Found, shown: int) -> str | None:
+    """What an archive with fingerprints but no group on show is told: it is an answer, not an error."""
+    if not found.fingerprinted or shown:
+        return None
+    hidden = f" ({len(found.groups):,} hidden by the filter in use)" if found.groups else ""
+    return (f"No two of the {found.fingerprinted:,} fingerprinted images are within distance {GROUP_DISTANCE} of "
+            f"each other{hidden}: no copies found.")

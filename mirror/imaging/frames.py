@@ -29,7 +29,7 @@ from .svg import render_svg
 if TYPE_CHECKING:
     import av
 
-__all__ = ["still_frame"]
+__all__ = ["scaled_as_the_site_does", "still_frame"]
 
 
 def still_frame(data: bytes, analysis: Analysis) -> Image.Image:
@@ -112,3 +112,19 @@ def _as_mediathumb_sees(frame: av.VideoFrame) -> Image.Image:
     each row unset for some widths (900 among them), so the same file read twice could give
     other intensities; its RGB is the same everywhere else, and whole (a video has no alpha)."""
     return frame.reformat(format="rgb24", src_colorspace="ITU601", src_color_range="MPEG").to_image()
+
+
+def scaled_as_the_site_does(picture: Image.Image, box: tuple[int, int]) -> Image.Image:
+    """``picture`` scaled to fit ``box`` (never up) as the site's thumbnailer does: ffmpeg's
+    ``scale`` with ``format=rgb32`` keeps a PNG's or GIF's transparency, and scales the colours
+    and the alpha each on its own, so the colours under transparent pixels stay what they were
+    (Pillow would premultiply them to black)."""
+    size = picture.copy()
+    size.thumbnail(box)
+    if size.size == picture.size:
+        return picture
+    if picture.mode != "RGBA":
+        return picture.resize(size.size, Image.Resampling.LANCZOS)
+    scaled = picture.convert("RGB").resize(size.size, Image.Resampling.LANCZOS)
+    scaled.putalpha(picture.getchannel("A").resize(size.size, Image.Resampling.LANCZOS))
+    return scaled

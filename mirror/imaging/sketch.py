@@ -13,7 +13,7 @@ general, its marshal painted over in other armour, is 23 from it. 768 bytes a vi
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 from PIL import Image
@@ -60,14 +60,31 @@ def sketch_difference(a: bytes, b: bytes) -> float:
 @lru_cache(maxsize=1024)  # 21 KB each: a search compares a few sketches with many
 def _sketch_windows(sketch: bytes) -> np.ndarray:
     """The sketch read through each window (:data:`SKETCH_SHARES` of each side, at
-    :data:`SKETCH_PLACES` places), the whole first: int16, (windows, channel, cell)."""
-    picture = Image.frombytes("RGB", (SKETCH_SIDE, SKETCH_SIDE), sketch)
-    read = []
+    :data:`SKETCH_PLACES` places), the whole first: int16, (windows, channel, cell). Each window
+    is Pillow's bilinear resize of that box, as a product by two fixed matrices (:func:`_window_matrices`):
+    36 resizes through Pillow took 19 ms a sketch, which a million images' groups cannot pay."""
+    rows, columns = _window_matrices()
+    pixels = np.frombuffer(sketch, dtype=np.uint8).reshape(SKETCH_SIDE, SKETCH_SIDE, 3).transpose(2, 0, 1)
+    read = rows[:, None] @ pixels.astype(np.float64)[None] @ columns.transpose(0, 2, 1)[:, None]
+    return np.clip(np.round(read), 0, 255).astype(np.int16).reshape(len(rows), 3, SKETCH_READ * SKETCH_READ)
+
+
+@cache
+def _window_matrices() -> tuple[np.ndarray, np.ndarray]:
+    """For each window, the matrices that read it along the rows (windows, read, side) and along
+    the columns: Pillow's bilinear resize of the window's box, found by resizing the identity."""
+    identity = Image.fromarray(np.eye(SKETCH_SIDE, dtype=np.float32), mode="F")
+    rows, columns = [], []
     for width in SKETCH_SHARES:
         for height in SKETCH_SHARES:
             for left in np.linspace(0, SKETCH_SIDE * (1 - width), SKETCH_PLACES if width < 1 else 1):
                 for top in np.linspace(0, SKETCH_SIDE * (1 - height), SKETCH_PLACES if height < 1 else 1):
-                    box = (left, top, left + SKETCH_SIDE * width, top + SKETCH_SIDE * height)
-                    read.append(np.asarray(picture.resize((SKETCH_READ, SKETCH_READ), Image.Resampling.BILINEAR,
-                                                          box=box), dtype=np.int16).reshape(-1, 3).T)
-    return np.array(read)
+                    columns.append(_along(identity, left, left + SKETCH_SIDE * width))
+                    rows.append(_along(identity, top, top + SKETCH_SIDE * height))
+    return np.array(rows), np.array(columns)
+
+
+def _along(identity: Image.Image, start: float, end: float) -> np.ndarray:
+    """The (read, side) matrix of Pillow's bilinear resize of [start, end) to :data:`SKETCH_READ`."""
+    read = identity.resize((SKETCH_READ, SKETCH_SIDE), Image.Resampling.BILINEAR, box=(start, 0, end, SKETCH_SIDE))
+    return np.asarray(read, dtype=np.float64).T

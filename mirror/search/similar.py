@@ -5,12 +5,13 @@ The hashes live in memory as one uint64 column a kind (:class:`HashIndex`, read 
 ``image_hashes``); a search XORs the query into every column and counts the bits, which numpy
 does over a million images in a few tens of milliseconds, with no index to keep up to date.
 
-:func:`groups` cannot compare every pair (100,000 images are 5 billion pairs). It compares only
-the pairs that share a 16-bit band of one of the two pHashes (multi-index hashing: two hashes
-within 3 bits agree on at least one of four bands, and copies further apart usually still do),
-found by sorting each band, and keeps those within ``max_distance``; the pairs found are joined
-into groups. Identical fingerprints count once and a bucket is walked only a window deep
-(:func:`_components`), so the work is linear in the images, even in a cluster of thousands.
+:func:`groups` cannot compare every pair (100,000 images are 5 billion pairs), yet finds every
+pair within its distance, as a search would report it: a pair that near differs by at most that
+many bits in one pHash and the colour words together, so cut into one band more than the
+distance, it agrees whole on a band (:func:`band_keys`); only the pairs sharing a band's key are
+measured, found by sorting each band. The pairs found are joined into groups as they are found
+(:func:`_components`): identical fingerprints count once, and a bucket of one key is left as soon
+as its views are all one group, so a cluster of thousands costs its size, not its square.
 
 The words are what is searched; a view's sketch (``image_sketches``, read one image at a time) is
 consulted only for the pictures the words find near: a search's nearest and a group's joins, to
@@ -20,7 +21,7 @@ tell an edit from a copy (:func:`mirror.imaging.similar.edit_penalty`).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,14 +30,13 @@ from sqlite_utils import Database
 from ..imaging.similar import EDIT_RANGE, HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint, View, distance, with_sketches
 from ..store.similar import load_hashes, load_sketches
 
-__all__ = ["BANDS", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
+__all__ = ["band_keys", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
 
 # At 12, 98.8% of the copies of real drawings (bench/similar.py: ten kinds) were grouped with their
 # original and no two different pictures were; unrelated pictures are mostly 20 or more apart.
 GROUP_DISTANCE = 12
-BANDS = 4  # 16-bit bands a pHash is cut into for groups
+MIN_BANDS = 5  # bands a fingerprint's keys are cut into for groups, at least: 52 bits a key at most
 SKETCHES_KEPT = 16_384  # images whose sketches a search keeps at hand (some 40 MB at most)
-WINDOW = 64  # the neighbours, in a band's bucket sorted by pHash, each fingerprint is compared with
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
 _HUE = KINDS.index("hue")
 _COLOURS = tuple(i for i, kind in enumerate(KINDS) if i not in _PHASHES and i != _HUE)
@@ -191,48 +191,93 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
 
     label = _components(np.ascontiguousarray(unique.T), max_distance,
                         (node_of[same_image], node_of[same_image + 1]), close)[node_of[index.first_views]]
-    order = np.lexsort((index.ids, label))
-    ids, label = index.ids[order], label[order]
+    shared = np.bincount(label, minlength=len(unique))[label] > 1  # a million alone are not split one by one
+    order = np.lexsort((index.ids[shared], label[shared]))
+    ids, label = index.ids[shared][order], label[shared][order]
     cuts = np.flatnonzero(np.diff(label)) + 1
-    found = [group.tolist() for group in np.split(ids, cuts) if len(group) > 1]
-    return sorted(found)
+    return sorted(group.tolist() for group in np.split(ids, cuts) if len(group) > 1)
 
 
 def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray],
                 close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
     """For each view (a column of ``columns``, one row a kind), the smallest position it is
-    joined to: through the ``joined`` pairs (views of one image), and pairs sharing a band of a
-    pHash, within ``max_distance`` by their words and found ``close`` (given the pairs and their
-    words' distances), asked only of pairs not yet joined.
+    joined to: through the ``joined`` pairs (views of one image), and every pair within
+    ``max_distance`` by its words and found ``close`` (given the pairs and their words'
+    distances), asked only of pairs not yet joined.
 
-    Within a band's bucket the fingerprints are sorted by the whole pHash, so near ones sit side
-    by side, and each is compared with the next :data:`WINDOW` only: a cluster is still joined
-    end to end, through its neighbours, and a bucket of any size costs its size times the window.
+    Every pair within the distance is found (:func:`band_keys`): its words' distance is at least
+    the bits that differ in one pHash and the three colour words together, so cut into
+    ``max_distance + 1`` bands, those agree whole on at least one band. The pairs sharing a band
+    are read off the band's keys sorted, neighbours one step apart, then two, and so on, as long
+    as a bucket of one key holds views not yet joined (a cluster of 20,000 near copies is one
+    group after the first step, and its bucket is left).
     """
     count = columns.shape[1]
     parent = np.arange(count)
     _join(parent, *joined)
+    refused: set[int] = set()  # pairs near by their words that their sketches set apart
     for column in _PHASHES:
-        for band in range(BANDS):
-            keys = (columns[column] >> np.uint64(16 * band)) & np.uint64(0xFFFF)
-            order = np.lexsort((columns[column], keys))
+        for keys in band_keys(columns, column, max_distance):
+            order = np.argsort(keys, kind="stable")
             ordered = keys[order]
-            starts = np.arange(count)
-            for step in range(1, WINDOW + 1):
-                starts = starts[starts + step < count]
-                starts = starts[ordered[starts] == ordered[starts + step]]
-                if not len(starts):
-                    break
-                a, b = order[starts], order[starts + step]
+            firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+            ends = np.r_[firsts[1:], count]
+            shared = ends - firsts > 1
+            firsts, ends = firsts[shared], ends[shared]  # the buckets of two views or more
+            step = 1
+            while len(firsts):
+                members = _ranges(firsts, ends - step)  # the positions a pair `step` apart starts at
+                a, b = order[members], order[members + step]
+                apart = _roots(parent, a) != _roots(parent, b)
+                a, b = a[apart], b[apart]
                 words = _distances(np.bitwise_count(columns[:, a] ^ columns[:, b]))
                 near = words <= max_distance
                 a, b, words = a[near], b[near], words[near]
-                apart = _roots(parent, a) != _roots(parent, b)
-                a, b, words = a[apart], b[apart], words[apart]
+                if len(a) and refused:  # an edit shares many bands with its original: asked once
+                    fresh = ~np.isin(np.minimum(a, b) * count + np.maximum(a, b), np.fromiter(refused, np.int64))
+                    a, b, words = a[fresh], b[fresh], words[fresh]
                 if len(a):
                     kept = close(a, b, words)
                     _join(parent, a[kept], b[kept])
+                    refused.update((np.minimum(a, b) * count + np.maximum(a, b))[~kept].tolist())
+                step += 1
+                firsts, ends = _split_buckets(parent, order, firsts, ends, step)
     return _roots(parent, np.arange(count))
+
+
+def _ranges(firsts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The positions from each of ``firsts`` up to its end in ``ends``, one array (ends past firsts)."""
+    lengths = ends - firsts
+    return np.repeat(firsts - np.r_[0, np.cumsum(lengths)[:-1]], lengths) + np.arange(lengths.sum())
+
+
+def _split_buckets(parent: np.ndarray, order: np.ndarray, firsts: np.ndarray, ends: np.ndarray,
+                   step: int) -> tuple[np.ndarray, np.ndarray]:
+    """The buckets still to walk ``step`` apart: longer than the step, and holding views of more than one group."""
+    longer = ends - firsts > step
+    firsts, ends = firsts[longer], ends[longer]
+    if not len(firsts):
+        return firsts, ends
+    roots = _roots(parent, order[_ranges(firsts, ends)])
+    starts = np.r_[0, np.cumsum(ends - firsts)[:-1]]
+    mixed = np.minimum.reduceat(roots, starts) != np.maximum.reduceat(roots, starts)
+    return firsts[mixed], ends[mixed]
+
+
+def band_keys(columns: np.ndarray, column: int, max_distance: int) -> Iterator[np.ndarray]:
+    """The keys of the bands a pair within ``max_distance`` agrees on at least one of: the bits
+    of the pHash in row ``column`` and of the three colour words, dealt in turn into
+    ``max_distance + 1`` bands (at least :data:`MIN_BANDS`), so each band takes some bits of
+    each word (a colour word alone, a thermometer code, tells few pictures apart), one key a
+    band, for each view."""
+    words = [columns[column], *(columns[row] for row in _COLOURS)]
+    bands = max(MIN_BANDS, max_distance + 1)
+    positions = [(word, bit) for word in range(len(words)) for bit in range(64)]
+    for band in range(bands):
+        key = np.zeros(columns.shape[1], dtype=np.uint64)
+        for place, (word, bit) in enumerate(positions[band::bands]):
+            key |= ((words[word] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(place)
+        yield key
 
 
 def _roots(parent: np.ndarray, nodes: np.ndarray) -> np.ndarray:

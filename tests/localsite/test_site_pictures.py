@@ -85,4 +85,4 @@ def test_duplicates_on_the_readmes_archive_groups_no_two_different_pictures(read
     assert hashed > 250
     result = CliRunner().invoke(cli, ["-c", str(path), "duplicates", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == []
+    assert json.loads(result.output) == {"distance": 12, "groups": []}

@@ -172,3 +172,62 @@ def test_a_search_reads_the_sketches_of_near_pictures_only():
     found = index.nearest(query, limit=50)
     assert found[0].image_id == 42 and found[0].distance == 0 and len(found) == 50
     assert read == [42]
+
+
+def _view(whole: int, trimmed: int, colours: tuple[int, int, int] = (0x0FFF, 0x0FFF, 0x0FFF)) -> View:
+    return View(whole, trimmed, *colours, hue=0xFF)
+
+
+def test_groups_join_a_pair_within_the_distance_that_shares_no_16_bit_band():
+    """Eight bits apart, two in each 16-bit band of both pHashes: within 12, so `reverse --similar`
+    reports the pair at 8; grouping by shared 16-bit bands never compared it."""
+    base = 0x9A3C_57E1_0F6B_C284
+    spread = sum(1 << (16 * band + bit) for band in range(4) for bit in (3, 11))
+    first, second = Fingerprint((_view(base, base),)), Fingerprint((_view(base ^ spread, base ^ spread),))
+    assert distance(first, second) == 8
+    rng = np.random.default_rng(3)
+    others = {n: Fingerprint((View(*(int(v) for v in rng.integers(0, 2**64, 6, dtype=np.uint64))),))
+              for n in range(3, 200)}
+    index = HashIndex.of({1: first, 2: second, **others})
+    assert [1, 2] in groups(index, 12)
+    assert groups(index, 7) == [] or [1, 2] not in groups(index, 7)
+    assert [near.image_id for near in index.nearest(first, limit=2)] == [1, 2]
+
+
+def test_groups_find_every_pair_within_the_distance_as_a_search_does():
+    """Groups are exact: on fingerprints with a few near copies each (1-8 bits off either pHash,
+    colour words of few levels, as real ones are), the components equal those of every pair
+    measured one by one, at several distances."""
+    rng = np.random.default_rng(7)
+    base = rng.integers(0, 2**64, size=(150, len(KINDS)), dtype=np.uint64)
+    for row in base:
+        for column in (2, 3, 4):  # thermometer codes of four quarters' levels
+            row[column] = sum(((1 << int(level)) - 1) << (15 * quarter)
+                              for quarter, level in enumerate(rng.integers(5, 11, 4)))
+        row[5] = 0
+    copies = []
+    for _ in range(2):
+        copy = base.copy()
+        for row in copy:
+            for _ in range(rng.integers(0, 9)):
+                row[rng.integers(0, 2)] ^= np.uint64(1) << np.uint64(rng.integers(0, 64))
+        copies.append(copy)
+    hashes = np.concatenate([base, *copies])
+    prints = {n + 1: Fingerprint((View(*(int(v) for v in row)),)) for n, row in enumerate(hashes)}
+    index = HashIndex.of(prints)
+    for within in (6, 12, 16):
+        parent = {n: n for n in prints}
+
+        def root(n: int) -> int:
+            while parent[n] != n:
+                n = parent[n]
+            return n
+
+        for a in prints:
+            for b in range(a + 1, len(prints) + 1):
+                if distance(prints[a], prints[b]) <= within:
+                    parent[max(root(a), root(b))] = min(root(a), root(b))
+        expected: dict[int, list[int]] = {}
+        for n in prints:
+            expected.setdefault(root(n), []).append(n)
+        assert groups(index, within) == sorted(group for group in expected.values() if len(group) > 1), within

@@ -18,16 +18,23 @@ from PIL import Image, ImageOps
 from mirror.localsite.art import Artwork, artworks
 from mirror.localsite.files.img import scaled_as_the_site_does
 
-__all__ = ["COPY_KINDS", "Artwork", "artworks", "clipart", "copies", "decoded", "flatten", "png", "thumbnail", "upload"]
+__all__ = ["COPY_KINDS", "Artwork", "artworks", "clipart", "copies", "emotes", "decoded", "flatten", "png", "thumbnail",
+           "upload"]
 
 WHITE, BLACK = (255, 255, 255), (0, 0, 0)
 CLIPART = Path(__file__).resolve().parent.parent / "fixtures" / "clipart"
+EMOTES = Path(__file__).resolve().parent.parent / "fixtures" / "emotes"
 
 
 def clipart(role: str | None = None) -> tuple[Artwork, ...]:
     """The flat clip-art corpus (``tests/fixtures/clipart``: vector drawings, line art and
     silhouettes from the Open Clip Art Library), as :func:`artworks` gives the painted one."""
     return artworks(role, CLIPART)
+
+
+def emotes(role: str | None = None) -> tuple[Artwork, ...]:
+    """The emote corpus (``tests/fixtures/emotes``: Twemoji, 64-128 px), as :func:`artworks` gives the painted one."""
+    return artworks(role, EMOTES)
 
 
 def upload(editor, data: bytes, name: str) -> int:
@@ -85,6 +92,16 @@ def _crop(picture: Image.Image, rng: random.Random) -> bytes:
     return png(picture.crop((left, top, left + width, top + height)))
 
 
+def _edges_cropped(edges: int) -> Callable[[Image.Image, random.Random], bytes]:
+    """5% off ``edges`` of the four, at random (all four: the middle 90% of each side kept)."""
+    def make(picture: Image.Image, rng: random.Random) -> bytes:
+        off = set(rng.sample(range(4), edges))
+        dx, dy = round(picture.width * 0.05), round(picture.height * 0.05)
+        return png(picture.crop((dx * (0 in off), dy * (1 in off), picture.width - dx * (2 in off),
+                                 picture.height - dy * (3 in off))))
+    return make
+
+
 def _border(share: float, colour: tuple[int, int, int]) -> Callable[[Image.Image, random.Random], bytes]:
     def make(picture: Image.Image, rng: random.Random) -> bytes:
         width = max(1, round(max(picture.size) * share))
@@ -92,13 +109,27 @@ def _border(share: float, colour: tuple[int, int, int]) -> Callable[[Image.Image
     return make
 
 
+def _half_jpeg(picture: Image.Image, rng: random.Random) -> bytes:
+    """Half size, flattened on white and saved as JPEG at quality 80: the commonest re-upload."""
+    half = flatten(picture, WHITE).resize((max(1, picture.width // 2), max(1, picture.height // 2)),
+                                          Image.Resampling.LANCZOS)
+    return jpeg(half, 80)
+
+
 COPY_KINDS: dict[str, Callable[[Image.Image, random.Random], bytes]] = {
     "half size": _scaled(0.5),
     "quarter size": _scaled(0.25),
+    "half size JPEG q80": _half_jpeg,
     "JPEG q85": lambda picture, rng: jpeg(flatten(picture, WHITE), 85),
     "JPEG q70": lambda picture, rng: jpeg(flatten(picture, WHITE), 70),
     "5% crop": _crop,
+    "5% off one edge": _edges_cropped(1),
+    "5% off two edges": _edges_cropped(2),
+    "5% off every edge": _edges_cropped(4),
     "3% white border": _border(0.03, WHITE),
+    "5% white border": _border(0.05, WHITE),
+    "10% white border": _border(0.10, WHITE),
+    "5% black border": _border(0.05, BLACK),
     "10% black border": _border(0.10, BLACK),
     "flattened on white": lambda picture, rng: png(flatten(picture, WHITE)),
     "flattened on black": lambda picture, rng: png(flatten(picture, BLACK)),

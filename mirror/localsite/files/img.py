@@ -36,6 +36,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ...dates import parse_utc
+from ...imaging.frames import scaled_as_the_site_does
 from ...philomena import MIME_TYPES, parse_img_path, thumb_ext
 from ...philomena import SIZE_BOXES as THUMB_SIZES
 from ..board.render import date_path
@@ -249,22 +250,6 @@ async def serve_file(request: Request) -> Response:
 
 def file_routes() -> list[BaseRoute]:
     return [Route("/img/{path:path}", serve_file, methods=["GET"])]
-
-
-def scaled_as_the_site_does(picture: Image.Image, box: tuple[int, int]) -> Image.Image:
-    """``picture`` scaled to fit ``box`` (never up) as the site's thumbnailer does: ffmpeg's
-    ``scale`` with ``format=rgb32`` keeps a PNG's or GIF's transparency, and scales the colours
-    and the alpha each on its own, so the colours under transparent pixels stay what they were
-    (Pillow would premultiply them to black)."""
-    size = picture.copy()
-    size.thumbnail(box)
-    if size.size == picture.size:
-        return picture
-    if picture.mode != "RGBA":
-        return picture.resize(size.size, Image.Resampling.LANCZOS)
-    scaled = picture.convert("RGB").resize(size.size, Image.Resampling.LANCZOS)
-    scaled.putalpha(picture.getchannel("A").resize(size.size, Image.Resampling.LANCZOS))
-    return scaled
 
 
 def _scaled(upload: bytes, variant: str, ext: str) -> bytes | None:
