@@ -111,16 +111,13 @@ def empty_mirror(tmp_path_factory):
     return path
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(nights=nights, counters=st.sampled_from(["all", "daily"]))
-def test_each_image_as_of_each_night_is_what_the_site_answered(nights, counters, empty_mirror, tmp_path, monkeypatch):
-    path = tmp_path / f"mirror-{id(nights)}.db"
-    shutil.copy(empty_mirror, path)
-    db = open_database(path)
+def play(nights: list, counters: str, db, monkeypatch, save) -> tuple[Site, list[tuple[Moment, dict[int, dict]]]]:
+    """The nights played on a :class:`Site`, each synced into ``db`` through ``save(db, records)``
+    with the history kept (its counters as ``counters`` says): the site, and what it answered
+    after each night, with that night's moment."""
     keep_counters(db, counters)
     clock = {"now": START}
     monkeypatch.setattr("mirror.store.history.utc_text", lambda when=None: utc_text(when or clock["now"]))
-    RecordWriter(db, SPECS["tags"], "").save(TAGS)
     site, answered = Site(), []
     for night, night_steps in enumerate(nights):
         clock["now"] = START + timedelta(days=night, hours=3)
@@ -128,9 +125,21 @@ def test_each_image_as_of_each_night_is_what_the_site_answered(nights, counters,
         for kind, which, value in night_steps:
             site.act(kind, which, value, at)
         run = start_run(db, "images")
-        RecordWriter(db, SPECS["images"], "").save(list(site.answers().values()))
+        save(db, list(site.answers().values()))
         run.finish(db, status="done")
         answered.append((Moment(utc_text(clock["now"])), site.answers()))
+    return site, answered
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(nights=nights, counters=st.sampled_from(["all", "daily"]))
+def test_each_image_as_of_each_night_is_what_the_site_answered(nights, counters, empty_mirror, tmp_path, monkeypatch):
+    path = tmp_path / f"mirror-{id(nights)}.db"
+    shutil.copy(empty_mirror, path)
+    db = open_database(path)
+    RecordWriter(db, SPECS["tags"], "").save(TAGS)
+    site, answered = play(nights, counters, db, monkeypatch,
+                          lambda db, records: RecordWriter(db, SPECS["images"], "").save(records))
     for moment, answers in answered:
         for image_id in site.images:
             row = db.execute("SELECT raw, stub, hidden_from_users FROM images WHERE id = ?", [image_id]).fetchone()

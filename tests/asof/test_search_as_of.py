@@ -10,26 +10,20 @@ must give the replay's total and page, in order, as today's search gives them ov
 from __future__ import annotations
 
 import shutil
-from datetime import timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mirror.asof import Moment
-from mirror.dates import utc_text
 from mirror.search import images
 from mirror.search.bitmap_search import ImageScope
-from mirror.search.engine import prepare
 from mirror.search.postings import Postings
 from mirror.store import open_database
-from mirror.store.history import keep_counters
 from mirror.store.images import ImageWriter
 from mirror.store.specs import SPECS
-from mirror.store.state import start_run
 from mirror.store.writer import RecordWriter
 
-from .test_records_as_of import START, TAGS, Site, nights
+from .test_records_as_of import TAGS, nights, play
 
 # (query, sort field, direction): tags, negation, either-or, a phrase, counters, dates; sorts that
 # read fields the history changes (score, tag_count, updated_at) and ones it never does.
@@ -68,25 +62,16 @@ def test_each_search_as_of_each_night_is_the_replays(nights, counters, empty_mir
     path = tmp_path / f"mirror-{id(nights)}.db"
     shutil.copy(empty_mirror, path)
     db = open_database(path)
-    keep_counters(db, counters)
-    clock = {"now": START}
-    monkeypatch.setattr("mirror.store.history.utc_text", lambda when=None: utc_text(when or clock["now"]))
-    site, replays = Site(), []
-    for night, night_steps in enumerate(nights):
-        clock["now"] = START + timedelta(days=night, hours=3)
-        at = utc_text(clock["now"] - timedelta(hours=1))
-        for kind, which, value in night_steps:
-            site.act(kind, which, value, at)
-        run = start_run(db, "images")
-        ImageWriter(db, "").save_page(list(site.answers().values()))
-        run.finish(db, status="done")
+    _, answered = play(nights, counters, db, monkeypatch, lambda db, records: ImageWriter(db, "").save_page(records))
+    db.conn.close()
+    replays = []
+    for night, (moment, answers) in enumerate(answered):  # each night's board alone, with no history
         replay = tmp_path / f"replay-{id(nights)}-{night}.db"
         shutil.copy(empty_mirror, replay)
         board = open_database(replay)
-        ImageWriter(board, "").save_page(list(site.answers().values()))
+        ImageWriter(board, "").save_page(list(answers.values()))
         board.conn.close()
-        replays.append((Moment(utc_text(clock["now"])), replay))
-    db.conn.close()
+        replays.append((moment, replay))
     for moment, replay in replays:
         for q, sf, sd in SEARCHES:
             if counters == "daily" and (sf in COUNTED or any(f in q for f in COUNTED)):
