@@ -22,15 +22,19 @@ def db(tmp_path_factory):
     return open_database(tmp_path_factory.mktemp("store") / "mirror.db")
 
 
+def store(db, path):
+    """The records of one recorded response, stored as a sync stores them: (resource, records, saved)."""
+    resource, records = records_in(path)
+    if resource == "images":
+        return resource, records, ImageWriter(db, BASE).save_page(records)
+    return resource, records, RecordWriter(db, SPECS[resource], BASE).save(records, CONTEXT.get(resource, {}))
+
+
 @pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_record_is_kept_raw_with_typed_columns(db, path):
-    resource, records = records_in(path)
+    resource, records, saved = store(db, path)
     spec = SPECS[resource]
     context = CONTEXT.get(resource, {})
-    if resource == "images":
-        saved = ImageWriter(db, BASE).save_page(records)
-    else:
-        saved = RecordWriter(db, spec, BASE).save(records, context)
     assert saved.rejected == 0 and len(saved.keys) == len(records)
     for record, key in zip(records, saved.keys):
         row = db[spec.table].get(key)
@@ -42,7 +46,12 @@ def test_every_record_is_kept_raw_with_typed_columns(db, path):
             assert row[column] == value
 
 
-def test_fixture_rows_are_searchable_and_joinable(db):
+def test_fixture_rows_are_searchable_and_joinable(tmp_path):
+    """Over every recorded response stored (in a database of its own: under xdist the parametrized
+    test above may have run on another worker)."""
+    db = open_database(tmp_path / "mirror.db")
+    for path in fixture_files():
+        store(db, path)
     assert db.execute("SELECT count(*) FROM posts_fts WHERE posts_fts MATCH 'artists'").fetchone()[0] > 0
     assert db.execute("SELECT count(*) FROM tags_fts WHERE tags_fts MATCH 'wings'").fetchone()[0] > 0
     assert db.execute("SELECT count(*) FROM galleries_fts WHERE galleries_fts MATCH 'safe'").fetchone()[0] > 0
