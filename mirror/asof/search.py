@@ -42,7 +42,7 @@ from ..search.indexes import IMAGES
 from ..search.postings import Postings, Snapshot, json_ids
 from ..search.query import Node
 from ..search.sort import Order
-from ..store.database import reader_uri
+from ..store.database import database_file, reader_uri
 from ..store.history import COUNTERS
 from ..store.records import column_converters, shape_values
 from ..store.specs import IMAGES as IMAGE_SPEC
@@ -395,7 +395,7 @@ _SCRATCH = threading.local()
 
 def scratch_of(conn: sqlite3.Connection) -> Scratch:
     """This thread's scratch tables beside the archive ``conn`` reads."""
-    path = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
+    path = database_file(conn)
     kept: dict[str, Scratch] = _SCRATCH.__dict__.setdefault("by_path", {})
     if path not in kept:
         kept[path] = Scratch(path)

@@ -19,7 +19,7 @@ import json
 import sqlite3
 from typing import Any
 
-from ..store.database import reader_uri
+from ..store.database import database_file, reader_uri
 from ..store.history import EVENTS, record_key
 from ..store.records import column_converters, shape_values
 from ..store.specs import SPECS, TableSpec
@@ -32,7 +32,7 @@ __all__ = ["tables_as_of"]
 def tables_as_of(conn: sqlite3.Connection, moment: Moment, tables: tuple[str, ...]) -> sqlite3.Connection:
     """A connection on which each of ``tables`` (record tables of :data:`SPECS`) reads as of
     ``moment``, and every other table as the archive ``conn`` reads it. The caller closes it."""
-    path = next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
+    path = database_file(conn)
     scratch = sqlite3.connect("file::memory:", uri=True, check_same_thread=False)
     scratch.row_factory = sqlite3.Row
     scratch.execute("ATTACH DATABASE ? AS archive", (reader_uri(path),))

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
@@ -96,6 +96,11 @@ def open_read_only(path: str | Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEO
         db.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
         check_schema(db, path)
     return db
+
+
+def database_file(conn: sqlite3.Connection | Any) -> str:
+    """The file of the main database ``conn`` (a connection, or sqlite-utils' Database) reads."""
+    return next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main")
 
 
 def reader_uri(path: str | Path) -> str:

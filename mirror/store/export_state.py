@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .database import chunks
+from .database import chunks, database_file
 from .state import load_cursor, save_cursor
 
 __all__ = ["EXPORT_CURSOR", "load_export_cursor", "save_export_cursor", "stored_digests", "save_digests",
@@ -65,7 +65,7 @@ def forget_export(db: Database) -> None:
 def reading_connection(db: Database) -> sqlite3.Connection:
     """A read-only connection to ``db``'s file that another thread may use: the Delta writer pulls
     the rows it writes from its own threads, and SQLite refuses a connection made in another."""
-    path = next(row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main")
+    path = database_file(db)
     conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=30000")
     return conn
