@@ -306,8 +306,8 @@ CASES = [
          "dropped before any answer or cut halfway through its body", "drops:4", files=True),
     Case("truncated API body", "the first API answer: 200, its connection closed halfway through the "
          "Content-Length", first_api(1, proxy_rules.cut_json)),
-    Case("timeout", "the first 2 API answers come after 1 s (polite.timeout = 0.3)",
-         through_proxy(lambda: proxy_rules.stall(1.0, 2)), options={"polite": {"timeout": 0.3}}),
+    Case("timeout", "the first 2 API answers come after 5 s (polite.timeout = 1.5)",
+         through_proxy(lambda: proxy_rules.stall(5.0, 2)), options={"polite": {"timeout": 1.5}}),
     Case("HTML with status 200 on an API URL", "the first API answer: 200 text/html (a web page, a captive portal; "
          "Philomena's proxy sends its pages with 429 and 5xx only)",
          first_api(1, proxy_rules.body(b"<!DOCTYPE html><html><body>Welcome</body></html>", "text/html")),

@@ -47,7 +47,8 @@ def test_a_quick_search_is_answered_at_once_while_eight_slow_ones_run(archive, m
     took = time.perf_counter() - began
     for thread in slow:
         thread.join()
-    assert answer.status_code == 200 and took < 0.1, f"{took:.3f} s"
+    # Behind the slow ones it would wait their 2 s; at once is well under, even on a loaded machine.
+    assert answer.status_code == 200 and took < 1.0, f"{took:.3f} s"
 
 
 def copy_database(source, target) -> None:
