@@ -18,6 +18,7 @@ from mirror.serve.app import create_serve_app
 from mirror.serve.board import Board
 from mirror.wiring import open_storage
 
+from .support.boards import copy_generated_boards
 from .support.configs import RESOURCES, Archive, mirror_config, sync
 from .support.quick import QUICK
 
@@ -34,6 +35,7 @@ def _picture_cache() -> None:
 
 
 _picture_cache()
+copy_generated_boards()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

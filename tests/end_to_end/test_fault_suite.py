@@ -56,7 +56,7 @@ from ..support.dumps import make_dump, needs_postgres
 from ..support.fault_proxy import FaultProxy, Rule
 from ..support.killing import assert_store_intact, mirror_state
 
-# One worker runs every case (`pytest -n auto --dist loadgroup`): the ledger is a module's, and the
+# One worker runs every case (`pytest -n auto --dist loadfile`, or `loadgroup`): the ledger is a module's, and the
 # report the lead regenerates docs/reliability.md from must hold every case, not one worker's half.
 pytestmark = [pytest.mark.faults, pytest.mark.xdist_group("fault-suite")]
 

@@ -130,15 +130,17 @@ def test_sigterm_stops_with_a_clear_message_and_the_next_run_resumes(site, tmp_p
 
 def test_a_second_run_on_a_busy_mirror_does_nothing_and_says_why(site, tmp_path):
     site.editor.add_images(250)
-    config = site_config(site, tmp_path, polite={"requests_per_second": 8})
+    site.set_faults("slow:3")  # the first run walks for half a minute, longer than a loaded machine starts the second
+    config = site_config(site, tmp_path)
     command = sync_command(config, tmp_path / "m.toml", "images")
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for_requests(site, 2)
     # The same database, with a query of its own so that any request it sent would show.
-    marked = site_config(site, tmp_path, polite={"requests_per_second": 8}, images={"query": "id.gte:0"})
+    marked = site_config(site, tmp_path, images={"query": "id.gte:0"})
     second = subprocess.run(sync_command(marked, tmp_path / "second.toml", "images"),
                             capture_output=True, text=True, timeout=60)
     assert first.poll() is None, "the first run should still be walking"
+    site.set_faults("")
     assert second.returncode == 7
     assert f"is being written by mirror (pid {first.pid})" in second.stderr
     assert "this run did nothing" in second.stderr and "Traceback" not in second.stderr
