@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from ..board.editor import BoardEditor
 from ..board.rows import SITE_TABLES
-from .postgres import binaries, running_postgres
+from .postgres import Postgres, binaries, running_postgres
 from .tables import LAYOUTS, Table
 
 __all__ = ["write_public_dump", "dump_site", "copy_line"]
@@ -29,19 +29,20 @@ _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 def write_public_dump(board: BoardEditor | str | Path, out: str | Path, *, layout: str = "2026",
-                      compress: bool = True, then: str = "") -> Path:
+                      compress: bool = True, then: str = "", server: Postgres | None = None) -> Path:
     """Write ``board`` (an editor, or the path of a board database) to ``out`` as a public dump
     of ``layout`` (``"2026"`` or ``"2022"``), gzip-compressed unless ``compress`` is false.
     ``then`` is SQL run on the loaded tables before they are dumped: the tests of damaged dumps
     change a real dump's tables with it (an extra column, an id twice, a null where none belongs).
 
-    The board is read in one transaction, so an editor may keep changing it meanwhile.
+    The board is read in one transaction, so an editor may keep changing it meanwhile. A running
+    ``server`` is used (in a new database of its own) instead of starting one for this dump.
     """
     if layout not in LAYOUTS:
         raise ValueError(f"no dump layout {layout!r} (known: {', '.join(sorted(LAYOUTS))})")
     out = Path(out)
     path = Path(board) if isinstance(board, (str, Path)) else board.path
-    with running_postgres() as server, closing(_read_only(path)) as db:
+    with (server.new_database() if server else running_postgres()) as server, closing(_read_only(path)) as db:
         db.execute("BEGIN")
         server.feed(_script(db, LAYOUTS[layout]))
         db.execute("COMMIT")
