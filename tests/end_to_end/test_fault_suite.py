@@ -644,6 +644,36 @@ def test_the_files_disk_fills_up_during_downloads(growing_site: SiteServer, tmp_
                       "undisturbed run", started, tmp_path, growing_site))
 
 
+def test_the_disk_is_nearly_full_when_the_mirror_is_opened(site: SiteServer, tmp_path: Path, ledger: list) -> None:
+    """SQLite cannot make the shared-memory file (32 KB) a WAL database is read through: it says
+    "disk I/O error" (SQLITE_IOERR_SHMSIZE), which was printed as such."""
+    started = time.monotonic()
+    with mounted_tmpfs(tmp_path / "disk", "16m") as disk:
+        config = changed(site_config(site, disk), store={"files": str(tmp_path / "files")})
+        path = write_config(config, tmp_path / "mirror.toml")
+        assert CliRunner().invoke(cli, ["-c", str(path), "sync"]).exit_code == 0
+        filler = leave_free(disk, 30_000)
+
+        full = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+        status = CliRunner().invoke(cli, ["-c", str(path), "status"])
+
+        for said in (full, status):
+            assert said.exit_code == 5, said.output
+            assert f"cannot write the database {config.database}: no space left on the device. Nothing committed " \
+                   "was lost; free some disk space and run again." in said.output
+            assert "disk I/O error" not in said.output and "Traceback" not in said.output
+        filler.unlink()
+        assert_store_intact(config.database)
+        again = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+        assert again.exit_code == 0, again.output
+        state = mirror_state(config.database, tmp_path / "files")
+    assert state == undisturbed(site, tmp_path)
+    ledger.append(row("disk full (opening the mirror)", "the database's 16 MB tmpfs had 30 KB left, less than the "
+                      "shared-memory file SQLite reads a WAL database through, as `mirror sync` and `mirror status` "
+                      "opened it", 5, excerpt(full, 5), "nothing: integrity_check ok; the rerun once space was freed "
+                      "ended equal to an undisturbed run", started, tmp_path, site))
+
+
 @needs_postgres
 def test_the_disk_fills_up_during_an_import_dump(tmp_path: Path, ledger: list) -> None:
     """SQLite rolls back by itself on a full disk; a ROLLBACK after it hid the real error behind
