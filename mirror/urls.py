@@ -55,11 +55,17 @@ def _split_base(base_url: str) -> SplitResult:
 _PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/?#\s@:]*:)[^?#\s@]*@", re.IGNORECASE)
 
 
+_KEY = re.compile(r"([?&]key=)[^&#\s]*", re.IGNORECASE)
+
+
 def redact(url: str) -> str:
     """Return ``url`` (or a line of text holding URLs) with the value of any ``key`` query parameter
     and any password in a URL's userinfo replaced by ``***``: ``https://user:***@host/?key=***``."""
     url = _PASSWORD.sub(r"\1***@", str(url))
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # no URL to urllib (a [ with no ] around a host): the key masked where it stands
+        return _KEY.sub(r"\1***", url)
     if not parts.query:
         return url
     query = [(k, "***" if k == "key" else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]

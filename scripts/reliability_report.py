@@ -63,7 +63,8 @@ def render(rows: list[dict[str, Any]], outcome: str, seconds: float) -> str:
         "served (`raw`), the others are in `rejects`, every thumbnail of a ready image is kept and passes "
         "`mirror verify`, and `PRAGMA integrity_check` (and each full-text index) is sound. Where the run "
         "stopped, what it kept is checked, then a rerun once the fault cleared must complete the mirror.",
-        "- Exit codes are those of [Use](use.md#exit-codes): 0 done, 2 bad configuration, 4 the site answered wrongly, "
+        "- Exit codes are those of [Use](use.md#exit-codes): 0 done, 1 interrupted (SIGTERM, Ctrl-C), 2 bad "
+        "configuration, 4 the site answered wrongly, "
         "5 the database or files cannot be written; `-` for a server, which keeps running: what it said is "
         "the status of its answers.",
         "",

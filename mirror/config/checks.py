@@ -138,10 +138,14 @@ def _check_rules(section: str, key: str, value: Any) -> None:
 
 
 def _port_problem(url: str) -> str | None:
-    """A port no connection can be made to (``:99999``, ``:0``, ``:https``) is refused here, not met
-    as a traceback at the first request."""
+    """A URL urllib cannot read (a ``[`` with no ``]`` around its host), or a port no connection can be
+    made to (``:99999``, ``:0``, ``:https``), is refused here, not met as a traceback later."""
     try:
-        port = urlsplit(url).port
+        parts = urlsplit(url)
+    except ValueError as e:
+        return f"is not a URL that can be read ({e}), got {shown(redact(url))}"
+    try:
+        port = parts.port
     except ValueError:
         port = 0
     if port is not None and not 1 <= port <= 65535:

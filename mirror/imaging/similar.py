@@ -219,9 +219,17 @@ def _within_read_side(picture: Image.Image) -> Image.Image:
 
 def fingerprint_of_picture(picture: Image.Image) -> Fingerprint:
     """The fingerprint of a decoded picture: its views that show something (:func:`shows_nothing`),
-    or, for a picture blank in every view, its first."""
+    or, for a picture blank in every view, its first.
+
+    The alpha-blind view counts only where a background shows something: it stands for a copy made
+    by a converter that shows the colours under the transparent pixels of a picture, and a fully
+    transparent picture is no picture at all (as its own view, that of a picture whose colours lie
+    under it matched at distance 0)."""
     seen = views_of(picture)
-    return Fingerprint(tuple(_view(view) for view in [view for view in seen if not shows_nothing(view)] or seen[:1]))
+    showing = [not shows_nothing(view) for view in seen]
+    if len(seen) > len(BACKGROUNDS) and not any(showing[:len(BACKGROUNDS)]):
+        showing = [False] * len(seen)
+    return Fingerprint(tuple(_view(view) for view, shows in zip(seen, showing) if shows) or (_view(seen[0]),))
 
 
 def shows_nothing(picture: Image.Image) -> bool:

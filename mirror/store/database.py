@@ -126,16 +126,24 @@ def reader_uri(path: str | Path) -> str:
         probe.close()
 
 
+# What a sync writes about itself before it has stored anything, by table: the rows that count as
+# records are those the condition selects. Its run's row in sync_runs (its end, "failed", is said by
+# the run's own error line) and its session (sync_state "sync") are not: a first sync the site
+# failed left them in a mirror of nothing, which `mirror status` showed as a mirror of zeros.
+RECORD_ROWS = {"sync_runs": "FALSE", "sync_state": "name <> 'sync'"}
+
+
 def holds_no_record(db: Database) -> bool:
     """Whether ``db`` holds nothing but the mirror's schema: no row in any table of its own (the
-    migrations' log, SQLite's statistics and the full-text indexes' own tables aside)."""
+    migrations' log, SQLite's statistics, the full-text indexes' own tables and a sync's account of
+    itself, :data:`RECORD_ROWS`, aside)."""
     tables = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
     virtual = [name for name, sql in tables if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
     for name, _ in tables:
         if name.startswith("sqlite_") or name == "_sqlite_migrations" or name in virtual \
                 or any(name.startswith(f"{v}_") for v in virtual):
             continue
-        if db.execute(f'SELECT EXISTS (SELECT 1 FROM "{name}")').fetchone()[0]:
+        if db.execute(f'SELECT EXISTS (SELECT 1 FROM "{name}" WHERE {RECORD_ROWS.get(name, "TRUE")})').fetchone()[0]:
             return False
     return True
 

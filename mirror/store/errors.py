@@ -34,6 +34,12 @@ SQLITE_KINDS = {
     sqlite3.SQLITE_PERM: DENIED,
     sqlite3.SQLITE_NOTADB: NOT_SQLITE,
 }
+# Extended result codes whose cause is plain though their primary code (SQLITE_IOERR, "disk I/O
+# error") is not: the shared-memory file (-shm) that every reader of a WAL database maps could
+# not be grown to its first 32 KB, which on a nearly full disk is all SQLite gets to say of ENOSPC.
+SQLITE_EXTENDED_KINDS = {
+    sqlite3.SQLITE_IOERR_SHMSIZE: FULL,
+}
 
 
 class StoreError(MirrorError):
@@ -58,7 +64,9 @@ def error_kind(error: sqlite3.Error | OSError) -> str:
     if isinstance(error, OSError):
         return os_error_kind(error)
     code = getattr(error, "sqlite_errorcode", None)
-    return SQLITE_KINDS.get(code & 0xFF, OTHER) if code is not None else OTHER
+    if code is None:
+        return OTHER
+    return SQLITE_EXTENDED_KINDS.get(code) or SQLITE_KINDS.get(code & 0xFF, OTHER)
 
 
 def store_error(error: sqlite3.Error | OSError, where: str, busy_timeout: float) -> StoreError:

@@ -171,6 +171,10 @@ def test_environment_overrides_go_through_the_same_checks(tmp_path, monkeypatch,
     ('[site]\nbase_url = "{url}"\n[report]\nhealthcheck_url = "https://hc-ping.com/uuid\\r\\nX-Evil: 1"\n',
      "[report] healthcheck_url: must be one line of text"),
     ('[site]\nbase_url = "{url}/\\n"\n', "[site] base_url: must be one line of text"),
+    # A [ with no ] around the host: redacting it for the message raised urllib's ValueError (issue 41).
+    ('[site]\nbase_url = "{url}"\n[report]\nhealthcheck_url = "http://[::1/ping"\n',
+     "[report] healthcheck_url: is not a URL that can be read (Invalid IPv6 URL)"),
+    ('[site]\nbase_url = "http://[::1"\n', "[site] base_url: is not a URL that can be read (Invalid IPv6 URL)"),
     ('[site]\nbase_url = "{url}"\n[store]\nendpoint_url = "https://s3.example\\tx"\n',
      "[store] endpoint_url: must be one line of text"),
 ])

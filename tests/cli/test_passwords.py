@@ -89,6 +89,8 @@ def test_redact_masks_passwords_wherever_urls_sit_in_a_line_and_the_key_still():
                             "https://user@h.example/")
     assert redact(f"https://me:{SECRET}@proxy.example/api/v1/json/search?q=safe&key=k3y") == (
         "https://me:***@proxy.example/api/v1/json/search?q=safe&key=***")
+    # A [ with no ] is no URL to urllib (ValueError): it is masked all the same (issue 41).
+    assert redact(f"http://me:{SECRET}@[::1/ping?key=k3y&x=1") == "http://me:***@[::1/ping?key=***&x=1"
 
 
 def test_a_password_in_base_url_goes_into_no_browse_page(tmp_path):

@@ -86,6 +86,19 @@ def test_an_address_that_is_not_a_philomena_api_says_so_at_once(tmp_path, status
     assert "not found" not in error
 
 
+@pytest.mark.parametrize("fault", ["down", "down:404"])
+def test_a_first_sync_the_site_fails_leaves_no_mirror_and_status_says_there_is_none(site, tmp_path, fault):
+    """Its own run's row (failed) and the sync's session were kept in a mirror of no record, which
+    `mirror status` showed as a mirror of zeros, where a site that refused the connection left none."""
+    site.set_faults(fault)
+    config = config_file(tmp_path, site.url)
+    result = CliRunner().invoke(cli, ["-c", config, "sync"])
+    assert result.exit_code in (EXIT_UNAVAILABLE, EXIT_REJECTED), result.output
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["mirror.toml"]  # no database, WAL or lock file
+    status = CliRunner().invoke(cli, ["-c", config, "status"])
+    assert status.output == f"No mirror yet at {tmp_path / 'm.db'}; run `mirror sync` to start one.\n"
+
+
 def test_https_to_a_server_that_speaks_plain_http_says_so_and_exits_2_at_once(tmp_path):
     """It said "operation not permitted" (OpenSSL's errno read as the system's) after 35 s of
     retries, and exited 3, "run again later" (issue 36)."""

@@ -21,8 +21,11 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
@@ -641,6 +644,36 @@ def test_the_files_disk_fills_up_during_downloads(growing_site: SiteServer, tmp_
                       "undisturbed run", started, tmp_path, growing_site))
 
 
+def test_the_disk_is_nearly_full_when_the_mirror_is_opened(site: SiteServer, tmp_path: Path, ledger: list) -> None:
+    """SQLite cannot make the shared-memory file (32 KB) a WAL database is read through: it says
+    "disk I/O error" (SQLITE_IOERR_SHMSIZE), which was printed as such."""
+    started = time.monotonic()
+    with mounted_tmpfs(tmp_path / "disk", "16m") as disk:
+        config = changed(site_config(site, disk), store={"files": str(tmp_path / "files")})
+        path = write_config(config, tmp_path / "mirror.toml")
+        assert CliRunner().invoke(cli, ["-c", str(path), "sync"]).exit_code == 0
+        filler = leave_free(disk, 30_000)
+
+        full = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+        status = CliRunner().invoke(cli, ["-c", str(path), "status"])
+
+        for said in (full, status):
+            assert said.exit_code == 5, said.output
+            assert f"cannot write the database {config.database}: no space left on the device. Nothing committed " \
+                   "was lost; free some disk space and run again." in said.output
+            assert "disk I/O error" not in said.output and "Traceback" not in said.output
+        filler.unlink()
+        assert_store_intact(config.database)
+        again = CliRunner().invoke(cli, ["-c", str(path), "sync"])
+        assert again.exit_code == 0, again.output
+        state = mirror_state(config.database, tmp_path / "files")
+    assert state == undisturbed(site, tmp_path)
+    ledger.append(row("disk full (opening the mirror)", "the database's 16 MB tmpfs had 30 KB left, less than the "
+                      "shared-memory file SQLite reads a WAL database through, as `mirror sync` and `mirror status` "
+                      "opened it", 5, excerpt(full, 5), "nothing: integrity_check ok; the rerun once space was freed "
+                      "ended equal to an undisturbed run", started, tmp_path, site))
+
+
 @needs_postgres
 def test_the_disk_fills_up_during_an_import_dump(tmp_path: Path, ledger: list) -> None:
     """SQLite rolls back by itself on a full disk; a ROLLBACK after it hid the real error behind
@@ -679,6 +712,57 @@ def test_the_disk_fills_up_during_an_import_dump(tmp_path: Path, ledger: list) -
                       "import-dump` copied the dump's tables", 5, excerpt(full, 5), "nothing: integrity_check ok "
                       "after the failed run; the rerun once space was freed ended equal to an import on a roomy disk",
                       started, tmp_path))
+
+
+# --- a run stopped by SIGTERM (systemd, `timeout`) while the site is slow to answer ------------------------
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a running process has spent so far (user and system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_sigterm_during_a_slow_request(site: SiteServer, proxy: FaultProxy, tmp_path: Path, ledger: list) -> None:
+    """It stopped in 0.4-1.7 s, nearly all of it the interpreter tearing down every module it had
+    imported. Time on a loaded machine stretches; the CPU the process spends after the signal does
+    not, so that is what is bounded (it was 0.19-0.25 s here, now about 0.05 s)."""
+    started = time.monotonic()
+    metrics = tmp_path / "mirror.prom"
+    config = changed(site_config(site, tmp_path), report={"metrics_file": str(metrics)})
+    path = write_config(config, tmp_path / "mirror.toml")
+    assert CliRunner().invoke(cli, ["-c", str(path), "sync"]).exit_code == 0
+    write_config(changed(config, site={"base_url": proxy.url}), path)
+    asked = threading.Event()
+    proxy.rule = proxy_rules.hang(asked)
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(path), "sync"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert asked.wait(60), "the sync never asked the site"
+        spent = cpu_seconds(process.pid)
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        stderr = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        stopped_in = time.monotonic() - signalled
+        process.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        proxy.rule = None
+    after_signal = usage.ru_utime + usage.ru_stime - spent
+    assert process.returncode == 1, stderr
+    assert "Error: interrupted; everything stored so far is kept" in stderr and "Traceback" not in stderr
+    assert after_signal < 0.15 and stopped_in < 10, (after_signal, stopped_in)
+    with closing(sqlite3.connect(config.database)) as db:
+        last = db.execute("SELECT status, message FROM sync_runs ORDER BY id DESC LIMIT 1").fetchone()
+    assert last == ("failed", "interrupted")
+    assert "mirror_run_exit_code{command=\"sync\"} 1" in metrics.read_text()
+    assert not Path(f"{config.database}-wal").exists()  # closed, its WAL written back, before the exit
+    assert_store_intact(config.database)
+    ledger.append(row("SIGTERM during a slow request", "the site held the first API request of a sync "
+                      "unanswered; SIGTERM (systemctl stop) came while the mirror waited for it", 1,
+                      STAMP.sub("", stderr.strip().splitlines()[-1]),
+                      f"nothing: the run's record (failed, interrupted) and metrics file written, the database "
+                      f"closed and its WAL written back; integrity_check ok; stopped {stopped_in:.2f} s after the "
+                      f"signal, {after_signal:.2f} s of CPU", started, tmp_path, site, proxy))
 
 
 # --- a hostile client of mirror serve and mirror browse, and a database they may only read ---------------

@@ -147,3 +147,16 @@ def test_a_crop_of_five_percent_off_edges_stays_a_copy(stored, edges):
                           p.width - dx * (2 in edges), p.height - dy * (3 in edges)))
         apart.append(distance(fingerprint_of(encoded(cropped)), stored[n]))
     assert sum(d <= GROUP_DISTANCE for d in apart) >= 19, apart
+
+
+def test_a_fully_transparent_picture_is_no_copy_of_the_colours_under_it():
+    """Its alpha-blind view showed those colours: it matched the opaque picture of them at 0 (issue 41)."""
+    opaque = decoded(ORIGINALS[3])
+    invisible = opaque.convert("RGBA")
+    invisible.putalpha(0)
+    stored = fingerprint_of(encoded(invisible))
+    assert len(stored.views) == 1  # shows nothing on any background: its first view (on black) stands for it
+    assert distance(stored, fingerprint_of(encoded(opaque))) > 30
+    half = invisible.copy()
+    half.paste(opaque.crop((0, 0, opaque.width // 2, opaque.height)))  # its left half shown: a picture after all, seen all three ways
+    assert len(fingerprint_of(encoded(half)).views) == 3

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -160,6 +161,21 @@ def stall(seconds: float, count: int) -> Rule:
         if await request.is_disconnected():  # the client gave up: the site is not asked after all (a request
             return Response(b"", 504)          # reaching it now would land in the next test's log)
         return passed_on(await upstream())
+
+    return rule
+
+
+def hang(asked: threading.Event, seconds: float = 60) -> Rule:
+    """Every API request is held unanswered (``asked`` set once one is) until its client goes away or
+    ``seconds`` pass: a request that the site is slow to answer, for a run to be stopped during it."""
+    async def rule(request: Request, upstream: Upstream) -> Response | None:
+        if not request.url.path.startswith("/api/"):
+            return None
+        asked.set()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not await request.is_disconnected():
+            await asyncio.sleep(0.05)
+        return Response(b"", 504)
 
     return rule
 
