@@ -2,9 +2,12 @@
 
 An image's fingerprint (:mod:`mirror.imaging.similar`) is read from the best of its kept files
 by :data:`SOURCES` (a thumbnail first: quick to decode, and enough, since a thumbnail's hashes
-match the full picture's), as each is kept, and by ``mirror verify`` for kept files of images
-that have none yet, or one an older finder computed (its ``version``). Which file a run happened to keep first (or before it was killed) must not
-decide the values a mirror ends with, so a better file kept later replaces what a worse one gave.
+match the full picture's), once an image's files are kept (read once, from the best of them: the
+full picture read first and replaced a moment later by the thumbnail's was most of a demo's
+download time), and by ``mirror verify`` for kept files of images that have none yet, or one an
+older finder computed (its ``version``). Which file a run happened to keep first (or before it
+was killed) must not decide the values a mirror ends with, so a better file kept later replaces
+what a worse one gave.
 A file that cannot be read simply gets no fingerprint. A file larger than the box its
 representation is scaled into (a file host serving a 108-megapixel picture as a thumbnail) is
 not decoded at all: it stays kept, gets no fingerprint, and the run says so in one line.
@@ -13,7 +16,8 @@ not decoded at all: it stays kept, gets no fingerprint, and the run says so in o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable
 
 from sqlite_utils import Database
 
@@ -24,7 +28,7 @@ from ..philomena import SIZE_BOXES
 from ..store.similar import fingerprint_source, save_hashes
 from .storage import Storage
 
-__all__ = ["SOURCES", "backfill_fingerprints", "keep_fingerprint", "said_once"]
+__all__ = ["SOURCES", "backfill_fingerprints", "keep_best_fingerprint", "keep_fingerprint", "said_once"]
 
 # The files a fingerprint is read from, the preferred (the quickest to decode) first.
 SOURCES = ("thumb", "small", "thumb_small", "medium", "large", "tall", "full")
@@ -57,6 +61,17 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
     return True
 
 
+async def keep_best_fingerprint(db: Database, storage: Storage, image_id: int, files: Iterable[tuple[str, str]],
+                                say: Callable[[str], None] | None = None) -> bool:
+    """The image's fingerprint from the best of ``files`` (its kept representations and their
+    paths) that can be read, read once: the others are only tried when a better one cannot be.
+    False if none was stored."""
+    for representation, path in sorted((f for f in files if f[0] in SOURCES), key=lambda f: SOURCES.index(f[0])):
+        if await keep_fingerprint(db, storage, image_id, representation, path, say):
+            return True
+    return False
+
+
 def said_once(say: Callable[[str], None]) -> Callable[[str], None]:
     """``say``, each distinct line once: a run reads a refused file as it keeps it and again when
     it looks for kept files without a fingerprint, and should tell of it once."""
@@ -74,18 +89,14 @@ async def backfill_fingerprints(db: Database, storage: Storage, say: Callable[[s
     """Fingerprints for the images with kept files and none yet, one from a worse file than the
     best kept now, or one an older finder computed; returns how many were stored."""
     marks = ", ".join("?" for _ in SOURCES)
-    order = " ".join(f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(SOURCES))
     rows = db.execute(f"SELECT d.image_id, d.representation, d.path FROM downloads d "
                       f"LEFT JOIN (SELECT image_id, min(source_representation) AS source, min(version) AS version "
                       f"FROM image_hashes "
                       f"GROUP BY image_id) h ON h.image_id = d.image_id "
                       f"WHERE d.status = 'done' AND d.representation IN ({marks}) "
                       f"AND (h.source IS NULL OR h.source != d.representation OR h.version < ?) "
-                      f"ORDER BY d.image_id, CASE d.representation {order} END", [*SOURCES, VERSION]).fetchall()
-    stored, done = 0, set()
-    for image_id, representation, path in rows:
-        if image_id not in done and await keep_fingerprint(db, storage, image_id, representation, path, say):
-            stored += 1
-            done.add(image_id)
+                      f"ORDER BY d.image_id", [*SOURCES, VERSION]).fetchall()
+    stored = 0
+    for image_id, files in itertools.groupby(rows, key=lambda row: row[0]):
+        stored += await keep_best_fingerprint(db, storage, image_id, [(name, path) for _, name, path in files], say)
     return stored
-

@@ -27,7 +27,7 @@ from ..store import downloads as state
 from ..words import counted, human_bytes
 from .fetch import Fetcher, FileFailed, Job, Recheck
 from .file_facts import keep_file_facts
-from .fingerprints import backfill_fingerprints, keep_fingerprint, said_once
+from .fingerprints import backfill_fingerprints, keep_best_fingerprint, said_once
 from .intensities import backfill_intensities, keep_intensities
 from .layout import expected_hash, extension, file_path, file_url
 from .storage import Digest, Storage
@@ -152,8 +152,10 @@ async def _work(db: Database, fetcher: Fetcher, concurrency: int, report: Downlo
 
 async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], report: DownloadReport,
                  reporter: Reporter, say: Callable[[str], None]) -> None:
-    """One image's pending files: adopt those already kept, fetch each distinct URL once."""
+    """One image's pending files: adopt those already kept, fetch each distinct URL once; then
+    its fingerprint, once, from the best of the files kept."""
     by_url: dict[str, list[Job]] = {}
+    done: list[Job] = []  # kept by now, adopted or fetched
     for row in rows:
         job = make_job(row)
         if isinstance(job, str):
@@ -165,7 +167,8 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
             await asyncio.to_thread(fetcher.drop_staged, job)
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=kept.size,
                             sha512=kept.sha512)
-            await _read_kept(db, fetcher.storage, job, say)
+            await _read_kept(db, fetcher.storage, job)
+            done.append(job)
             report.adopted += 1
             report.fetched += 1
             report.originals += job.original
@@ -182,18 +185,23 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
         for job in jobs:
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=got.size,
                             sha512=got.sha512, attempts=job.attempts)
-            await _read_kept(db, fetcher.storage, job, say)
+            await _read_kept(db, fetcher.storage, job)
+            done.append(job)
         report.downloaded += 1
         report.fetched += len(jobs)
         report.originals += sum(job.original for job in jobs)
         report.bytes += got.size
+    if done:
+        # Read once all are kept: files come full first, and a fingerprint read from the full
+        # picture, then replaced by the thumbnail's, was most of a demo's download time.
+        await keep_best_fingerprint(db, fetcher.storage, done[0].image_id,
+                                    [(job.representation, job.path) for job in done], say)
 
 
-async def _read_kept(db: Database, storage: Storage, job: Job, say: Callable[[str], None]) -> None:
-    """What a kept file tells about its image: intensities, a fingerprint, and (for a dump's
-    record) whether it is animated."""
+async def _read_kept(db: Database, storage: Storage, job: Job) -> None:
+    """What a kept file tells about its image: intensities and (for a dump's record) whether it
+    is animated."""
     await keep_intensities(db, storage, job.image_id, job.representation, job.path)
-    await keep_fingerprint(db, storage, job.image_id, job.representation, job.path, say)
     await keep_file_facts(db, storage, job.image_id, job.path, job.original)
 
 

@@ -757,3 +757,25 @@ def test_a_file_too_large_to_fingerprint_is_said_once_per_run(tmp_path, monkeypa
     assert result.exit_code == 0, result.output
     said = [line for line in result.output.splitlines() if "not fingerprinted" in line]
     assert len(said) == 1 and f"image {victim} thumb: kept, but not fingerprinted" in said[0], result.output
+
+
+def test_each_image_is_fingerprinted_once_from_its_best_kept_file(tmp_path, monkeypatch):
+    """An image's files are fetched full first, thumbnail next: reading a fingerprint from the
+    full picture, to replace it with the thumbnail's a moment later, cost most of a demo's
+    download time. Each image's fingerprint is read once, from its thumbnail."""
+    from mirror.download import fingerprints
+    from mirror.philomena import SIZE_BOXES
+
+    read = []
+    real = fingerprints.fingerprint_of
+    monkeypatch.setattr(fingerprints, "fingerprint_of", lambda data, box=None: (read.append(box), real(data, box))[1])
+    board = BoardEditor.generate(seed=3, images=6, with_pictures=True)
+    with SiteServer(board) as server:
+        config = configure(server, tmp_path)
+        sync(config)
+        db = open_database(config.database)
+        asyncio.run(runs.download(config, db))
+    sources = Counter(row[0] for row in db.execute("SELECT source_representation FROM image_hashes "
+                                                   "GROUP BY image_id"))
+    assert sources and set(sources) == {"thumb"}, sources
+    assert read == [SIZE_BOXES["thumb"]] * len(read) and len(read) == sum(sources.values()), read
