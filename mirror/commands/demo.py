@@ -33,8 +33,8 @@ Echo = Callable[[str], None]
 # costs an image, and the files a download keeps a second; for the estimates the steps print.
 DRAW_SECONDS_PER_IMAGE = 0.12
 FILES_PER_SECOND = 20
-BROWSE = "http://127.0.0.1:8001"
-DEMO_RATE = 100  # requests a second to the demo's own local site  # where `mirror browse` listens by default
+BROWSE = "http://127.0.0.1:8001"  # where `mirror browse` listens by default
+DEMO_RATE = 100  # requests a second to the demo's own local site
 
 
 def run_demo(*, image_count: int = 250, data_dir: str = "data", port: int = 0, echo: Echo = print) -> None:
