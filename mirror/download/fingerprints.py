@@ -28,6 +28,7 @@ from sqlite_utils import Database
 
 from ..imaging import MediaError
 from ..imaging.errors import TooLarge
+from ..imaging import similar
 from ..imaging.similar import VERSION, Fingerprint, fingerprint_of
 from ..philomena import SIZE_BOXES
 from ..store.similar import fingerprint_source, save_hashes
@@ -69,8 +70,9 @@ class Fingerprinter:
     async def read(self, data: bytes, box: tuple[int, int] | None) -> Fingerprint:
         """The fingerprint of ``data`` (raises :class:`MediaError`)."""
         if self._pool is None:
-            return await asyncio.to_thread(_read, data, box)
-        return await asyncio.get_running_loop().run_in_executor(self._pool, _read, data, box)
+            return await asyncio.to_thread(fingerprint_of, data, box)
+        # By its own module's name: a worker then imports mirror.imaging alone, not this package.
+        return await asyncio.get_running_loop().run_in_executor(self._pool, similar.fingerprint_of, data, box)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -82,11 +84,6 @@ class Fingerprinter:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
-
-
-def _read(data: bytes, box: tuple[int, int] | None) -> Fingerprint:
-    """:func:`fingerprint_of`, by a name a worker process imports."""
-    return fingerprint_of(data, box)
 
 
 async def keep_fingerprint(db: Database, storage: Storage, image_id: int, representation: str, path: str,
