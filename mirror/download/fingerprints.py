@@ -2,9 +2,12 @@
 
 An image's fingerprint (:mod:`mirror.imaging.similar`) is read from the best of its kept files
 by :data:`SOURCES` (a thumbnail first: quick to decode, and enough, since a thumbnail's hashes
-match the full picture's), as each is kept, and by ``mirror verify`` for kept files of images
-that have none yet, or one an older finder computed (its ``version``). Which file a run happened to keep first (or before it was killed) must not
-decide the values a mirror ends with, so a better file kept later replaces what a worse one gave.
+match the full picture's), once an image's files are kept (read once, from the best of them: the
+full picture read first and replaced a moment later by the thumbnail's was most of a demo's
+download time), and by ``mirror verify`` for kept files of images that have none yet, or one an
+older finder computed (its ``version``). Which file a run happened to keep first (or before it
+was killed) must not decide the values a mirror ends with, so a better file kept later replaces
+what a worse one gave.
 A file that cannot be read simply gets no fingerprint. A file larger than the box its
 representation is scaled into (a file host serving a 108-megapixel picture as a thumbnail) is
 not decoded at all: it stays kept, gets no fingerprint, and the run says so in one line.
@@ -13,28 +16,82 @@ not decoded at all: it stays kept, gets no fingerprint, and the run says so in o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import itertools
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from types import TracebackType
+from typing import Self
 
 from sqlite_utils import Database
 
 from ..imaging import MediaError
 from ..imaging.errors import TooLarge
-from ..imaging.similar import VERSION, fingerprint_of
+from ..imaging import similar
+from ..imaging.similar import VERSION, Fingerprint, fingerprint_of
 from ..philomena import SIZE_BOXES
 from ..store.similar import fingerprint_source, save_hashes
 from .storage import Storage
 
-__all__ = ["SOURCES", "backfill_fingerprints", "keep_fingerprint", "said_once"]
+__all__ = ["SOURCES", "Fingerprinter", "backfill_fingerprints", "keep_best_fingerprint", "keep_fingerprint",
+           "said_once"]
 
 # The files a fingerprint is read from, the preferred (the quickest to decode) first.
 SOURCES = ("thumb", "small", "thumb_small", "medium", "large", "tall", "full")
+# A run of fewer files reads their fingerprints on a thread: a worker process costs some 0.5 s of
+# CPU to start (it imports numpy and Pillow), more than a few fingerprints save.
+POOL_FROM = 100
+MAX_PROCESSES = 4  # a run has at most download.concurrency files in hand; 4 by default
+
+
+class Fingerprinter:
+    """Where a run reads fingerprints: on ``processes`` worker processes of its own, or on a
+    thread (0); ``say`` is told, in one line, of a file refused for its size.
+
+    A thumbnail's fingerprint is some 30 ms of CPU, much of it Python holding the GIL: on a thread
+    it took turns with the run's own HTTP work (and the demo's local site, served from the same
+    process), so a download of many files used one core of two. The values are the same wherever
+    they are read.
+    """
+
+    def __init__(self, processes: int = 0, say: Callable[[str], None] | None = None) -> None:
+        self.say = say
+        self._pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) \
+            if processes else None
+
+    @classmethod
+    def for_run(cls, files: int, say: Callable[[str], None] | None = None) -> Fingerprinter:
+        """For a run of ``files``: from :data:`POOL_FROM` files, a process for each core but the
+        one the run keeps busy (at most :data:`MAX_PROCESSES`); a thread otherwise."""
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return cls(min(cores - 1, MAX_PROCESSES) if files >= POOL_FROM else 0, say)
+
+    async def read(self, data: bytes, box: tuple[int, int] | None) -> Fingerprint:
+        """The fingerprint of ``data`` (raises :class:`MediaError`)."""
+        if self._pool is None:
+            return await asyncio.to_thread(fingerprint_of, data, box)
+        # By its own module's name: a worker then imports mirror.imaging alone, not this package.
+        return await asyncio.get_running_loop().run_in_executor(self._pool, similar.fingerprint_of, data, box)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
 
 
 async def keep_fingerprint(db: Database, storage: Storage, image_id: int, representation: str, path: str,
-                           say: Callable[[str], None] | None = None) -> bool:
+                           fingerprinter: Fingerprinter | None = None) -> bool:
     """Read the kept file and store the image's fingerprint, unless it has one of this finder's
-    version from a file as good; False if not stored. ``say`` is told, in one line, of a file
-    refused for its size."""
+    version from a file as good; False if not stored. The ``fingerprinter``'s ``say`` is told of a
+    file refused for its size."""
+    fingerprinter = fingerprinter or Fingerprinter()
     if representation not in SOURCES:
         return False
     current = fingerprint_source(db, image_id)
@@ -45,16 +102,27 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
     if data is None:
         return False
     try:
-        fingerprint = await asyncio.to_thread(fingerprint_of, data, SIZE_BOXES.get(representation))
+        fingerprint = await fingerprinter.read(data, SIZE_BOXES.get(representation))
     except TooLarge as e:
-        if say is not None:
-            say(f"image {image_id} {representation}: kept, but not fingerprinted: {e}")
+        if fingerprinter.say is not None:
+            fingerprinter.say(f"image {image_id} {representation}: kept, but not fingerprinted: {e}")
         return False
     except MediaError:
         return False
     save_hashes(db, image_id, [view.hashes() for view in fingerprint.views], representation, VERSION,
                 [view.sketch for view in fingerprint.views])
     return True
+
+
+async def keep_best_fingerprint(db: Database, storage: Storage, image_id: int, files: Iterable[tuple[str, str]],
+                                fingerprinter: Fingerprinter | None = None) -> bool:
+    """The image's fingerprint from the best of ``files`` (its kept representations and their
+    paths) that can be read, read once: the others are only tried when a better one cannot be.
+    False if none was stored."""
+    for representation, path in sorted((f for f in files if f[0] in SOURCES), key=lambda f: SOURCES.index(f[0])):
+        if await keep_fingerprint(db, storage, image_id, representation, path, fingerprinter):
+            return True
+    return False
 
 
 def said_once(say: Callable[[str], None]) -> Callable[[str], None]:
@@ -70,22 +138,19 @@ def said_once(say: Callable[[str], None]) -> Callable[[str], None]:
     return once
 
 
-async def backfill_fingerprints(db: Database, storage: Storage, say: Callable[[str], None] | None = None) -> int:
+async def backfill_fingerprints(db: Database, storage: Storage, fingerprinter: Fingerprinter | None = None) -> int:
     """Fingerprints for the images with kept files and none yet, one from a worse file than the
     best kept now, or one an older finder computed; returns how many were stored."""
     marks = ", ".join("?" for _ in SOURCES)
-    order = " ".join(f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(SOURCES))
     rows = db.execute(f"SELECT d.image_id, d.representation, d.path FROM downloads d "
                       f"LEFT JOIN (SELECT image_id, min(source_representation) AS source, min(version) AS version "
                       f"FROM image_hashes "
                       f"GROUP BY image_id) h ON h.image_id = d.image_id "
                       f"WHERE d.status = 'done' AND d.representation IN ({marks}) "
                       f"AND (h.source IS NULL OR h.source != d.representation OR h.version < ?) "
-                      f"ORDER BY d.image_id, CASE d.representation {order} END", [*SOURCES, VERSION]).fetchall()
-    stored, done = 0, set()
-    for image_id, representation, path in rows:
-        if image_id not in done and await keep_fingerprint(db, storage, image_id, representation, path, say):
-            stored += 1
-            done.add(image_id)
+                      f"ORDER BY d.image_id", [*SOURCES, VERSION]).fetchall()
+    stored = 0
+    for image_id, files in itertools.groupby(rows, key=lambda row: row[0]):
+        stored += await keep_best_fingerprint(db, storage, image_id, [(name, path) for _, name, path in files],
+                                              fingerprinter)
     return stored
-

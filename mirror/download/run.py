@@ -27,7 +27,7 @@ from ..store import downloads as state
 from ..words import counted, human_bytes
 from .fetch import Fetcher, FileFailed, Job, Recheck
 from .file_facts import keep_file_facts
-from .fingerprints import backfill_fingerprints, keep_fingerprint, said_once
+from .fingerprints import Fingerprinter, backfill_fingerprints, keep_best_fingerprint, said_once
 from .intensities import backfill_intensities, keep_intensities
 from .layout import expected_hash, extension, file_path, file_url
 from .storage import Digest, Storage
@@ -109,23 +109,25 @@ async def run_downloads(db: Database, client: PhilomenaClient, politeness: Polit
         state.requeue_failed(db)
     report = DownloadReport(expected=state.plan(db, options.representations))
     requests = _request_counter(politeness, client)
-    say = said_once(reporter.line)  # a file refused as it is kept is refused again by the backfill below
-    async with file_client(options) as http:
-        fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db), deadline=options.file_deadline)
-        try:
-            await _work(db, fetcher, options.concurrency, report, reporter, requests, say)
-        finally:
-            report.requests = requests()
-    # A run killed between keeping a file and reading it left that file without intensities.
-    await backfill_intensities(db, storage)
-    await backfill_fingerprints(db, storage, say)
+    # A file refused as it is kept is refused again by the backfill below: said once.
+    with Fingerprinter.for_run(report.expected or 0, said_once(reporter.line)) as fingerprinter:
+        async with file_client(options) as http:
+            fetcher = Fetcher(http, politeness, storage, recheck=_rechecker(client, db),
+                              deadline=options.file_deadline)
+            try:
+                await _work(db, fetcher, options.concurrency, report, reporter, requests, fingerprinter)
+            finally:
+                report.requests = requests()
+        # A run killed between keeping a file and reading it left that file without intensities.
+        await backfill_intensities(db, storage)
+        await backfill_fingerprints(db, storage, fingerprinter)
     report.complete = True
     reporter.done(report)
     return report
 
 
 async def _work(db: Database, fetcher: Fetcher, concurrency: int, report: DownloadReport,
-                reporter: Reporter, requests: Callable[[], int], say: Callable[[str], None]) -> None:
+                reporter: Reporter, requests: Callable[[], int], fingerprinter: Fingerprinter) -> None:
     """Feed pending images to ``concurrency`` workers; the first fatal error stops them all."""
     queue: asyncio.Queue[list[dict[str, Any]] | None] = asyncio.Queue(maxsize=concurrency * 2)
 
@@ -137,7 +139,7 @@ async def _work(db: Database, fetcher: Fetcher, concurrency: int, report: Downlo
 
     async def consume() -> None:
         while (rows := await queue.get()) is not None:
-            await _image(db, fetcher, rows, report, reporter, say)
+            await _image(db, fetcher, rows, report, reporter, fingerprinter)
             report.requests = requests()
             reporter.update(report)
 
@@ -151,9 +153,11 @@ async def _work(db: Database, fetcher: Fetcher, concurrency: int, report: Downlo
 
 
 async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], report: DownloadReport,
-                 reporter: Reporter, say: Callable[[str], None]) -> None:
-    """One image's pending files: adopt those already kept, fetch each distinct URL once."""
+                 reporter: Reporter, fingerprinter: Fingerprinter) -> None:
+    """One image's pending files: adopt those already kept, fetch each distinct URL once; then
+    its fingerprint, once, from the best of the files kept."""
     by_url: dict[str, list[Job]] = {}
+    done: list[Job] = []  # kept by now, adopted or fetched
     for row in rows:
         job = make_job(row)
         if isinstance(job, str):
@@ -165,7 +169,8 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
             await asyncio.to_thread(fetcher.drop_staged, job)
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=kept.size,
                             sha512=kept.sha512)
-            await _read_kept(db, fetcher.storage, job, say)
+            await _read_kept(db, fetcher.storage, job)
+            done.append(job)
             report.adopted += 1
             report.fetched += 1
             report.originals += job.original
@@ -182,18 +187,23 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
         for job in jobs:
             state.mark_done(db, job.image_id, job.representation, url=job.url, path=job.path, size=got.size,
                             sha512=got.sha512, attempts=job.attempts)
-            await _read_kept(db, fetcher.storage, job, say)
+            await _read_kept(db, fetcher.storage, job)
+            done.append(job)
         report.downloaded += 1
         report.fetched += len(jobs)
         report.originals += sum(job.original for job in jobs)
         report.bytes += got.size
+    if done:
+        # Read once all are kept: files come full first, and a fingerprint read from the full
+        # picture, then replaced by the thumbnail's, was most of a demo's download time.
+        await keep_best_fingerprint(db, fetcher.storage, done[0].image_id,
+                                    [(job.representation, job.path) for job in done], fingerprinter)
 
 
-async def _read_kept(db: Database, storage: Storage, job: Job, say: Callable[[str], None]) -> None:
-    """What a kept file tells about its image: intensities, a fingerprint, and (for a dump's
-    record) whether it is animated."""
+async def _read_kept(db: Database, storage: Storage, job: Job) -> None:
+    """What a kept file tells about its image: intensities and (for a dump's record) whether it
+    is animated."""
     await keep_intensities(db, storage, job.image_id, job.representation, job.path)
-    await keep_fingerprint(db, storage, job.image_id, job.representation, job.path, say)
     await keep_file_facts(db, storage, job.image_id, job.path, job.original)
 
 

@@ -4,6 +4,7 @@ duplicates finder, closing lines saying what to try, and pictures drawn once int
 from __future__ import annotations
 
 import sqlite3
+import tomllib
 
 from click.testing import CliRunner
 
@@ -34,6 +35,10 @@ def test_the_demo_says_each_step_listens_where_asked_plants_copies_and_says_what
     for shown in ("browse --open", "/-/booru?q=", "/-/duplicates", " changes", "planted copies: #"):
         assert shown in out
     assert any(cache.rglob("*")), "nothing was kept in the picture cache"
+    # The local site has no limit of its own on searches: held to Derpibooru's 20 in 10 s, the
+    # sync's walks waited some 25 s in all between searches.
+    polite = tomllib.loads((tmp_path / "data" / "mirror.toml").read_text())["polite"]
+    assert polite["searches_per_10s"] >= 10 * polite["requests_per_second"], polite
 
 
 def test_a_second_demo_reads_its_pictures_from_the_cache(tmp_path, monkeypatch):

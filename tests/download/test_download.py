@@ -757,3 +757,49 @@ def test_a_file_too_large_to_fingerprint_is_said_once_per_run(tmp_path, monkeypa
     assert result.exit_code == 0, result.output
     said = [line for line in result.output.splitlines() if "not fingerprinted" in line]
     assert len(said) == 1 and f"image {victim} thumb: kept, but not fingerprinted" in said[0], result.output
+
+
+def test_each_image_is_fingerprinted_once_from_its_best_kept_file(tmp_path, monkeypatch):
+    """An image's files are fetched full first, thumbnail next: reading a fingerprint from the
+    full picture, to replace it with the thumbnail's a moment later, cost most of a demo's
+    download time. Each image's fingerprint is read once, from its thumbnail."""
+    from mirror.download import fingerprints
+    from mirror.philomena import SIZE_BOXES
+
+    read = []
+    real = fingerprints.fingerprint_of
+    monkeypatch.setattr(fingerprints, "fingerprint_of", lambda data, box=None: (read.append(box), real(data, box))[1])
+    board = BoardEditor.generate(seed=3, images=6, with_pictures=True)
+    with SiteServer(board) as server:
+        config = configure(server, tmp_path)
+        sync(config)
+        db = open_database(config.database)
+        asyncio.run(runs.download(config, db))
+    sources = Counter(row[0] for row in db.execute("SELECT source_representation FROM image_hashes "
+                                                   "GROUP BY image_id"))
+    assert sources and set(sources) == {"thumb"}, sources
+    assert read == [SIZE_BOXES["thumb"]] * len(read) and len(read) == sum(sources.values()), read
+
+
+def test_a_large_run_reads_fingerprints_on_worker_processes_with_the_same_values(tmp_path, monkeypatch):
+    """From fingerprints.POOL_FROM files, fingerprints are read on processes of their own (on a
+    thread they took turns with the run's HTTP work for one core): none is read in the run's own
+    process, and each is the one a thread reads."""
+    from mirror.download import fingerprints
+
+    board = BoardEditor.generate(seed=3, images=6, with_pictures=True)
+    kept = {}
+    with SiteServer(board) as server:
+        for how in ("thread", "processes"):
+            config = configure(server, tmp_path / how)
+            sync(config)
+            db = open_database(config.database)
+            if how == "processes":
+                monkeypatch.setattr(fingerprints, "POOL_FROM", 0)
+                monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+                monkeypatch.setattr(fingerprints, "fingerprint_of", lambda *a: pytest.fail("read in the run's process"))
+            asyncio.run(runs.download(config, db))
+            kept[how] = [db.execute(f"SELECT {columns} ORDER BY 1, 2, 3").fetchall() for columns in (
+                "image_id, view, kind, value, source_representation, version FROM image_hashes",
+                "* FROM image_sketches")]
+    assert all(kept["thread"]) and kept["processes"] == kept["thread"]
