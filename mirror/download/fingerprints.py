@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from types import TracebackType
 from typing import Self
 
@@ -32,6 +30,7 @@ from ..imaging import similar
 from ..imaging.similar import VERSION, Fingerprint, fingerprint_of
 from ..philomena import SIZE_BOXES
 from ..store.similar import fingerprint_source, save_hashes
+from ..workers import worker_pool
 from .storage import Storage
 
 __all__ = ["SOURCES", "Fingerprinter", "backfill_fingerprints", "keep_best_fingerprint", "keep_fingerprint",
@@ -57,7 +56,7 @@ class Fingerprinter:
 
     def __init__(self, processes: int = 0, say: Callable[[str], None] | None = None) -> None:
         self.say = say
-        self._pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) \
+        self._pool = worker_pool(processes) \
             if processes else None
 
     @classmethod

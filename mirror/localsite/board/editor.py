@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import json
-import multiprocessing
 import random
 import shutil
 import sqlite3
@@ -24,7 +23,6 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -35,6 +33,7 @@ from ...search.slugs import slug
 from ...store import ImageWriter, open_database
 from ...store.database import MirrorDatabase
 from ...store.specs import COMMENTS, FILTERS, FORUMS, POSTS, TAGS, USERS, TableSpec
+from ...workers import worker_pool
 from ..files.img import FileSource, file_key, finish_image_file
 from .builders import (
     make_comment,
@@ -102,7 +101,7 @@ class BoardEditor:
             write = functools.partial(generate_board, path, images, seed=seed, sizes=BoardSizes(images),
                                       pictures=with_pictures)
             if apart:
-                with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+                with worker_pool(1) as pool:
                     pool.submit(write).result()
             else:
                 write()

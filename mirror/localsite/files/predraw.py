@@ -9,11 +9,10 @@ and its intensities, and the board generated next reads them all from the cache.
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from ...philomena import thumb_ext
+from ...workers import worker_pool
 from .drawn import cache_folder
 from .img import FileSource, file_key, finish_image_file
 
@@ -33,7 +32,7 @@ def predraw(seed: int, images: int, workers: int = 2) -> int:
         jobs = [(file_key(seed, image_id), dict(record)) for image_id, record in sorted(stand_ins.images.items())]
     finally:
         stand_ins.close()
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with worker_pool(workers) as pool:
         for _ in pool.map(_draw, jobs, chunksize=4):
             pass
     return len(jobs)
