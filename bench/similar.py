@@ -23,7 +23,7 @@ pictures are grouped, how near pictures never stored come; and how fast it searc
 
 Sketches come from a function, one image at a time, as from the database (``load_sketches``).
 
-    .venv/bin/python bench/similar.py [--quick] [--only corpora|speed] [--grouped N]
+    .venv/bin/python bench/similar.py [--quick] [--only corpora|speed] [--misses] [--grouped N]
 
 Last measured (2 shared cores), at GROUP_DISTANCE 12: see docs/duplicates.md.
 Random fingerprints spread evenly over the bands; real pHashes do not, so the groups figure is a floor.
@@ -45,8 +45,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's copies live beside the tests
 
-from mirror.imaging.similar import KINDS, Fingerprint, View, fingerprint_of, shows_nothing, views_of
-from mirror.imaging.sketch import SKETCH_SIDE
+from mirror.imaging.similar import (KINDS, Fingerprint, View, distance, fingerprint_of, hamming, shows_nothing,
+                                   views_of, word_distance)
+from mirror.imaging.sketch import SKETCH_SIDE, edit_penalty
 from mirror.search import similar as finder
 from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups
 from tests.support.art import Artwork, artworks, clipart, copies, decoded, emotes, png, thumbnail
@@ -56,8 +57,10 @@ THUMB = (250, 250)  # the thumbnail's box: what the archive fingerprints, and a 
 GROUPED_TARGET, FIRST_TARGET = 0.98, 0.99  # issue 39: for every copy kind, on each corpus
 
 
-def corpus_figures(archived: tuple[Artwork, ...], unseen: tuple[Artwork, ...]) -> dict[str, tuple[float, float]]:
-    """Print the figures of one corpus; return each copy kind's (grouped, found first) shares."""
+def corpus_figures(archived: tuple[Artwork, ...], unseen: tuple[Artwork, ...],
+                   misses: bool = False) -> dict[str, tuple[float, float]]:
+    """Print the figures of one corpus; return each copy kind's (grouped, found first) shares;
+    with ``misses``, what each copy left out of its original's group is made of (:func:`parts`)."""
     originals = {number: fingerprint_of(thumbnail(art.picture())) for number, art in enumerate(archived, 1)}
     made: dict[str, dict[int, Fingerprint]] = {}
     blank = Counter()
@@ -82,10 +85,13 @@ def corpus_figures(archived: tuple[Artwork, ...], unseen: tuple[Artwork, ...]) -
     totals, shares = Counter(), {}
     for position, (kind, found) in enumerate(made.items()):
         first = sum(_first(index, fingerprint, number) for number, fingerprint in found.items())
-        together = sum(group_of.get(COPY_BASE * (position + 1) + n, -1) == group_of.get(n, -2) for n in found)
+        missed = [n for n in found if group_of.get(COPY_BASE * (position + 1) + n, -1) != group_of.get(n, -2)]
+        together = len(found) - len(missed)
         grouped = f"grouped {together:3} of {len(found)}" if kind != "its own file" else " " * 17
         print(f"{kind:22} {grouped}   found first {first:3} of {len(found)}")
         if kind != "its own file":
+            for n in missed if misses else ():
+                print(f"    missed: {archived[n - 1].name}: {parts(originals[n], found[n])}")
             totals.update(copies=len(found), grouped=together, first=first)
             shares[kind] = (together / len(found), first / len(found))
     print(f"{'all copies':22} grouped {totals['grouped'] / totals['copies']:.1%}   "
@@ -100,6 +106,17 @@ def corpus_figures(archived: tuple[Artwork, ...], unseen: tuple[Artwork, ...]) -
         if near.distance <= GROUP_DISTANCE:
             print(f"  {art.name} matched {archived[near.image_id - 1].name} at {near.distance}")
     return shares
+
+
+def parts(a: Fingerprint, b: Fingerprint) -> str:
+    """What the distance of two pictures is made of, on their nearest views by their words: the
+    bits of each pHash, the steps of the colour words and of the hues, and what the sketches add.
+    A crop moves both pHashes; a frame trimmed unlike the original's moves the trimmed one, the
+    colours and the sketch, the whole pHash staying near."""
+    _, x, y = min(((word_distance(x, y), x, y) for x in a.views for y in b.views), key=lambda pair: pair[0])
+    colours = hamming(x.red, y.red) + hamming(x.green, y.green) + hamming(x.blue, y.blue)
+    return (f"distance {distance(a, b)}: whole {hamming(x.whole, y.whole)}, trimmed {hamming(x.trimmed, y.trimmed)}, "
+            f"colours {colours}, hue steps {hamming(x.hue, y.hue)}, sketch +{edit_penalty(x.sketch, y.sketch)}")
 
 
 def _first(index: HashIndex, fingerprint: Fingerprint, original: int) -> bool:
@@ -206,25 +223,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a check that everything runs")
     parser.add_argument("--only", choices=("corpora", "speed"), help="only the corpora's figures, or only the timings")
+    parser.add_argument("--misses", action="store_true",
+                        help="print what each copy left out of its original's group is made of")
     parser.add_argument("--grouped", type=int, help="fingerprints grouped (default 1,000,000; 10,000 with --quick)")
     options = parser.parse_args()
     stored, grouped = (100_000, 10_000) if options.quick else (1_000_000, 1_000_000)
     grouped = options.grouped or grouped
     limit = 40 if options.quick else None
     if options.only != "speed":
-        _corpora(limit)
+        _corpora(limit, options.misses)
     if options.only != "corpora":
         _speed(stored, grouped)
 
 
-def _corpora(limit: int | None) -> None:
+def _corpora(limit: int | None, misses: bool = False) -> None:
     below = []
     for title, archived, unseen in (
             ("Painted (mirror/localsite/art)", artworks("archived"), artworks("unseen")),
             ("Vector clip art (tests/fixtures/clipart)", clipart("archived"), clipart("unseen")),
             ("Emotes, 64-128 px (tests/fixtures/emotes)", emotes("archived"), emotes("unseen"))):
         print(f"\n{title}")
-        shares = corpus_figures(archived[:limit], unseen[:limit])
+        shares = corpus_figures(archived[:limit], unseen[:limit], misses)
         below += [f"{title.split(' (')[0]}: {kind} grouped {grouped:.0%}, first {first:.0%}"
                   for kind, (grouped, first) in shares.items() if grouped < GROUPED_TARGET or first < FIRST_TARGET]
     print(f"\nkinds below the targets (grouped {GROUPED_TARGET:.0%}, found first {FIRST_TARGET:.0%}): "
