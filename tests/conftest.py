@@ -21,6 +21,7 @@ from mirror.wiring import open_storage
 from .support.boards import copy_generated_boards
 from .support.configs import RESOURCES, Archive, mirror_config, sync
 from .support.quick import QUICK
+from .support.slowest import SLOWEST
 
 
 def _picture_cache() -> None:
@@ -38,11 +39,21 @@ _picture_cache()
 copy_generated_boards()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under xdist, files are handed out in the collection's order (:mod:`tests.support.slowest`)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests of :data:`tests.support.quick.QUICK` as ``quick`` (``pytest -m quick``)."""
+    """Mark the tests of :data:`tests.support.quick.QUICK` as ``quick`` (``pytest -m quick``), and
+    put the files of :data:`tests.support.slowest.SLOWEST` first, slowest first (each file's own
+    order kept)."""
     for item in items:
         if item.nodeid.startswith(QUICK):
             item.add_marker(pytest.mark.quick)
+    rank = {path: i for i, path in enumerate(SLOWEST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(SLOWEST)))
 
 
 @pytest.fixture(scope="module")
