@@ -111,6 +111,13 @@ def empty_mirror(tmp_path_factory):
     return path
 
 
+def fresh_mirror(empty_mirror, tmp_path, nights: list):
+    """A copy of the empty mirror for one example of ``nights`` (hypothesis runs many in one test)."""
+    path = tmp_path / f"mirror-{id(nights)}.db"
+    shutil.copy(empty_mirror, path)
+    return open_database(path)
+
+
 def play(nights: list, counters: str, db, monkeypatch, save) -> tuple[Site, list[tuple[Moment, dict[int, dict]]]]:
     """The nights played on a :class:`Site`, each synced into ``db`` through ``save(db, records)``
     with the history kept (its counters as ``counters`` says): the site, and what it answered
@@ -134,9 +141,7 @@ def play(nights: list, counters: str, db, monkeypatch, save) -> tuple[Site, list
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(nights=nights, counters=st.sampled_from(["all", "daily"]))
 def test_each_image_as_of_each_night_is_what_the_site_answered(nights, counters, empty_mirror, tmp_path, monkeypatch):
-    path = tmp_path / f"mirror-{id(nights)}.db"
-    shutil.copy(empty_mirror, path)
-    db = open_database(path)
+    db = fresh_mirror(empty_mirror, tmp_path, nights)
     RecordWriter(db, SPECS["tags"], "").save(TAGS)
     site, answered = play(nights, counters, db, monkeypatch,
                           lambda db, records: RecordWriter(db, SPECS["images"], "").save(records))

@@ -19,11 +19,12 @@ from mirror.search import images
 from mirror.search.bitmap_search import ImageScope
 from mirror.search.postings import Postings
 from mirror.store import open_database
+from mirror.store.database import database_file
 from mirror.store.images import ImageWriter
 from mirror.store.specs import SPECS
 from mirror.store.writer import RecordWriter
 
-from .test_records_as_of import TAGS, nights, play
+from .test_records_as_of import TAGS, fresh_mirror, nights, play
 
 # (query, sort field, direction): tags, negation, either-or, a phrase, counters, dates; sorts that
 # read fields the history changes (score, tag_count, updated_at) and ones it never does.
@@ -59,9 +60,8 @@ def _searched(path, q, sf, sd, moment=None):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(nights=nights, counters=st.sampled_from(["all", "daily"]))
 def test_each_search_as_of_each_night_is_the_replays(nights, counters, empty_mirror, tmp_path, monkeypatch):
-    path = tmp_path / f"mirror-{id(nights)}.db"
-    shutil.copy(empty_mirror, path)
-    db = open_database(path)
+    db = fresh_mirror(empty_mirror, tmp_path, nights)
+    path = database_file(db)
     _, answered = play(nights, counters, db, monkeypatch, lambda db, records: ImageWriter(db, "").save_page(records))
     db.conn.close()
     replays = []
