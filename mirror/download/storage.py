@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,9 @@ from .kinds import problem
 CHUNK = 1 << 20
 # Inside a local files root: the .part files, on the same file system as their final names.
 PARTIAL_DIR = ".partial"
+# What a remote store's files just published are remembered by (see :class:`RecentFiles`).
+RECENT_FILE_BYTES = 16 << 20
+RECENT_BYTES = 64 << 20
 
 
 class StorageFailure(MirrorError):
@@ -53,6 +58,43 @@ def hash_stream(read: Any, digest: Any = None, chunk: int = CHUNK) -> tuple[int,
     return size, digest
 
 
+class RecentFiles:
+    """The bytes of the files a run just uploaded, the most recent first, up to ``limit`` bytes.
+
+    Each file kept is read again at once, for its intensities, its fingerprint and what an
+    original says of itself: from an object store that cost two requests a read (a HEAD for the
+    size, then a GET), some four of a kept file's seven. The reads take turns with uploads on
+    worker threads, hence the lock.
+    """
+
+    def __init__(self, limit: int = RECENT_BYTES) -> None:
+        self.limit = limit
+        self._files: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def remember(self, path: str, data: bytes) -> None:
+        with self._lock:
+            self._drop(path)
+            self._files[path] = data
+            self._size += len(data)
+            while self._size > self.limit:
+                self._drop(next(iter(self._files)))
+
+    def get(self, path: str) -> bytes | None:
+        with self._lock:
+            return self._files.get(path)
+
+    def forget(self, path: str) -> None:
+        with self._lock:
+            self._drop(path)
+
+    def _drop(self, path: str) -> None:
+        data = self._files.pop(path, None)
+        if data is not None:
+            self._size -= len(data)
+
+
 class Storage:
     """The files root: final names for kept files, plus a local staging area for ``.part`` files.
 
@@ -75,6 +117,7 @@ class Storage:
         self.root = self.root.rstrip("/")
         self.local = isinstance(self.fs, LocalFileSystem)
         self.staging = Path(self.root, PARTIAL_DIR) if self.local else Path(staging).absolute()
+        self.recent = RecentFiles()
 
     def describe(self, path: str) -> str:
         """The kept file's location as the user would write it (for messages)."""
@@ -102,8 +145,12 @@ class Storage:
                     self._replace(staged, copy)
                 self._replace(part, path)
             else:
+                data = part.read_bytes() if part.stat().st_size <= RECENT_FILE_BYTES else None
                 for name in (*copies, path):
+                    self.recent.forget(name)
                     self.fs.put_file(str(part), f"{self.root}/{name}")
+                    if data is not None:
+                        self.recent.remember(name, data)
                 part.unlink()
 
         self._guard(move, self.describe(path))
@@ -133,6 +180,8 @@ class Storage:
         final = f"{self.root}/{path}"
 
         def read() -> bytes | None:
+            if (data := self.recent.get(path)) is not None:
+                return data
             try:
                 with self.fs.open(final, "rb") as f:
                     return f.read()
@@ -157,6 +206,7 @@ class Storage:
         final = f"{self.root}/{path}"
 
         def rm() -> None:
+            self.recent.forget(path)
             try:
                 self.fs.rm_file(final)
             except FileNotFoundError:

@@ -31,6 +31,7 @@ from mirror.cli import cli
 from mirror.commands import runs
 from mirror.download import StorageFailure
 from mirror.download.fetch import Fetcher, FileFailed, Job, check_redirect
+from mirror.download.storage import RecentFiles, Storage
 from mirror.errors import EXIT_DAMAGED, EXIT_STORE
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
@@ -48,8 +49,8 @@ FAST_FILES = {"requests_per_second": 500, "concurrency": 4}
 
 @pytest.fixture
 def site(request):
-    # Fewer images where files go to the moto S3 server, which answers some 20 requests per file
-    # kept and checked at 20 ms each: the same cases, a third of the files.
+    # Fewer images where files go to the moto S3 server, which answers each request in some 20 ms
+    # and a kept file and its checks take a dozen: the same cases, a third of the files.
     on_s3 = getattr(request.node, "callspec", None) and request.node.callspec.params.get("files_url") == "s3"
     board = BoardEditor.generate(seed=4, images=24 if on_s3 else 60)
     ready = [i for i, image in sorted(board.images.items()) if not image["hidden_from_users"]]
@@ -61,10 +62,16 @@ def site(request):
 
 
 @pytest.fixture(scope="module")
-def s3_endpoint():
-    """A moto S3 server on a free loopback port, for this module's tests; stopped afterwards."""
-    with moto_s3() as endpoint:
-        yield endpoint
+def s3_server(tmp_path_factory):
+    """A moto S3 server on a free loopback port, for this module's tests, and its access log."""
+    log = tmp_path_factory.mktemp("moto") / "access.log"
+    with moto_s3(log) as endpoint:
+        yield endpoint, log
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint(s3_server):
+    return s3_server[0]
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -185,6 +192,48 @@ def test_exactly_the_ready_files_are_fetched_each_once(site, tmp_path, files_url
     site.clear_requests()
     again = asyncio.run(runs.download(config, db))
     assert file_requests(site) == [] and again.downloaded == 0 and again.requests == 0
+
+
+@pytest.mark.parametrize("files_url", ["s3"], indirect=True)
+def test_a_file_uploaded_to_an_object_store_is_not_read_back(site, tmp_path, files_url, s3_server):
+    """A kept file is read again at once (its intensities, its fingerprint, what an original says
+    of itself): from the bytes just uploaded, where each read cost the store a HEAD and a GET."""
+    config = configure(site, tmp_path, files_url, enabled=False)
+    _, db = _sync_and_download(config)
+    log, bucket = s3_server[1], urlsplit(files_url["files"]).netloc
+    start = len(log.read_text().splitlines())
+    report = asyncio.run(runs.download(config, db))
+    answered = [asked for asked in map(_asked, log.read_text().splitlines()[start:]) if asked[1].startswith(f"/{bucket}")]
+    objects = [asked for asked in answered if asked[1].startswith(f"/{bucket}/")]
+    assert report.downloaded == len(ready_files(site)) > 20
+    assert sum(verb == "PUT" for verb, _, _ in objects) == report.fetched
+    assert [asked for asked in objects if asked[0] == "GET" or asked[::2] == ("HEAD", "200")] == []
+    assert len(answered) <= 3 * report.fetched  # an upload, and the two asks of whether it is there yet
+
+
+def test_a_file_read_from_the_bytes_uploaded_is_the_file_kept(s3_endpoint, tmp_path):
+    bucket = f"files-{os.urandom(4).hex()}"
+    fsspec.filesystem("s3", endpoint_url=s3_endpoint).mkdir(bucket)
+    storage = Storage(f"s3://{bucket}/m", options={"endpoint_url": s3_endpoint}, staging=tmp_path)
+    first, second = os.urandom(3000), os.urandom(5000)
+    for data in (first, second):  # the second replaces the first under the same name
+        part = storage.part("full/0/1.png")
+        part.write_bytes(data)
+        storage.publish(part, "full/0/1.png", "copy/0/1.png")
+    assert storage.read("full/0/1.png") == storage.read("copy/0/1.png") == second
+    assert Storage(storage.url, options={"endpoint_url": s3_endpoint}).read("full/0/1.png") == second
+    storage.remove("full/0/1.png")
+    assert storage.read("full/0/1.png") is None
+
+
+def test_the_files_remembered_are_the_latest_within_the_limit():
+    recent = RecentFiles(limit=10)
+    recent.remember("a", b"123456")
+    recent.remember("b", b"123")
+    recent.remember("c", b"1234")
+    assert (recent.get("a"), recent.get("b"), recent.get("c")) == (None, b"123", b"1234")
+    recent.remember("b", b"12345678")
+    assert (recent.get("b"), recent.get("c")) == (b"12345678", None)
 
 
 def test_a_record_flipping_to_ready_is_picked_up_by_the_next_sync(site, tmp_path):
@@ -694,6 +743,12 @@ def _counted(output: str, label: str) -> int:
 def _sync_and_download(config):
     db = open_database(config.database)
     return asyncio.run(runs.sync(config, db, ["images"])), db
+
+
+def _asked(line: str) -> tuple[str, str, str]:
+    """(verb, path, status) of a line of moto's access log (its verbs may come in colour codes)."""
+    verb, path, status = re.search(r'"(?:\x1b\[[\d;]*m)*([A-Z]+) (\S+) [^"]*" (\d+)', line).groups()
+    return verb, path, status
 
 
 def _aws_env():

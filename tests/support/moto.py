@@ -19,15 +19,19 @@ AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 
 @contextmanager
-def moto_s3() -> Iterator[str]:
-    """The endpoint URL of a moto server, with test credentials in the environment; stopped after."""
+def moto_s3(log: Path | None = None) -> Iterator[str]:
+    """The endpoint URL of a moto server, with test credentials in the environment; stopped after.
+
+    With ``log``, the server writes a line per request it answers there (its access log).
+    """
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     saved = {k: os.environ.get(k) for k in AWS_ENV}
     os.environ.update(AWS_ENV)
+    access = open(log, "ab") if log else subprocess.DEVNULL
     server = subprocess.Popen([str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=access)
     endpoint = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20
@@ -43,6 +47,8 @@ def moto_s3() -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(timeout=10)
+        if log:
+            access.close()
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
