@@ -163,7 +163,7 @@ async def _image(db: Database, fetcher: Fetcher, rows: list[dict[str, Any]], rep
         if isinstance(job, str):
             _failed(db, row["image_id"], row["representation"], job, report, reporter)
             continue
-        kept = await asyncio.to_thread(fetcher.storage.digest, job.path)
+        kept = await asyncio.to_thread(fetcher.storage.kept, job.path)
         if kept is not None and await _adoptable(fetcher.storage, job, kept):
             # Published by an earlier run that was stopped before it could record it.
             await asyncio.to_thread(fetcher.drop_staged, job)

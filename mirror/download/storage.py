@@ -118,6 +118,8 @@ class Storage:
         self.local = isinstance(self.fs, LocalFileSystem)
         self.staging = Path(self.root, PARTIAL_DIR) if self.local else Path(staging).absolute()
         self.recent = RecentFiles()
+        self._listed: dict[str, set[str]] = {}  # folder -> the names in it (see kept)
+        self._lock = threading.Lock()
 
     def describe(self, path: str) -> str:
         """The kept file's location as the user would write it (for messages)."""
@@ -152,6 +154,8 @@ class Storage:
                     if data is not None:
                         self.recent.remember(name, data)
                 part.unlink()
+            for name in (*copies, path):
+                self._note(name, kept=True)
 
         self._guard(move, self.describe(path))
 
@@ -160,6 +164,39 @@ class Storage:
         os.makedirs(os.path.dirname(final), exist_ok=True)
         os.replace(part, final)
         _fsync_directory(os.path.dirname(final))
+
+    def kept(self, path: str) -> Digest | None:
+        """:meth:`digest`, asked only of a file whose folder holds its name.
+
+        A download asks this of each file before fetching it (a run stopped between publishing a
+        file and recording it left it there). Nearly always the answer is no: asking each file
+        cost an object store a HEAD and a listing (a LIST is priced as ten GETs), where listing
+        each folder (a thousand images) once a run costs a request per thousand files.
+        """
+        folder, _, name = path.rpartition("/")
+        if name not in self._names_in(folder):
+            return None
+        return self.digest(path)
+
+    def _names_in(self, folder: str) -> set[str]:
+        with self._lock:  # held while listing: the run's workers ask of the same folders at once
+            if folder not in self._listed:
+                self._listed[folder] = self._guard(lambda: self._list(folder), self.describe(folder))
+            return self._listed[folder]
+
+    def _list(self, folder: str) -> set[str]:
+        try:
+            found = self.fs.ls(f"{self.root}/{folder}", detail=False)
+        except FileNotFoundError:
+            return set()
+        return {entry.rstrip("/").rpartition("/")[2] for entry in found}
+
+    def _note(self, path: str, *, kept: bool) -> None:
+        """Keep a folder's listing true to what this storage since published or removed."""
+        folder, _, name = path.rpartition("/")
+        with self._lock:
+            if folder in self._listed:
+                (self._listed[folder].add if kept else self._listed[folder].discard)(name)
 
     def digest(self, path: str) -> Digest | None:
         """Size and sha512 of the kept file ``path``, or None when there is none."""
@@ -207,6 +244,7 @@ class Storage:
 
         def rm() -> None:
             self.recent.forget(path)
+            self._note(path, kept=False)
             try:
                 self.fs.rm_file(final)
             except FileNotFoundError:
