@@ -61,7 +61,10 @@ def run_demo(*, image_count: int = 250, data_dir: str = "data", port: int = 0, e
                 echo(f"[4/4] Downloading and verifying about {pending:,} files "
                      f"({', '.join(config.download.representations)}; about {_seconds(pending / FILES_PER_SECOND)})...")
                 asyncio.run(download(config, db, reporter=reporter))
-    _report(db, config, planted, started, echo)
+    try:
+        _report(db, config, planted, started, echo)
+    finally:
+        db.close()  # the WAL written back: the mirror is one file again
 
 
 def _generate(image_count: int, echo: Echo) -> BoardEditor:

@@ -25,6 +25,7 @@ def test_the_demo_says_each_step_listens_where_asked_plants_copies_and_says_what
     for step in ("[1/4] Generating", "[2/4] Local site running", "[3/4] Syncing", "[4/4] Downloading"):
         assert step in out
     assert f"http://127.0.0.1:{port}" in out
+    assert not (tmp_path / "data" / "mirror.db-wal").exists(), "the demo left its database open"
     assert "drawn once on 2 processes, about" in out and str(cache) in out
     db = sqlite3.connect(tmp_path / "data" / "mirror.db")
     planted = db.execute("SELECT id FROM images WHERE description LIKE 'A copy of image #%'").fetchall()
