@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..api.client import tls_settings
 from ..urls import redact
 
 
@@ -51,7 +52,7 @@ class Pinger:
     async def _post(self, url: str, body: bytes) -> None:
         """The ping, all of it within ``timeout`` seconds (TimeoutError past them)."""
         async with asyncio.timeout(self.timeout):
-            async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=True,
+            async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=True, verify=tls_settings(),
                                          headers={"User-Agent": self.user_agent}) as client:
                 response = await client.post(url, content=body)
                 response.raise_for_status()
