@@ -22,6 +22,7 @@ from .support.boards import copy_generated_boards
 from .support.configs import RESOURCES, Archive, mirror_config, sync
 from .support.quick import QUICK
 from .support.slowest import SLOWEST
+from .support.tls import share_default_tls_context
 
 
 def _picture_cache() -> None:
@@ -37,6 +38,7 @@ def _picture_cache() -> None:
 
 _picture_cache()
 copy_generated_boards()
+share_default_tls_context()
 
 
 def pytest_configure(config: pytest.Config) -> None:
