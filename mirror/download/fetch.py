@@ -8,7 +8,9 @@ only ``full`` is checked against a hash), so the resume also sends ``If-Range`` 
 validator of the response the ``.part`` began with (its strong ETag, else its Last-Modified,
 kept beside it in ``<part>.validator``): a site that still has that file answers 206 with the
 tail, one whose file changed answers 200 with the new file, never a mix of the two. A server
-that sent no validator cannot evaluate If-Range, so its parts resume with Range alone.
+that sent no validator cannot evaluate If-Range, so its parts resume with Range alone. A
+``.part`` that already holds the whole file (a run stopped between its last byte and publishing
+it) is answered 416 with the file's length: it is checked and kept as it is, not fetched again.
 
 A read timeout only notices a host that stops sending; one that trickles a few bytes at a time
 would hold a worker for ever. So each attempt has an overall ``deadline``: past it the attempt is
@@ -51,6 +53,8 @@ from .storage import Digest, Storage, hash_stream, storage_failure
 
 # Redirects one file may take within its origin before it is given up as a loop.
 MAX_REDIRECTS = 5
+# body_mode's answer for a .part that holds the whole file already: nothing to write.
+WHOLE = "whole"
 
 
 @dataclass
@@ -174,6 +178,8 @@ class Fetcher:
                 raise_for_retry(response)
                 start, total = content_range(response)
                 mode = self._write_mode(response, job, part, offset, start, headers.get("If-Range"))
+                if mode == WHOLE:
+                    return Digest(offset, digest.hexdigest())
                 if mode == "wb":
                     offset, digest = 0, hashlib.sha512()
                 try:
@@ -250,14 +256,23 @@ async def open_stream(http: httpx.AsyncClient, politeness: Politeness, url: str,
 
 def body_mode(response: httpx.Response, offset: int, start: int | None, if_range: str | None) -> str | None:
     """How the body of ``response`` goes into a ``.part`` holding ``offset`` bytes: ``wb`` for a
-    whole file (200), ``ab`` for the tail that follows those bytes, of the same file (206); None
-    for an answer that is neither (the caller says why)."""
+    whole file (200), ``ab`` for the tail that follows those bytes, of the same file (206),
+    :data:`WHOLE` when the ``.part`` is the whole file already (416 stating that length); None
+    for an answer that is none of these (the caller says why)."""
     status = response.status_code
     if status == 200:
         return "wb"
     if status == 206 and offset and start == offset and not _other_file(if_range, response):
         return "ab"
+    if status == 416 and offset and _unsatisfied_length(response) == offset:
+        return WHOLE
     return None
+
+
+def _unsatisfied_length(response: httpx.Response) -> int | None:
+    """The file's length a 416 states (``Content-Range: bytes */N``), None when it states none."""
+    match = re.fullmatch(r"bytes \*/(\d+)", response.headers.get("content-range", "").strip())
+    return int(match.group(1)) if match else None
 
 
 async def write_body(response: httpx.Response, part: Path, mode: str, take: Callable[[bytes], None]) -> None:

@@ -561,6 +561,33 @@ def test_a_file_kept_before_a_kill_is_adopted_and_its_validator_dropped(site, tm
     assert not staged_files(config)
 
 
+def test_a_part_holding_the_whole_file_is_kept_without_fetching_it_again(site, tmp_path):
+    """Killed after a file's last byte was written but before it was published: the rerun's
+    resume is answered 416 with the file's length, and the .part is checked and kept as it is."""
+    config = configure(site, tmp_path, representations=["thumb", "full"])
+    sync(config)
+    db = open_database(config.database)
+    asyncio.run(runs.download(config, db))
+    storage = open_storage(config)
+    for representation in ("thumb", "full"):  # a thumbnail checked by format, an original by hash
+        row = next(db["downloads"].rows_where("status = 'done' AND representation = ?", [representation],
+                                              order_by="image_id"))
+        part = storage.part(row["path"])
+        os.replace(tmp_path / "files" / row["path"], part)
+        etag = httpx.head(site.url + urlsplit(row["url"]).path).headers["etag"]
+        Path(f"{part}.validator").write_text(etag)
+        db["downloads"].update((row["image_id"], representation), {"status": "pending"})
+        site.clear_requests()
+
+        report = asyncio.run(runs.download(config, db))
+
+        assert [r.status for r in file_requests(site)] == [416]
+        assert report.downloaded == 1 and report.failed == 0
+        assert db["downloads"].get((row["image_id"], representation))["status"] == "done"
+        assert (tmp_path / "files" / row["path"]).read_bytes() == httpx.get(row["url"]).content
+        assert not staged_files(config)
+
+
 # --- a SIGKILL mid-way, then a rerun ------------------------------------------------------------------
 
 def test_sigkill_during_downloads_then_rerun(site, tmp_path):
