@@ -1,0 +1,109 @@
+"""A view's fine picture: its trimmed picture in 48x48 colour pixels, read only for pairs the
+words and the sketch already find near, to tell a copy from a sibling drawn on one template
+(:mod:`.sketch` holds it after the sketch, :mod:`.similar` says what the rest of a fingerprint is).
+
+Pictures drawn on one template (a person icon in three skin tones, a smiley with another
+mouth) differ in a few percent of the picture: below what a copy's re-encoding, scaling and
+crop move the words and the 16x16 sketch. At 48x48 the two differ in kind, not in amount. A
+copy's differences, once aligned as the sketch aligns it, are thin (an edge a pixel off, a
+resampled outline) or small everywhere (JPEG); a recolour's or a redrawn part's are a region of
+its own, several pixels wide. So each pixel is compared with the other picture's pixels a shift
+of one away (:data:`FINE_SHIFT`), the nearest counting, and only differences that fill a 3x3
+patch are kept (an erosion): what remains are the regions one picture has and the other has not.
+
+Measured (``bench/similar.py``'s corpora, every copy within 12 of its original and every pair of
+different pictures within 12): on vector art, 3 of 2,340 copies had more than 13 such pixels
+and 350 of 504 sibling pairs did (the three skin tones, the smileys with a toothy grin); what is
+left is a smiley whose other mouth is a thin line (a line is what a copy's edges are too).
+
+Kept in 32 levels a channel, zlib-compressed: some 1.3 KB a view for vector art, 2.3 KB for a
+painting; 2.3 GB for a million opaque paintings (a picture with transparency has three views).
+"""
+
+from __future__ import annotations
+
+import zlib
+from functools import lru_cache
+
+import numpy as np
+from PIL import Image
+
+from .sketch import window_matrices
+
+__all__ = ["FINE_SIDE", "FINE_SLACK", "fine_difference", "fine_of", "fine_penalty"]
+
+FINE_SIDE = 48
+FINE_FROM = 40  # pixels a side a picture has at least to have a fine picture (see fine_of)
+# Low bits of each channel dropped before it is kept: 32 levels, each within 4 of the pixel's,
+# against differences counted from 40. Zlib then halves what a view keeps (a painting's 4.3 KB
+# to 2.3 KB, vector art's 2.5 to 1.3).
+FINE_DROPPED = 3
+FINE_SHIFT = 1  # pixels a copy's edge may be off after the alignment
+FINE_LEVEL = 32  # levels (0-255, the channel furthest apart) a pixel must differ by to count
+FINE_PATCH = 3  # the side of the patch a difference must fill to be a region, not an edge
+# Pixels past which a pair differs by a region: 3 of 2,340 vector copies within 12 had more, 350
+# of the 504 pairs of siblings within 12 did (bench/similar.py's corpora; see docs/duplicates.md).
+FINE_SLACK = 8
+
+
+def fine_of(picture: Image.Image) -> bytes:
+    """The picture's fine picture (:data:`FINE_SIDE`): its RGB pixels, row by row, in 32 levels
+    (:data:`FINE_DROPPED`), compressed;
+    none (b"") for a picture smaller than that on a side. A small copy (a quarter-size emote,
+    16-32 px) blown up to it has wide soft edges where its original's are sharp: regions to
+    this measure (15 of 1,578 emote copies within 12 were set apart); its sketch says as much."""
+    if min(picture.size) < FINE_FROM:
+        return b""
+    pixels = np.asarray(picture.convert("RGB").resize((FINE_SIDE, FINE_SIDE), Image.Resampling.BOX))
+    return zlib.compress((pixels >> FINE_DROPPED).tobytes(), 9)
+
+
+def fine_penalty(a: bytes, b: bytes, alignments: list[tuple[bool, int]]) -> int:
+    """What two fine pictures add to a distance: the pixels of a region one has and the other
+    has not (:func:`fine_difference`) past :data:`FINE_SLACK`; nothing when either is missing."""
+    if not a or not b:
+        return 0
+    return max(0, fine_difference(a, b, alignments) - FINE_SLACK)
+
+
+def fine_difference(a: bytes, b: bytes, alignments: list[tuple[bool, int]]) -> int:
+    """The pixels of ``a`` and ``b`` that differ by a region, in the best of ``alignments``
+    (the sketch's, :func:`.sketch.aligned`: a window of ``a`` against the whole of ``b`` when the
+    flag is set, else of ``b`` against ``a``). Of alignments that tie, those of the first window
+    are measured, both ways, the least kept: the measure is the same whichever picture comes
+    first, and a flat picture, whose every alignment ties, is measured once or twice, not 72 times."""
+    window = min(window for _, window in alignments)
+    found = []
+    for of_a in sorted({of_a for of_a, at in alignments if at == window}):
+        x, y = (_read(a, window), _read(b, 0)) if of_a else (_read(b, window), _read(a, 0))
+        apart = np.maximum(_shifted_apart(x, y), _shifted_apart(y, x))
+        found.append(int((_eroded(apart) > FINE_LEVEL).sum()))
+    return min(found)
+
+
+@lru_cache(maxsize=256)
+def _read(fine: bytes, window: int) -> np.ndarray:
+    """The fine picture read through the sketch's ``window`` (0: whole): int16 (side, side, channel)."""
+    kept = np.frombuffer(zlib.decompress(fine), dtype=np.uint8).reshape(FINE_SIDE, FINE_SIDE, 3)
+    pixels = (kept.astype(np.int16) << FINE_DROPPED) + (1 << FINE_DROPPED >> 1)  # the middle of each step
+    if window == 0:
+        return pixels
+    rows, columns = window_matrices(FINE_SIDE, FINE_SIDE)
+    read = rows[window] @ pixels.transpose(2, 0, 1).astype(np.float64) @ columns[window].T
+    return np.clip(np.round(read), 0, 255).astype(np.int16).transpose(1, 2, 0)
+
+
+def _shifted_apart(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per pixel of ``x``: how far it is from the nearest of ``y``'s pixels up to
+    :data:`FINE_SHIFT` away, on the channel furthest apart."""
+    k, side = FINE_SHIFT, x.shape[0]
+    padded = np.pad(y, ((k, k), (k, k), (0, 0)), mode="edge")
+    return np.min([np.abs(x - padded[dy:dy + side, dx:dx + side]).max(axis=2)
+                   for dy in range(2 * k + 1) for dx in range(2 * k + 1)], axis=0)
+
+
+def _eroded(apart: np.ndarray) -> np.ndarray:
+    """Each pixel's least difference over the :data:`FINE_PATCH` patch around it: an edge's thin line goes."""
+    k, side = FINE_PATCH // 2, apart.shape[0]
+    padded = np.pad(apart, k, mode="edge")
+    return np.min([padded[dy:dy + side, dx:dx + side] for dy in range(2 * k + 1) for dx in range(2 * k + 1)], axis=0)
