@@ -11,10 +11,11 @@ its own, several pixels wide. So each pixel is compared with the other picture's
 of one away (:data:`FINE_SHIFT`), the nearest counting, and only differences that fill a 3x3
 patch are kept (an erosion): what remains are the regions one picture has and the other has not.
 
-Measured (``bench/similar.py``'s corpora, every copy within 12 of its original and every pair of
-different pictures within 12): on vector art, 3 of 2,340 copies had more than 13 such pixels
-and 350 of 504 sibling pairs did (the three skin tones, the smileys with a toothy grin); what is
-left is a smiley whose other mouth is a thin line (a line is what a copy's edges are too).
+Measured on ``bench/similar.py``'s corpora (each copy against its original, and every pair of
+different pictures, within 12 without it): on vector art it puts 2 of 2,340 copies past 12 and
+351 of the 504 pairs of siblings (the three skin tones, the smileys with a toothy grin); what is
+left is a smiley whose other mouth is a thin line and whose horns are a few pixels (a line is
+what a copy's edges are too); on emotes, 4 of 1,578 copies.
 
 Kept in 32 levels a channel, zlib-compressed: some 1.3 KB a view for vector art, 2.3 KB for a
 painting; 2.3 GB for a million opaque paintings (a picture with transparency has three views).
@@ -35,15 +36,15 @@ __all__ = ["FINE_SIDE", "FINE_SLACK", "fine_difference", "fine_of", "fine_penalt
 FINE_SIDE = 48
 FINE_FROM = 40  # pixels a side a picture has at least to have a fine picture (see fine_of)
 # Low bits of each channel dropped before it is kept: 32 levels, each within 4 of the pixel's,
-# against differences counted from 40. Zlib then halves what a view keeps (a painting's 4.3 KB
-# to 2.3 KB, vector art's 2.5 to 1.3).
+# against differences counted from 32. Zlib then halves what a view keeps (a painting's 4.3 KB
+# to 2.3 KB, vector art's 2.5 to 1.3), and the same pairs are told apart as kept whole.
 FINE_DROPPED = 3
 FINE_SHIFT = 1  # pixels a copy's edge may be off after the alignment
 FINE_LEVEL = 32  # levels (0-255, the channel furthest apart) a pixel must differ by to count
 FINE_PATCH = 3  # the side of the patch a difference must fill to be a region, not an edge
-# Pixels past which a pair differs by a region: 3 of 2,340 vector copies within 12 had more, 350
-# of the 504 pairs of siblings within 12 did (bench/similar.py's corpora; see docs/duplicates.md).
-FINE_SLACK = 8
+# Pixels past which a pair differs by a region, each further one a step of distance: 8 set apart
+# 5 vector copies where 13 set apart 2, and the same siblings (see docs/duplicates.md).
+FINE_SLACK = 13
 
 
 def fine_of(picture: Image.Image) -> bytes:
