@@ -74,8 +74,9 @@ def fine_difference(a: bytes, b: bytes, alignments: list[tuple[bool, int]]) -> i
     are measured, both ways, the least kept: the measure is the same whichever picture comes
     first, and a flat picture, whose every alignment ties, is measured once or twice, not 72 times."""
     window = min(window for _, window in alignments)
+    ways = sorted({of_a for of_a, at in alignments if at == window})
     found = []
-    for of_a in sorted({of_a for of_a, at in alignments if at == window}):
+    for of_a in ways[-1:] if window == 0 else ways:  # the whole against the whole is one way
         x, y = (_read(a, window), _read(b, 0)) if of_a else (_read(b, window), _read(a, 0))
         apart = np.maximum(_shifted_apart(x, y), _shifted_apart(y, x))
         found.append(int((_eroded(apart) > FINE_LEVEL).sum()))
@@ -84,27 +85,36 @@ def fine_difference(a: bytes, b: bytes, alignments: list[tuple[bool, int]]) -> i
 
 @lru_cache(maxsize=256)
 def _read(fine: bytes, window: int) -> np.ndarray:
-    """The fine picture read through the sketch's ``window`` (0: whole): int16 (side, side, channel)."""
+    """The fine picture read through the sketch's ``window`` (0: whole): int16 (channel, side, side)."""
     kept = np.frombuffer(zlib.decompress(fine), dtype=np.uint8).reshape(FINE_SIDE, FINE_SIDE, 3)
-    pixels = (kept.astype(np.int16) << FINE_DROPPED) + (1 << FINE_DROPPED >> 1)  # the middle of each step
+    planes = (kept.transpose(2, 0, 1).astype(np.int16) << FINE_DROPPED) + (1 << FINE_DROPPED >> 1)  # each step's middle
     if window == 0:
-        return pixels
+        return np.ascontiguousarray(planes)
     rows, columns = window_matrices(FINE_SIDE, FINE_SIDE)
-    read = rows[window] @ pixels.transpose(2, 0, 1).astype(np.float64) @ columns[window].T
-    return np.clip(np.round(read), 0, 255).astype(np.int16).transpose(1, 2, 0)
+    return np.clip(np.round(rows[window] @ planes @ columns[window].T), 0, 255).astype(np.int16)
 
 
 def _shifted_apart(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Per pixel of ``x``: how far it is from the nearest of ``y``'s pixels up to
-    :data:`FINE_SHIFT` away, on the channel furthest apart."""
-    k, side = FINE_SHIFT, x.shape[0]
-    padded = np.pad(y, ((k, k), (k, k), (0, 0)), mode="edge")
-    return np.min([np.abs(x - padded[dy:dy + side, dx:dx + side]).max(axis=2)
-                   for dy in range(2 * k + 1) for dx in range(2 * k + 1)], axis=0)
+    :data:`FINE_SHIFT` away, on the channel furthest apart (channel by channel, plane by plane:
+    a third of the time of the pixels' channels side by side)."""
+    k, side = FINE_SHIFT, x.shape[1]
+    padded = np.pad(y, ((0, 0), (k, k), (k, k)), mode="edge")
+    nearest = None
+    for dy in range(2 * k + 1):
+        for dx in range(2 * k + 1):
+            apart = np.abs(x - padded[:, dy:dy + side, dx:dx + side])
+            furthest = np.maximum(np.maximum(apart[0], apart[1]), apart[2])
+            nearest = furthest if nearest is None else np.minimum(nearest, furthest, out=nearest)
+    return nearest
 
 
 def _eroded(apart: np.ndarray) -> np.ndarray:
     """Each pixel's least difference over the :data:`FINE_PATCH` patch around it: an edge's thin line goes."""
     k, side = FINE_PATCH // 2, apart.shape[0]
     padded = np.pad(apart, k, mode="edge")
-    return np.min([padded[dy:dy + side, dx:dx + side] for dy in range(2 * k + 1) for dx in range(2 * k + 1)], axis=0)
+    least = padded[:side, :side].copy()
+    for dy in range(2 * k + 1):
+        for dx in range(2 * k + 1):
+            np.minimum(least, padded[dy:dy + side, dx:dx + side], out=least)
+    return least
