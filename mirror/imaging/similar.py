@@ -28,6 +28,10 @@ A view also carries its sketch (:mod:`.sketch`): the trimmed picture in 16x16 co
 The words see a picture whole, where an edit (a figure's armour painted over, a face redrawn)
 moves as few bits as a copy's re-encoding; the sketch sees each part, and two sketches are
 compared aligned as a crop or a border shifts them.
+After the sketch comes the view's fine picture (:mod:`.fine`, version 5): the trimmed picture
+in 48x48 pixels, compared in the sketches' best alignment for the pairs near by all the rest,
+where a sibling drawn on one template (another skin tone, another grin) differs by a region
+and a copy only along its edges.
 
 Two views are as far apart (:func:`view_distance`) as the nearer of their two pairs of pHashes,
 plus the steps between their colour layouts and their hues (:func:`word_distance`), plus, for
@@ -384,7 +388,8 @@ def hamming(a: int, b: int) -> int:
 
 def view_distance(a: View, b: View) -> int:
     """How far two views are apart: their words' distance (:func:`word_distance`), plus, within
-    :data:`EDIT_RANGE`, the levels their sketches differ by past :data:`.sketch.EDIT_SLACK`
+    :data:`EDIT_RANGE`, the levels their sketches differ by past :data:`.sketch.EDIT_SLACK` and
+    the pixels their fine pictures differ by in regions past :data:`.fine.FINE_SLACK`
     (:func:`edit_penalty`), up to one past the range."""
     return with_sketches(word_distance(a, b), a.sketch, b.sketch)
 
