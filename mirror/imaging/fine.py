@@ -49,10 +49,10 @@ FINE_SLACK = 13
 
 def fine_of(picture: Image.Image) -> bytes:
     """The picture's fine picture (:data:`FINE_SIDE`): its RGB pixels, row by row, in 32 levels
-    (:data:`FINE_DROPPED`), compressed;
-    none (b"") for a picture smaller than that on a side. A small copy (a quarter-size emote,
-    16-32 px) blown up to it has wide soft edges where its original's are sharp: regions to
-    this measure (15 of 1,578 emote copies within 12 were set apart); its sketch says as much."""
+    (:data:`FINE_DROPPED`), compressed; none (b"") for a picture under :data:`FINE_FROM` pixels
+    a side. A small copy (a quarter-size emote, 16-32 px) blown up to 48 has wide soft edges
+    where its original's are sharp: regions to this measure (15 of 1,578 emote copies within 12
+    were set apart when every picture had one); its sketch says as much."""
     if min(picture.size) < FINE_FROM:
         return b""
     pixels = np.asarray(picture.convert("RGB").resize((FINE_SIDE, FINE_SIDE), Image.Resampling.BOX))
