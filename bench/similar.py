@@ -32,11 +32,13 @@ Random fingerprints spread evenly over the bands; real pHashes do not, so the gr
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import statistics
 import sys
 import time
 import tracemalloc
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -45,9 +47,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's copies live beside the tests
 
-from mirror.imaging.similar import (KINDS, Fingerprint, View, distance, fingerprint_of, hamming, shows_nothing,
-                                   views_of, word_distance)
-from mirror.imaging.sketch import SKETCH_SIDE, edit_penalty
+from mirror.imaging.fine import FINE_SIDE
+from mirror.imaging.similar import (KINDS, Fingerprint, View, distance, edit_penalty, fingerprint_of, hamming,
+                                   shows_nothing, views_of, word_distance)
+from mirror.imaging.sketch import SKETCH_SIDE
 from mirror.search import similar as finder
 from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups
 from tests.support.art import Artwork, artworks, clipart, copies, decoded, emotes, png, thumbnail
@@ -144,11 +147,17 @@ def random_index(n: int, rng: np.random.Generator) -> HashIndex:
 
 
 def _sketches(image_id: int) -> list[bytes]:
-    """A sketch for each image, as the database would hand it over: of one level, the image's id
-    over 2 (the two of a planted pair alike), except the second of every tenth pair: an edit."""
+    """A sketch and fine picture for each image, as the database would hand them over: of one
+    level, the image's id over 2 (the two of a planted pair alike), except the second of every
+    tenth pair: an edit."""
     pair = (image_id - 1) // 2
     edited = pair % 10 == 9 and image_id % 2 == 0
-    return [bytes([(pair * 37 + 120 * edited) % 256]) * (SKETCH_SIDE * SKETCH_SIDE * 3)]
+    return [_flat_sketch((pair * 37 + 120 * edited) % 256)]
+
+
+@functools.cache
+def _flat_sketch(level: int) -> bytes:
+    return bytes([level]) * (SKETCH_SIDE * SKETCH_SIDE * 3) + zlib.compress(bytes([level]) * (FINE_SIDE**2 * 3))
 
 
 def nearest_timings(n: int, searches: int = 200) -> list[float]:

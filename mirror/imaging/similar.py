@@ -28,6 +28,10 @@ A view also carries its sketch (:mod:`.sketch`): the trimmed picture in 16x16 co
 The words see a picture whole, where an edit (a figure's armour painted over, a face redrawn)
 moves as few bits as a copy's re-encoding; the sketch sees each part, and two sketches are
 compared aligned as a crop or a border shifts them.
+After the sketch comes the view's fine picture (:mod:`.fine`, version 5): the trimmed picture
+in 48x48 pixels, compared in the sketches' best alignment for the pairs near by all the rest,
+where a sibling drawn on one template (another skin tone, another grin) differs by a region
+and a copy only along its edges.
 
 Two views are as far apart (:func:`view_distance`) as the nearer of their two pairs of pHashes,
 plus the steps between their colour layouts and their hues (:func:`word_distance`), plus, for
@@ -65,7 +69,8 @@ from .bounds import check_size, decoding
 from .errors import MediaError
 from .frames import scaled_as_the_site_does, still_frame
 from .libpng import file_gamma, on_black
-from .sketch import edit_penalty, sketch_of
+from .fine import fine_of, fine_penalty
+from .sketch import SKETCH_BYTES, aligned, penalty_of, sketch_of
 
 __all__ = [
     "BACKGROUNDS",
@@ -75,6 +80,7 @@ __all__ = [
     "View",
     "colour_layout",
     "distance",
+    "edit_penalty",
     "fingerprint_of",
     "fingerprint_of_picture",
     "hamming",
@@ -90,7 +96,8 @@ __all__ = [
 # 1: one view, transparency on black. 2: a picture with transparency seen on black and on white.
 # 3: each view carries its sketch. 4: the frame found by its ring's median colour, robust to a
 # JPEG's blotches, and the colours, hues and sketch read softened (a small flat picture's copies).
-VERSION = 4
+# 5: each view's sketch is followed by its fine picture (siblings drawn on one template told apart).
+VERSION = 5
 
 KINDS = ("whole", "trimmed", "red", "green", "blue", "hue")  # a view's hashes, by name, as they are stored
 HASH_SIDE = 8  # 8x8 coefficients: 64 bits
@@ -150,7 +157,7 @@ class View:
     green: int
     blue: int
     hue: int = 0
-    sketch: bytes = b""  # see mirror.imaging.sketch; empty where a fingerprint from before has none
+    sketch: bytes = b""  # see mirror.imaging.sketch, then .fine; empty where a fingerprint from before has none
 
     def hashes(self) -> dict[str, int]:
         return {kind: getattr(self, kind) for kind in KINDS}
@@ -269,7 +276,8 @@ def _may_have_transparency(picture: Image.Image) -> bool:
 def _view(rgb: Image.Image) -> View:
     trimmed = trim_frame(rgb)
     seen = softened(trimmed)
-    return View(phash(rgb), phash(trimmed), *colour_layout(seen), hue_word(seen), sketch_of(seen))
+    return View(phash(rgb), phash(trimmed), *colour_layout(seen), hue_word(seen),
+                sketch_of(seen) + fine_of(trimmed))
 
 
 def softened(picture: Image.Image) -> Image.Image:
@@ -380,7 +388,8 @@ def hamming(a: int, b: int) -> int:
 
 def view_distance(a: View, b: View) -> int:
     """How far two views are apart: their words' distance (:func:`word_distance`), plus, within
-    :data:`EDIT_RANGE`, the levels their sketches differ by past :data:`.sketch.EDIT_SLACK`
+    :data:`EDIT_RANGE`, the levels their sketches differ by past :data:`.sketch.EDIT_SLACK` and
+    the pixels their fine pictures differ by in regions past :data:`.fine.FINE_SLACK`
     (:func:`edit_penalty`), up to one past the range."""
     return with_sketches(word_distance(a, b), a.sketch, b.sketch)
 
@@ -390,6 +399,16 @@ def with_sketches(words: int, a: bytes, b: bytes) -> int:
     if words > EDIT_RANGE:
         return words
     return min(EDIT_RANGE + 1, words + edit_penalty(a, b))
+
+
+def edit_penalty(a: bytes, b: bytes) -> int:
+    """What two views' sketches (each followed by its fine picture, :mod:`.fine`) add to a
+    distance: the sketches' levels past what copies reach, and the pixels their fine pictures
+    differ by in regions, in the alignment the sketches found best; nothing when either is missing."""
+    if not a or not b:
+        return 0
+    level, alignments = aligned(a, b)
+    return penalty_of(level) + fine_penalty(a[SKETCH_BYTES:], b[SKETCH_BYTES:], alignments)
 
 
 def word_distance(a: View, b: View) -> int:

@@ -36,7 +36,7 @@ __all__ = ["band_keys", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
 # original and no two different pictures were; unrelated pictures are mostly 20 or more apart.
 GROUP_DISTANCE = 12
 MIN_BANDS = 5  # bands a fingerprint's keys are cut into for groups, at least: 52 bits a key at most
-SKETCHES_KEPT = 16_384  # images whose sketches a search keeps at hand (some 40 MB at most)
+SKETCHES_KEPT = 16_384  # images whose sketches a search keeps at hand: some 40 MB, 150 with fine pictures
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
 _HUE = KINDS.index("hue")
 _COLOURS = tuple(i for i, kind in enumerate(KINDS) if i not in _PHASHES and i != _HUE)

@@ -14,6 +14,7 @@ from PIL import Image
 
 from mirror.cli import cli
 from mirror.imaging.similar import VERSION, distance, fingerprint_of, word_distance
+from mirror.imaging.sketch import SKETCH_BYTES
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 from mirror.search.similar import GROUP_DISTANCE
@@ -147,6 +148,20 @@ def test_fingerprints_of_an_older_finder_are_computed_again_by_verify(archive, o
                       [portrait]).fetchone()
     assert rows == (3, VERSION)
     assert len(load_sketches(db, portrait)) == 3 and all(load_sketches(db, portrait))  # one for each view
+
+
+def test_fingerprints_of_version_4_are_computed_again_with_their_fine_pictures(archive):
+    """A version 4 archive kept each view's 16x16 sketch alone; verify reads the kept thumbnail
+    again, and each sketch is followed by the view's fine picture (what tells siblings apart)."""
+    path, db, ids, *_ = archive
+    portrait = ids[PORTRAITS[4].name]
+    db.execute("UPDATE image_sketches SET sketch = substr(sketch, 1, ?) WHERE image_id = ?", [SKETCH_BYTES, portrait])
+    db.execute("UPDATE image_hashes SET version = 4 WHERE image_id = ?", [portrait])
+    db.conn.commit()
+    result = run(path, "verify")
+    assert result.exit_code == 0, result.output
+    assert db.execute("SELECT min(version) FROM image_hashes WHERE image_id = ?", [portrait]).fetchone()[0] == VERSION
+    assert all(len(sketch) > SKETCH_BYTES for sketch in load_sketches(db, portrait))
 
 
 @pytest.mark.parametrize("mode", ["RGBA", "LA", "P", "animated GIF"])

@@ -160,3 +160,25 @@ def test_a_fully_transparent_picture_is_no_copy_of_the_colours_under_it():
     half = invisible.copy()
     half.paste(opaque.crop((0, 0, opaque.width // 2, opaque.height)))  # its left half shown: a picture after all, seen all three ways
     assert len(fingerprint_of(encoded(half)).views) == 3
+
+
+def test_siblings_drawn_on_one_template_are_apart_and_their_copies_are_not():
+    """Three clip-art people drawn on one template, in three skin tones (tests/fixtures/clipart):
+    their words and sketches put them 4-9 apart, copies' distances; the fine picture sees the face
+    a region of its own colour, where a copy's differences are thin edges. Each copy stays within
+    the grouping distance of its own, and further than it from the siblings, whichever is the query."""
+    from mirror.search.similar import GROUP_DISTANCE
+
+    from ..support.art import clipart, copies, thumbnail
+
+    people = [art for art in clipart("archived") if "juliane-krug-06" in art.name]
+    assert len(people) == 3
+    stored = [fingerprint_of(thumbnail(art.picture())) for art in people]
+    for n, art in enumerate(people):
+        for m in range(n + 1, len(people)):
+            assert distance(stored[n], stored[m]) == distance(stored[m], stored[n]) > GROUP_DISTANCE
+        for kind in ("JPEG q85", "5% off one edge", "5% black border"):
+            copy = fingerprint_of(copies(art)[kind], scaled_into=(250, 250))
+            apart = [distance(copy, original) for original in stored]
+            assert apart == [distance(original, copy) for original in stored]
+            assert apart[n] <= GROUP_DISTANCE < min(apart[:n] + apart[n + 1:]), (art.name, kind, apart)

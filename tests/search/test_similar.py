@@ -149,7 +149,8 @@ def test_sketches_are_kept_by_view_and_read_one_image_at_a_time(tmp_path):
     views = fingerprint_of(PICTURES[2]).views
     save_hashes(db, 2, [view.hashes() for view in views], "thumb", VERSION, [view.sketch for view in views])
     save_hashes(db, 3, [view.hashes() for view in views], "thumb", VERSION)  # an older finder's: none
-    assert load_sketches(db, 2) == [view.sketch for view in views] and len(views[0].sketch) == SKETCH_SIDE**2 * 3
+    assert load_sketches(db, 2) == [view.sketch for view in views]
+    assert len(views[0].sketch) > SKETCH_SIDE**2 * 3  # the sketch, then the fine picture
     assert load_sketches(db, 3) == []
     assert HashIndex.load(db).fingerprint(2) == Fingerprint(views)
     delete_hashes(db, 2)
