@@ -16,9 +16,14 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["worker_pool"]
+__all__ = ["usable_cores", "worker_pool"]
 
 POLL_SECONDS = 0.5
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, where the system tells it)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def worker_pool(processes: int) -> ProcessPoolExecutor:

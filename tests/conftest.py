@@ -17,6 +17,7 @@ from mirror.localsite.http.server import LoopbackServer, SiteServer
 from mirror.serve.app import create_serve_app
 from mirror.serve.board import Board
 from mirror.wiring import open_storage
+from mirror.workers import usable_cores
 
 from .support.boards import copy_generated_boards
 from .support.configs import RESOURCES, Archive, mirror_config, sync
@@ -45,8 +46,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: a worker more than the cores. A worker often waits (on a `mirror` process it
     started, a browser, PostgreSQL, a socket), and with one per core a core then idled: on 2
     cores the whole suite took 12 min with 2 workers, 8 min 38 s with 3 (2026-11-27)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores + 1
+    return usable_cores() + 1
 
 
 def pytest_configure(config: pytest.Config) -> None:

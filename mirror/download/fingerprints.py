@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Self
@@ -30,7 +29,7 @@ from ..imaging import similar
 from ..imaging.similar import VERSION, Fingerprint, fingerprint_of
 from ..philomena import SIZE_BOXES
 from ..store.similar import fingerprint_source, save_hashes
-from ..workers import worker_pool
+from ..workers import usable_cores, worker_pool
 from .storage import Storage
 
 __all__ = ["SOURCES", "Fingerprinter", "backfill_fingerprints", "keep_best_fingerprint", "keep_fingerprint",
@@ -63,8 +62,7 @@ class Fingerprinter:
     def for_run(cls, files: int, say: Callable[[str], None] | None = None) -> Fingerprinter:
         """For a run of ``files``: from :data:`POOL_FROM` files, a process for each core but the
         one the run keeps busy (at most :data:`MAX_PROCESSES`); a thread otherwise."""
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        return cls(min(cores - 1, MAX_PROCESSES) if files >= POOL_FROM else 0, say)
+        return cls(min(usable_cores() - 1, MAX_PROCESSES) if files >= POOL_FROM else 0, say)
 
     async def read(self, data: bytes, box: tuple[int, int] | None) -> Fingerprint:
         """The fingerprint of ``data`` (raises :class:`MediaError`)."""

@@ -154,8 +154,6 @@ class Storage:
                     if data is not None:
                         self.recent.remember(name, data)
                 part.unlink()
-            for name in (*copies, path):
-                self._note(name, kept=True)
 
         self._guard(move, self.describe(path))
 
@@ -166,12 +164,14 @@ class Storage:
         _fsync_directory(os.path.dirname(final))
 
     def kept(self, path: str) -> Digest | None:
-        """:meth:`digest`, asked only of a file whose folder holds its name.
+        """:meth:`digest`, asked only of a file whose folder held its name when first listed.
 
-        A download asks this of each file before fetching it (a run stopped between publishing a
-        file and recording it left it there). Nearly always the answer is no: asking each file
-        cost an object store a HEAD and a listing (a LIST is priced as ten GETs), where listing
-        each folder (a thousand images) once a run costs a request per thousand files.
+        A download asks this of each file once, before fetching it (a run stopped between
+        publishing a file and recording it left it there). Nearly always the answer is no: asking
+        each file cost an object store a HEAD and a listing (a LIST is priced as ten GETs), where
+        listing each folder (a thousand images) once a run costs a request per thousand files.
+        What this storage publishes since is not added: nothing asks of it again, and a first
+        download's listings would grow to every file it keeps.
         """
         folder, _, name = path.rpartition("/")
         if name not in self._names_in(folder):
@@ -191,12 +191,11 @@ class Storage:
             return set()
         return {entry.rstrip("/").rpartition("/")[2] for entry in found}
 
-    def _note(self, path: str, *, kept: bool) -> None:
-        """Keep a folder's listing true to what this storage since published or removed."""
+    def _unlist(self, path: str) -> None:
+        """A file this storage removed is no longer in its folder's listing."""
         folder, _, name = path.rpartition("/")
         with self._lock:
-            if folder in self._listed:
-                (self._listed[folder].add if kept else self._listed[folder].discard)(name)
+            self._listed.get(folder, set()).discard(name)
 
     def digest(self, path: str) -> Digest | None:
         """Size and sha512 of the kept file ``path``, or None when there is none."""
@@ -244,7 +243,7 @@ class Storage:
 
         def rm() -> None:
             self.recent.forget(path)
-            self._note(path, kept=False)
+            self._unlist(path)
             try:
                 self.fs.rm_file(final)
             except FileNotFoundError:
