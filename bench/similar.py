@@ -48,7 +48,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's copies live beside the tests
 
 from mirror.imaging.fine import FINE_SIDE
-from mirror.imaging.similar import (KINDS, Fingerprint, View, distance, edit_penalty, fingerprint_of, hamming,
+from mirror.imaging.similar import (CROPS, KINDS, Fingerprint, View, distance, edit_penalty, fingerprint_of, hamming,
                                    shows_nothing, views_of, word_distance)
 from mirror.imaging.sketch import SKETCH_SIDE
 from mirror.search import similar as finder
@@ -142,8 +142,16 @@ def _false_pairs(found: list[list[int]], archived: tuple) -> None:
         print(f"  grouped together: {names}")
 
 
-def random_index(n: int, rng: np.random.Generator) -> HashIndex:
-    return HashIndex(np.arange(1, n + 1), rng.integers(0, 2**64, size=(n, len(KINDS)), dtype=np.uint64), _sketches)
+def random_index(n: int, rng: np.random.Generator, cropped: bool = True) -> HashIndex:
+    hashes = rng.integers(0, 2**64, size=(n, len(KINDS)), dtype=np.uint64)
+    return HashIndex(np.arange(1, n + 1), hashes, _sketches, random_crops(n, rng) if cropped else None)
+
+
+def random_crops(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The words of each image's crops (:data:`CROPS`), random: each image's one view has them all."""
+    words = rng.integers(0, 2**64, size=(n * len(CROPS), len(KINDS)), dtype=np.uint64)
+    words[:, 1] = words[:, 0]  # a crop's pHash is its whole and its trimmed
+    return np.repeat(np.arange(1, n + 1), len(CROPS)), np.zeros(n * len(CROPS), dtype=np.int64), words
 
 
 def _sketches(image_id: int) -> list[bytes]:
@@ -160,28 +168,36 @@ def _flat_sketch(level: int) -> bytes:
     return bytes([level]) * (SKETCH_SIDE * SKETCH_SIDE * 3) + zlib.compress(bytes([level]) * (FINE_SIDE**2 * 3))
 
 
-def nearest_timings(n: int, searches: int = 200) -> list[float]:
+def nearest_timings(n: int, searches: int = 200, cropped: bool = True) -> list[float]:
     rng = np.random.default_rng(1)
-    index = random_index(n, rng)
+    index = random_index(n, rng, cropped)
     took = []
     for position in rng.integers(n, size=searches):
-        query = Fingerprint((View(*(int(v) ^ 0b1011 for v in index.columns[:, position]),
-                                  sketch=_sketches(int(index.ids[position]))[0]),))
+        stored = index.fingerprint(int(index.ids[position])).views[0]
+        query = Fingerprint((View(*(v ^ 0b1011 for v in stored.values), sketch=stored.sketch,
+                                  crops=tuple(tuple(v ^ 0b1011 for v in crop) for crop in stored.crops)),))
         start = time.perf_counter()
         index.nearest(query, limit=50)
         took.append(time.perf_counter() - start)
     return sorted(took)
 
 
-def group_figures(n: int, planted: int, components: Callable | None = None) -> tuple[float, float, float, int, int]:
+def group_figures(n: int, planted: int, components: Callable | None = None,
+                  cropped: bool = True) -> tuple[float, float, float, int, int]:
     """Seconds, CPU seconds (on a shared machine the figure to compare), peak MB, how many planted
     pairs came out as a group of their own (every tenth is an edit, by its sketch, and must not),
-    and groups in all; with ``components``, grouping by it (:func:`before`, side by side)."""
+    and groups in all; with ``components``, grouping by it (:func:`before`, side by side); with
+    ``cropped``, each image with the words of its crops (version 6), else without (version 5).
+    A tenth of the planted pairs are a copy near a crop of the other, not near its own words."""
     rng = np.random.default_rng(2)
     hashes = rng.integers(0, 2**64, size=(n, len(KINDS)), dtype=np.uint64)
+    crops = random_crops(n, rng) if cropped else None
     flips = np.array([0b1, 0b100000000, 0b1 << 40, 0, 0b11, 0], dtype=np.uint64)  # 5 bits apart
     hashes[1:2 * planted:2] = hashes[0:2 * planted:2] ^ flips
-    index = HashIndex(np.arange(1, n + 1), hashes, _sketches)
+    if crops is not None:  # every tenth pair, the fifth of each ten: the second near the first's middle crop
+        near_crop = np.arange(4, planted, 10)
+        hashes[2 * near_crop + 1] = crops[2][2 * near_crop * len(CROPS)] ^ flips
+    index = HashIndex(np.arange(1, n + 1), hashes, _sketches, crops)
     kept = finder._components
     finder._components = components or kept
     tracemalloc.start()
@@ -198,7 +214,7 @@ def group_figures(n: int, planted: int, components: Callable | None = None) -> t
 
 
 def before(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray],
-           close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+           close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], crops: object = None) -> np.ndarray:
     """Grouping as it was before issue 39, for the figures side by side: only the pairs sharing a
     16-bit band of a pHash, each compared with the next 64 in its bucket (pairs within the
     distance that share no band are missed)."""
@@ -260,12 +276,15 @@ def _corpora(limit: int | None, misses: bool = False) -> None:
 
 
 def _speed(stored: int, grouped: int) -> None:
-    took = nearest_timings(stored)
-    print(f"nearest 50 over {stored:,} stored fingerprints: p50 {statistics.median(took) * 1000:.1f} ms, "
-          f"p95 {took[int(len(took) * 0.95)] * 1000:.1f} ms ({len(took)} searches)")
-    for name, components in (("before (16-bit bands, a window of 64)", before),
-                             ("exact (bands from the distance)", None)):
-        seconds, cpu, peak, found, total = group_figures(grouped, grouped // 100, components)
+    for cropped in (False, True):
+        took = nearest_timings(stored, cropped=cropped)
+        print(f"nearest 50 over {stored:,} stored fingerprints, {'with' if cropped else 'without'} crops: "
+              f"p50 {statistics.median(took) * 1000:.1f} ms, p95 {took[int(len(took) * 0.95)] * 1000:.1f} ms "
+              f"({len(took)} searches)")
+    for name, components, cropped in (("before (16-bit bands, a window of 64)", before, False),
+                                      ("exact (bands from the distance), no crops (version 5)", None, False),
+                                      ("exact, with each image's crops (version 6)", None, True)):
+        seconds, cpu, peak, found, total = group_figures(grouped, grouped // 100, components, cropped)
         print(f"groups over {grouped:,} fingerprints, {name}: {seconds:.2f} s ({cpu:.2f} s of CPU), "
               f"peak {peak:.0f} MiB allocated; "
               f"{found} of {grouped // 100} planted pairs found as their own group (a tenth are edits), "

@@ -107,7 +107,7 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
     except MediaError:
         return False
     save_hashes(db, image_id, [view.hashes() for view in fingerprint.views], representation, VERSION,
-                [view.sketch for view in fingerprint.views])
+                [view.sketch for view in fingerprint.views], [view.crops for view in fingerprint.views])
     return True
 
 

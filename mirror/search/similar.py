@@ -13,6 +13,11 @@ measured, found by sorting each band. The pairs found are joined into groups as 
 (:func:`_components`): identical fingerprints count once, and a bucket of one key is left as soon
 as its views are all one group, so a cluster of thousands costs its size, not its square.
 
+A view's crops (:data:`mirror.imaging.similar.CROPS`, ``image_crops``) are searched beside the
+views: a query's words against every crop, a query's crops against every view, never a crop
+against a crop. :func:`groups` finds those pairs by the same bands, each crop looked up among
+the views of its key (:func:`_join_crops`).
+
 The words are what is searched; a view's sketch (``image_sketches``, read one image at a time) is
 consulted only for the pictures the words find near: a search's nearest and a group's joins, to
 tell an edit from a copy (:func:`mirror.imaging.similar.edit_penalty`).
@@ -28,7 +33,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..imaging.similar import EDIT_RANGE, HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint, View, distance, with_sketches
-from ..store.similar import load_hashes, load_sketches
+from ..store.similar import load_crops, load_hashes, load_sketches
 
 __all__ = ["band_keys", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
 
@@ -36,6 +41,9 @@ __all__ = ["band_keys", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
 # original and no two different pictures were; unrelated pictures are mostly 20 or more apart.
 GROUP_DISTANCE = 12
 MIN_BANDS = 5  # bands a fingerprint's keys are cut into for groups, at least: 52 bits a key at most
+LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _places)
+SMALL_BUCKET = 8  # views of one key past which those of a crop's own group are skipped, not measured
+CROP_PAIRS_AT_ONCE = 2_000_000  # pairs of a view and a crop measured at once (some 100 MB)
 SKETCHES_KEPT = 16_384  # images whose sketches a search keeps at hand: some 40 MB, 150 with fine pictures
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
 _HUE = KINDS.index("hue")
@@ -53,28 +61,51 @@ class HashIndex:
     view: an image seen on two backgrounds has two, side by side."""
 
     def __init__(self, ids: np.ndarray, hashes: np.ndarray,
-                 sketches: Callable[[int], Sequence[bytes]] | None = None) -> None:
-        """``ids`` (n, an image's id once for each of its views), ``hashes`` (n rows, one column
-        a kind), and where the images' sketches are read from, view by view (none: no sketches)."""
+                 sketches: Callable[[int], Sequence[bytes]] | None = None,
+                 crops: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        """``ids`` (n, an image's id once for each of its views, its views in order), ``hashes``
+        (n rows, one column a kind), where the images' sketches are read from, view by view
+        (none: no sketches), and the words of the views' crops: each crop's image id, view and
+        words (rows, one column a kind), as :func:`~mirror.store.similar.load_crops` reads them."""
         ids = np.asarray(ids, dtype=np.int64)
         order = np.argsort(ids, kind="stable")
         self.view_ids = np.ascontiguousarray(ids[order])
         self.columns = np.ascontiguousarray(np.asarray(hashes, dtype=np.uint64).reshape(-1, len(KINDS))[order].T)
         self.ids, self.first_views = np.unique(self.view_ids, return_index=True)
+        self.crop_views, self.crop_columns = self._crops(crops)
+        self._cropped = np.unique(self.crop_views, return_index=True)  # the views with crops, where theirs start
         self._read_sketches = sketches
         self._sketches: OrderedDict[int, Sequence[bytes]] = OrderedDict()  # the images read last
 
+    def _crops(self, crops: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+        """Each crop's view (its row, ascending) and the crops' words (one row a kind), those of
+        views not stored left out."""
+        if crops is None or not len(crops[0]):
+            return np.zeros(0, dtype=np.int64), np.zeros((len(KINDS), 0), dtype=np.uint64)
+        image_ids, views, words = (np.asarray(part) for part in crops)
+        first = np.searchsorted(self.view_ids, image_ids)
+        rows = first + views
+        known = (first < len(self.view_ids)) & (rows < len(self.view_ids))
+        known[known] = self.view_ids[rows[known]] == image_ids[known]
+        order = np.argsort(rows[known], kind="stable")
+        return rows[known][order], np.ascontiguousarray(words.reshape(-1, len(KINDS))[known][order].T)
+
     @classmethod
     def load(cls, db: Database) -> HashIndex:
-        return cls(*load_hashes(db, KINDS), sketches=lambda image_id: load_sketches(db, image_id))
+        return cls(*load_hashes(db, KINDS), sketches=lambda image_id: load_sketches(db, image_id),
+                   crops=load_crops(db))
 
     @classmethod
     def of(cls, fingerprints: Mapping[int, Fingerprint]) -> HashIndex:
         ids = sorted(fingerprints)
         rows = [(image_id, view.values) for image_id in ids for view in fingerprints[image_id].views]
+        crops = [(image_id, number, words) for image_id in ids
+                 for number, view in enumerate(fingerprints[image_id].views) for words in view.crops]
         return cls(np.array([image_id for image_id, _ in rows], dtype=np.int64),
                    np.array([values for _, values in rows], dtype=np.uint64).reshape(-1, len(KINDS)),
-                   sketches=lambda image_id: [view.sketch for view in fingerprints[image_id].views])
+                   sketches=lambda image_id: [view.sketch for view in fingerprints[image_id].views],
+                   crops=(np.array([c[0] for c in crops], dtype=np.int64), np.array([c[1] for c in crops], dtype=np.int64),
+                          np.array([c[2] for c in crops], dtype=np.uint64).reshape(-1, len(KINDS))))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -90,7 +121,9 @@ class HashIndex:
         return range(*np.searchsorted(self.view_ids, [image_id, image_id + 1]).tolist())
 
     def _view(self, row: int) -> View:
-        return View(*(int(v) for v in self.columns[:, row]), sketch=self.view_sketch(row))
+        crops = range(*np.searchsorted(self.crop_views, [row, row + 1]).tolist())
+        return View(*(int(v) for v in self.columns[:, row]), sketch=self.view_sketch(row),
+                    crops=tuple(tuple(int(v) for v in self.crop_columns[:, crop]) for crop in crops))
 
     def view_sketch(self, row: int) -> bytes:
         """The sketch of the view in ``row`` (b"" when it has none)."""
@@ -115,13 +148,18 @@ class HashIndex:
         """The distance by their words from ``fingerprint`` to every stored image (their nearest
         views, sketches left out: never nearer than :func:`~mirror.imaging.similar.distance`),
         in the order of :attr:`ids`."""
-        by_view = None
-        for view in fingerprint.views:
-            query = np.array(view.values, dtype=np.uint64)[:, None]
-            found = _distances(np.bitwise_count(self.columns ^ query))
-            by_view = found if by_view is None else np.minimum(by_view, found)
-        if by_view is None or not len(by_view):
+        if not len(self.view_ids):
             return np.zeros(0, dtype=np.int16)
+        by_view = np.full(len(self.view_ids), np.iinfo(np.int16).max, dtype=np.int16)
+        cropped, starts = self._cropped
+        for view in fingerprint.views:
+            for words in (view.values, *view.crops):  # its own words and its crops' against each view's own
+                query = np.array(words, dtype=np.uint64)[:, None]
+                np.minimum(by_view, _distances(np.bitwise_count(self.columns ^ query)), out=by_view)
+            if len(starts):  # its own words against each view's crops
+                query = np.array(view.values, dtype=np.uint64)[:, None]
+                found = np.minimum.reduceat(_distances(np.bitwise_count(self.crop_columns ^ query)), starts)
+                by_view[cropped] = np.minimum(by_view[cropped], found)
         return np.minimum.reduceat(by_view, self.first_views)
 
     def nearest(self, fingerprint: Fingerprint, limit: int = 50, max_distance: int | None = None) -> list[Neighbour]:
@@ -190,7 +228,8 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
                          <= max_distance for x, y, word in zip(a.tolist(), b.tolist(), words.tolist())], dtype=bool)
 
     label = _components(np.ascontiguousarray(unique.T), max_distance,
-                        (node_of[same_image], node_of[same_image + 1]), close)[node_of[index.first_views]]
+                        (node_of[same_image], node_of[same_image + 1]), close,
+                        _crop_nodes(index, node_of, first_row))[node_of[index.first_views]]
     shared = np.bincount(label, minlength=len(unique))[label] > 1  # a million alone are not split one by one
     order = np.lexsort((index.ids[shared], label[shared]))
     ids, label = index.ids[shared][order], label[shared][order]
@@ -198,8 +237,19 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
     return sorted(group.tolist() for group in np.split(ids, cuts) if len(group) > 1)
 
 
+def _crop_nodes(index: HashIndex, node_of: np.ndarray, first_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each crop's node and the crops' words (one column a crop), those of a node's first view
+    only: views with identical words (a cluster of re-uploads, one node) have identical crops."""
+    nodes = node_of[index.crop_views]
+    first = first_row[nodes] == index.crop_views
+    if first.all():
+        return nodes, index.crop_columns
+    return nodes[first], np.ascontiguousarray(index.crop_columns[:, first])
+
+
 def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray],
-                close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+                close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+                crops: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """For each view (a column of ``columns``, one row a kind), the smallest position it is
     joined to: through the ``joined`` pairs (views of one image), and every pair within
     ``max_distance`` by its words and found ``close`` (given the pairs and their words'
@@ -242,7 +292,61 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
                     refused.update((np.minimum(a, b) * count + np.maximum(a, b))[~kept].tolist())
                 step += 1
                 firsts, ends = _split_buckets(parent, order, firsts, ends, step)
+    if crops is not None and len(crops[0]):
+        _join_crops(parent, columns, *crops, max_distance, close)
     return _roots(parent, np.arange(count))
+
+
+def _join_crops(parent: np.ndarray, columns: np.ndarray, crop_node: np.ndarray, crop_columns: np.ndarray,
+                max_distance: int, close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> None:
+    """Join the views near a crop of another (``crop_columns``, each crop of the view ``crop_node``):
+    every such pair within ``max_distance`` agrees on a band (:func:`band_keys`), as two views do.
+    Each band's views are sorted by key then group, so a crop is compared with the views of its
+    key outside its own view's group only: a cluster already one group costs nothing more."""
+    for column in _PHASHES:
+        for keys, crop_keys in zip(band_keys(columns, column, max_distance),
+                                   band_keys(crop_columns, column, max_distance)):
+            distinct, rank = np.unique(keys, return_inverse=True)
+            ordered_by = (rank.reshape(-1).astype(np.uint64) << np.uint64(32)) | parent.astype(np.uint64)
+            order = np.argsort(ordered_by, kind="stable")
+            ordered = ordered_by[order]
+            bucket_starts = np.r_[0, np.cumsum(np.bincount(rank.reshape(-1), minlength=len(distinct)))]
+            place = _places(distinct, crop_keys)
+            crops = np.flatnonzero(distinct[place] == crop_keys)
+            starts, ends = bucket_starts[place[crops]], bucket_starts[place[crops] + 1]
+            own_starts, own_ends = ends.copy(), ends.copy()  # the views of its own group in its bucket: none in a small one
+            large = np.flatnonzero(ends - starts > SMALL_BUCKET)
+            own = (place[crops[large]].astype(np.uint64) << np.uint64(32)) | parent[crop_node[crops[large]]].astype(np.uint64)
+            own_starts[large], own_ends[large] = np.searchsorted(ordered, own), np.searchsorted(ordered, own, "right")
+            pairs = np.cumsum((own_starts - starts) + (ends - own_ends))
+            cuts = np.searchsorted(pairs, np.arange(CROP_PAIRS_AT_ONCE, pairs[-1] if len(pairs) else 0,
+                                                    CROP_PAIRS_AT_ONCE))
+            for chunk in np.split(np.arange(len(crops)), cuts):  # so many pairs at a time
+                lows = np.concatenate([starts[chunk], own_ends[chunk]])
+                highs = np.concatenate([own_starts[chunk], ends[chunk]])
+                a = order[_ranges(lows, highs)]
+                crop = crops[np.repeat(np.concatenate([chunk, chunk]), highs - lows)]
+                b = crop_node[crop]
+                words = _distances(np.bitwise_count(columns[:, a] ^ crop_columns[:, crop]))
+                near = words <= max_distance
+                a, b, words = a[near], b[near], words[near]
+                apart = _roots(parent, a) != _roots(parent, b)
+                a, b, words = a[apart], b[apart], words[apart]
+                if len(a):
+                    kept = close(a, b, words)
+                    _join(parent, a[kept], b[kept])
+
+
+def _places(distinct: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Where each of ``keys`` is (or would go) in the sorted ``distinct``, clipped to its last:
+    looked up in a table when the keys are short (a band of the usual distances: 19 bits), which
+    a million keys' binary searches in random order took five times as long as."""
+    if distinct[-1] < LOOKUP_KEYS:
+        present = np.zeros(int(distinct[-1]) + 2, dtype=np.int64)
+        present[distinct.astype(np.int64) + 1] = 1
+        below = np.cumsum(present)  # of each value up to one past the last, how many distinct keys are less
+        return np.minimum(below[np.minimum(keys, distinct[-1] + np.uint64(1)).astype(np.int64)], len(distinct) - 1)
+    return np.minimum(np.searchsorted(distinct, keys), len(distinct) - 1)
 
 
 def _ranges(firsts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -590,3 +590,23 @@ def _export_state(db: Database) -> None:
         PRIMARY KEY (tbl, record_key)) STRICT, WITHOUT ROWID""")
     for table in ("images", "comments", "posts", "users", "galleries", "topics"):  # tags_by_age serves tags
         db.execute(f'CREATE INDEX "{table}_by_mirrored_at" ON "{table}" (mirrored_at)')
+
+
+@migrations(name="0031_image_crops")
+def _image_crops(db: Database) -> None:
+    """The words of each view's crops (``mirror.imaging.similar.CROPS``: its middle 90% and 95% at
+    each corner), one row a crop: a copy cropped as people crop is near one of them. Read whole
+    with the hashes by a search; fingerprints kept so far have none and are computed again
+    (version 6)."""
+    db.execute("""
+        CREATE TABLE image_crops (
+            image_id INTEGER NOT NULL REFERENCES images(id),
+            view INTEGER NOT NULL,
+            crop INTEGER NOT NULL,
+            phash INTEGER NOT NULL,
+            red INTEGER NOT NULL,
+            green INTEGER NOT NULL,
+            blue INTEGER NOT NULL,
+            hue INTEGER NOT NULL,
+            PRIMARY KEY (image_id, view, crop)
+        ) STRICT, WITHOUT ROWID""")

@@ -17,16 +17,18 @@ from sqlite_utils import Database
 
 from ..dates import utc_text
 
-__all__ = ["delete_hashes", "fingerprint_source", "load_hashes", "load_sketches", "save_hashes"]
+__all__ = ["delete_hashes", "fingerprint_source", "load_crops", "load_hashes", "load_sketches", "save_hashes"]
 
 _SIGN = 1 << 63
 
 
 def save_hashes(db: Database, image_id: int, views: Sequence[Mapping[str, int]] | Mapping[str, int],
-                source_representation: str, version: int, sketches: Sequence[bytes] = ()) -> None:
-    """Keep (or replace) an image's hashes, one ``{kind: unsigned 64-bit value}`` per view, and
-    the views' ``sketches`` (as many, or none), read from its ``source_representation`` file by
-    the finder's ``version``."""
+                source_representation: str, version: int, sketches: Sequence[bytes] = (),
+                crops: Sequence[Sequence[Sequence[int]]] = ()) -> None:
+    """Keep (or replace) an image's hashes, one ``{kind: unsigned 64-bit value}`` per view, the
+    views' ``sketches`` (as many, or none) and the words of their ``crops`` (for each view, each
+    crop's pHash twice, colour words and hue, as a view's), read from its
+    ``source_representation`` file by the finder's ``version``."""
     views = [views] if isinstance(views, Mapping) else list(views)
     now = utc_text()
     rows = [(image_id, number, kind, _signed(value), source_representation, now, version)
@@ -37,12 +39,17 @@ def save_hashes(db: Database, image_id: int, views: Sequence[Mapping[str, int]] 
                             "computed_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         db.conn.executemany("INSERT INTO image_sketches (image_id, view, sketch) VALUES (?, ?, ?)",
                             [(image_id, number, sketch) for number, sketch in enumerate(sketches) if sketch])
+        db.conn.executemany("INSERT INTO image_crops (image_id, view, crop, phash, red, green, blue, hue) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            [(image_id, number, place, *(_signed(value) for value in words[1:]))
+                             for number, view_crops in enumerate(crops) for place, words in enumerate(view_crops)])
 
 
 def delete_hashes(db: Database, image_id: int) -> None:
     with db.atomic():
         db.execute("DELETE FROM image_hashes WHERE image_id = ?", [image_id])
         db.execute("DELETE FROM image_sketches WHERE image_id = ?", [image_id])
+        db.execute("DELETE FROM image_crops WHERE image_id = ?", [image_id])
 
 
 def load_sketches(db: Database, image_id: int) -> list[bytes]:
@@ -70,6 +77,15 @@ def load_hashes(db: Database, kinds: Sequence[str]) -> tuple[np.ndarray, np.ndar
                       [*kinds, *kinds, len(kinds)]).fetchall()
     table = np.array(rows, dtype=np.int64).reshape(len(rows), len(kinds) + 1)
     return table[:, 0].copy(), table[:, 1:].view(np.uint64).copy()
+
+
+def load_crops(db: Database) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every crop's words: its image's id and view (int64, ascending) and its words (uint64, one
+    column a kind of ``mirror.imaging.similar.KINDS``, its pHash in the first two)."""
+    rows = db.execute("SELECT image_id, view, phash, phash, red, green, blue, hue FROM image_crops "
+                      "ORDER BY image_id, view, crop").fetchall()
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), 8)
+    return table[:, 0].copy(), table[:, 1].copy(), table[:, 2:].view(np.uint64).copy()
 
 
 def _signed(value: int) -> int:

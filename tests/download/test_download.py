@@ -892,5 +892,5 @@ def test_a_large_run_reads_fingerprints_on_worker_processes_with_the_same_values
             asyncio.run(runs.download(config, db))
             kept[how] = [db.execute(f"SELECT {columns} ORDER BY 1, 2, 3").fetchall() for columns in (
                 "image_id, view, kind, value, source_representation, version FROM image_hashes",
-                "* FROM image_sketches")]
+                "* FROM image_sketches", "* FROM image_crops")]
     assert all(kept["thread"]) and kept["processes"] == kept["thread"]

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from mirror.cli import cli
-from mirror.imaging.similar import VERSION, distance, fingerprint_of, word_distance
+from mirror.imaging.similar import CROPS, VERSION, distance, fingerprint_of, word_distance
 from mirror.imaging.sketch import SKETCH_BYTES
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
@@ -140,6 +140,7 @@ def test_fingerprints_of_an_older_finder_are_computed_again_by_verify(archive, o
     portrait = ids[PORTRAITS[2].name]
     db.execute("DELETE FROM image_hashes WHERE image_id = ? AND view > 0", [portrait])
     db.execute("DELETE FROM image_sketches WHERE image_id = ?", [portrait])  # a finder before sketches
+    db.execute("DELETE FROM image_crops WHERE image_id = ?", [portrait])  # and before crops
     db.execute("UPDATE image_hashes SET version = ?, value = 0 WHERE image_id = ?", [older, portrait])
     db.conn.commit()
     result = run(path, "verify")
@@ -148,6 +149,8 @@ def test_fingerprints_of_an_older_finder_are_computed_again_by_verify(archive, o
                       [portrait]).fetchone()
     assert rows == (3, VERSION)
     assert len(load_sketches(db, portrait)) == 3 and all(load_sketches(db, portrait))  # one for each view
+    crops = db.execute("SELECT count(*) FROM image_crops WHERE image_id = ?", [portrait]).fetchone()[0]
+    assert crops == 3 * len(CROPS)
 
 
 def test_fingerprints_of_version_4_are_computed_again_with_their_fine_pictures(archive):

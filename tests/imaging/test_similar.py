@@ -13,7 +13,8 @@ import pytest
 from PIL import Image, ImageOps
 
 from mirror.imaging import MediaError
-from mirror.imaging.similar import KINDS, distance, hamming, fingerprint_of, fingerprint_of_picture, phash, trim_frame
+from mirror.imaging.similar import (KINDS, Fingerprint, View, distance, hamming, fingerprint_of, fingerprint_of_picture,
+                                   phash, trim_frame)
 from mirror.localsite.files.pictures import picture
 
 
@@ -182,3 +183,29 @@ def test_siblings_drawn_on_one_template_are_apart_and_their_copies_are_not():
             apart = [distance(copy, original) for original in stored]
             assert apart == [distance(original, copy) for original in stored]
             assert apart[n] <= GROUP_DISTANCE < min(apart[:n] + apart[n + 1:]), (art.name, kind, apart)
+
+
+def test_crops_of_drawings_that_fill_their_canvas_are_copies_by_their_crops_words():
+    """Clip art fills its canvas: a crop cuts the figure, and its trimmed frame moves with it, so
+    its words moved past the grouping distance (vector art: 79% of crops off every edge grouped).
+    Each view carries the words of its middle 90% and of 95% at each corner: the crop is near one."""
+    from mirror.search.similar import GROUP_DISTANCE
+
+    from ..support.art import clipart, copies, thumbnail
+
+    def uncropped(fingerprint: Fingerprint) -> Fingerprint:
+        return Fingerprint(tuple(View(*view.values, sketch=view.sketch) for view in fingerprint.views))
+
+    drawings = clipart("archived")[:16]
+    stored = [fingerprint_of(thumbnail(art.picture())) for art in drawings]
+    for kind in ("5% off every edge", "5% off two edges", "5% crop"):
+        apart, before = [], []
+        for art, original in zip(drawings, stored):
+            copy = fingerprint_of(copies(art)[kind], scaled_into=(250, 250))
+            apart.append(distance(copy, original))
+            assert apart[-1] == distance(original, copy)
+            before.append(distance(uncropped(copy), uncropped(original)))
+        assert sum(d <= GROUP_DISTANCE for d in apart) >= 15, (kind, apart)
+        assert all(now <= then for now, then in zip(apart, before)), (kind, apart, before)
+        if kind == "5% off every edge":
+            assert sum(d > GROUP_DISTANCE for d in before) >= 4, before  # what the crops' words bring

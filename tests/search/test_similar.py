@@ -12,6 +12,7 @@ import numpy as np
 from PIL import Image
 
 from mirror.imaging.similar import (
+    CROPS,
     EDIT_RANGE,
     KINDS,
     VERSION,
@@ -22,7 +23,7 @@ from mirror.imaging.similar import (
 )
 from mirror.imaging.sketch import EDIT_SLACK, SKETCH_SIDE
 from mirror.localsite.files.pictures import picture
-from mirror.search.similar import HashIndex, groups
+from mirror.search.similar import HashIndex, Neighbour, groups
 from mirror.store import open_database
 from mirror.store.similar import delete_hashes, load_hashes, load_sketches, save_hashes
 
@@ -144,17 +145,22 @@ def test_sketches_decide_between_pictures_their_words_find_near():
     assert groups(HashIndex.of(no_sketches)) == [[1, 2, 3]]  # fingerprints from before: words alone
 
 
-def test_sketches_are_kept_by_view_and_read_one_image_at_a_time(tmp_path):
+def test_sketches_and_crops_are_kept_by_view_and_read_back_whole(tmp_path):
     db = open_database(tmp_path / "mirror.db")
     views = fingerprint_of(PICTURES[2]).views
-    save_hashes(db, 2, [view.hashes() for view in views], "thumb", VERSION, [view.sketch for view in views])
+    save_hashes(db, 2, [view.hashes() for view in views], "thumb", VERSION, [view.sketch for view in views],
+                [view.crops for view in views])
     save_hashes(db, 3, [view.hashes() for view in views], "thumb", VERSION)  # an older finder's: none
     assert load_sketches(db, 2) == [view.sketch for view in views]
     assert len(views[0].sketch) > SKETCH_SIDE**2 * 3  # the sketch, then the fine picture
+    assert all(len(view.crops) == len(CROPS) for view in views)
     assert load_sketches(db, 3) == []
-    assert HashIndex.load(db).fingerprint(2) == Fingerprint(views)
+    index = HashIndex.load(db)
+    assert index.fingerprint(2) == Fingerprint(views)  # every bit of every crop, unsigned again
+    assert index.fingerprint(3) == Fingerprint(tuple(View(*view.values, sketch=b"") for view in views))
     delete_hashes(db, 2)
     assert load_sketches(db, 2) == [] and db["image_sketches"].count == 0
+    assert db["image_crops"].count == 0
 
 
 def test_a_search_reads_the_sketches_of_near_pictures_only():
@@ -232,3 +238,48 @@ def test_groups_find_every_pair_within_the_distance_as_a_search_does():
         for n in prints:
             expected.setdefault(root(n), []).append(n)
         assert groups(index, within) == sorted(group for group in expected.values() if len(group) > 1), within
+
+
+def _thermometer_words(rng: np.random.Generator) -> list[int]:
+    """A pHash pair, colour words of four quarters' levels (thermometer codes, as real ones are), no hue."""
+    phash = int(rng.integers(0, 2**64, dtype=np.uint64))
+    colours = [sum(((1 << int(level)) - 1) << (15 * quarter) for quarter, level in enumerate(rng.integers(5, 11, 4)))
+               for _ in range(3)]
+    return [phash, phash, *colours, 0]
+
+
+def _flipped(words: list[int], rng: np.random.Generator, most: int) -> list[int]:
+    copy = list(words)
+    for _ in range(rng.integers(0, most + 1)):
+        bit = 1 << int(rng.integers(0, 64))
+        copy[0] ^= bit
+        copy[1] ^= bit
+    return copy
+
+
+def test_groups_find_the_copies_near_a_crop_as_a_search_does():
+    """A copy whose words are near only a crop's of its original (a drawing cropped 5% off every
+    edge) is grouped with it and found by a search at the same distance, whichever is the query;
+    two pictures whose crops alone are alike are not: crops are compared with views, never with
+    crops. The groups equal those of every pair measured one by one."""
+    rng = np.random.default_rng(11)
+    originals = {}
+    for n in range(1, 121):
+        crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)
+        originals[n] = Fingerprint((View(*_thermometer_words(rng), crops=crops),))
+    prints = dict(originals)
+    for n in range(1, 41):  # a copy near a crop of its original, and far from its own words
+        crop = list(originals[n].views[0].crops[n % len(CROPS)])
+        prints[1000 + n] = Fingerprint((View(*_flipped(crop, rng, 8)),))
+    shared = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)  # two pictures whose crops are alike
+    prints[2001] = Fingerprint((View(*_thermometer_words(rng), crops=shared),))
+    prints[2002] = Fingerprint((View(*_thermometer_words(rng), crops=shared),))
+    index = HashIndex.of(prints)
+    for n in range(1, 41):
+        apart = distance(originals[n], prints[1000 + n])
+        assert apart <= 8 and apart == distance(prints[1000 + n], originals[n])
+        assert Neighbour(n, apart) in index.nearest(prints[1000 + n], limit=2)  # itself, and its original
+        assert Neighbour(1000 + n, apart) in index.nearest(originals[n], limit=2)
+    expected = sorted([n, 1000 + n] for n in range(1, 41))
+    assert groups(index, 12) == expected
+    assert distance(prints[2001], prints[2002]) > 12
