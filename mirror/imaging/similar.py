@@ -33,7 +33,8 @@ in 48x48 pixels, compared in the sketches' best alignment for the pairs near by 
 where a sibling drawn on one template (another skin tone, another grin) differs by a region
 and a copy only along its edges.
 
-A view also carries the words of five crops of its trimmed picture (:data:`CROPS`, version 6):
+A view large enough for a fine picture also carries the words of five crops of its trimmed
+picture (:data:`CROPS`, version 6):
 its middle 90% and 95% of each side at each corner. A drawing or an emote fills its canvas, so
 a crop cuts the figure and its trimmed frame moves with it: both pHashes and the colour layout
 moved past a copy's distance (79-95% of vector art's crops grouped). A crop of one view is
@@ -78,7 +79,7 @@ from .bounds import check_size, decoding
 from .errors import MediaError
 from .frames import scaled_as_the_site_does, still_frame
 from .libpng import file_gamma, on_black
-from .fine import fine_of, fine_penalty
+from .fine import FINE_FROM, fine_of, fine_penalty
 from .sketch import SKETCH_BYTES, aligned, penalty_of, sketch_of
 
 __all__ = [
@@ -300,7 +301,7 @@ def _view(rgb: Image.Image) -> View:
     trimmed = trim_frame(rgb)
     seen = softened(trimmed)
     return View(phash(rgb), phash(trimmed), *colour_layout(seen), hue_word(seen),
-                sketch_of(seen) + fine_of(trimmed), _crops_words(trimmed))
+                sketch_of(seen) + fine_of(trimmed), _crops_words(trimmed) if min(trimmed.size) >= FINE_FROM else ())
 
 
 def _crops_words(picture: Image.Image) -> tuple[tuple[int, ...], ...]:
@@ -455,8 +456,13 @@ def edit_penalty(a: bytes, b: bytes) -> int:
 def word_distance(a: View, b: View) -> int:
     """How far two views are by their words (:func:`words_apart`): their own, or those of a crop of
     one (:data:`CROPS`) and the other's own, whichever are nearest. Two crops are never compared:
-    a copy is a crop of its original, and two pictures sharing only their middles are not copies."""
+    a copy is a crop of its original, and two pictures sharing only their middles are not copies.
+    Crops count only between views that both have theirs: a view too small for a fine picture
+    has none (a quarter-size emote, 16-32 px, came within 10 of a crop of its sibling clock face
+    by its words and sketch), nor does one an older finder computed."""
     own, other = a.values, b.values
+    if not (a.crops and b.crops):
+        return words_apart(own, other)
     return min((words_apart(own, other), *(words_apart(crop, other) for crop in a.crops),
                 *(words_apart(own, crop) for crop in b.crops)))
 

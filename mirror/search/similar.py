@@ -8,7 +8,7 @@ does over a million images in a few tens of milliseconds, with no index to keep 
 :func:`groups` cannot compare every pair (100,000 images are 5 billion pairs), yet finds every
 pair within its distance, as a search would report it: a pair that near differs by at most that
 many bits in one pHash and the colour words together, so cut into one band more than the
-distance, it agrees whole on a band (:func:`band_keys`); only the pairs sharing a band's key are
+distance, it agrees whole on a band (:func:`band_key`); only the pairs sharing a band's key are
 measured, found by sorting each band. The pairs found are joined into groups as they are found
 (:func:`_components`): identical fingerprints count once, and a bucket of one key is left as soon
 as its views are all one group, so a cluster of thousands costs its size, not its square.
@@ -35,7 +35,7 @@ from sqlite_utils import Database
 from ..imaging.similar import EDIT_RANGE, HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint, View, distance, with_sketches
 from ..store.similar import load_crops, load_hashes, load_sketches
 
-__all__ = ["band_keys", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
+__all__ = ["band_count", "band_key", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
 
 # At 12, 98.8% of the copies of real drawings (bench/similar.py: ten kinds) were grouped with their
 # original and no two different pictures were; unrelated pictures are mostly 20 or more apart.
@@ -153,13 +153,15 @@ class HashIndex:
         by_view = np.full(len(self.view_ids), np.iinfo(np.int16).max, dtype=np.int16)
         cropped, starts = self._cropped
         for view in fingerprint.views:
-            for words in (view.values, *view.crops):  # its own words and its crops' against each view's own
-                query = np.array(words, dtype=np.uint64)[:, None]
-                np.minimum(by_view, _distances(np.bitwise_count(self.columns ^ query)), out=by_view)
-            if len(starts):  # its own words against each view's crops
-                query = np.array(view.values, dtype=np.uint64)[:, None]
-                found = np.minimum.reduceat(_distances(np.bitwise_count(self.crop_columns ^ query)), starts)
-                by_view[cropped] = np.minimum(by_view[cropped], found)
+            query = np.array(view.values, dtype=np.uint64)[:, None]
+            np.minimum(by_view, _distances(np.bitwise_count(self.columns ^ query)), out=by_view)
+            if not view.crops or not len(cropped):
+                continue  # crops count between views that both have theirs
+            found = np.minimum.reduceat(_distances(np.bitwise_count(self.crop_columns ^ query)), starts)
+            for words in view.crops:  # its crops against the own words of each view with crops
+                crop = np.array(words, dtype=np.uint64)[:, None]
+                found = np.minimum(found, _distances(np.bitwise_count(self.columns[:, cropped] ^ crop)))
+            by_view[cropped] = np.minimum(by_view[cropped], found)
         return np.minimum.reduceat(by_view, self.first_views)
 
     def nearest(self, fingerprint: Fingerprint, limit: int = 50, max_distance: int | None = None) -> list[Neighbour]:
@@ -255,7 +257,7 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
     ``max_distance`` by its words and found ``close`` (given the pairs and their words'
     distances), asked only of pairs not yet joined.
 
-    Every pair within the distance is found (:func:`band_keys`): its words' distance is at least
+    Every pair within the distance is found (:func:`band_key`): its words' distance is at least
     the bits that differ in one pHash and the three colour words together, so cut into
     ``max_distance + 1`` bands, those agree whole on at least one band. The pairs sharing a band
     are read off the band's keys sorted, neighbours one step apart, then two, and so on, as long
@@ -266,75 +268,97 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
     parent = np.arange(count)
     _join(parent, *joined)
     refused: set[int] = set()  # pairs near by their words that their sketches set apart
-    for column in _PHASHES:
-        for keys in band_keys(columns, column, max_distance):
+    bands = band_count(max_distance)
+    has_crops = np.zeros(count, dtype=bool)
+    if crops is not None:
+        has_crops[crops[0]] = True
+    for band in range(bands):
+        crop_keys = band_key(crops[1], _PHASHES[0], band, bands) if crops is not None and len(crops[0]) else None
+        for column in _PHASHES:  # a crop's pHash is in both: its keys are the same for each
+            keys = band_key(columns, column, band, bands)
             order = np.argsort(keys, kind="stable")
             ordered = keys[order]
-            firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-            ends = np.r_[firsts[1:], count]
-            shared = ends - firsts > 1
-            firsts, ends = firsts[shared], ends[shared]  # the buckets of two views or more
-            step = 1
-            while len(firsts):
-                members = _ranges(firsts, ends - step)  # the positions a pair `step` apart starts at
-                a, b = order[members], order[members + step]
-                apart = _roots(parent, a) != _roots(parent, b)
-                a, b = a[apart], b[apart]
-                words = _distances(np.bitwise_count(columns[:, a] ^ columns[:, b]))
-                near = words <= max_distance
-                a, b, words = a[near], b[near], words[near]
-                if len(a) and refused:  # an edit shares many bands with its original: asked once
-                    fresh = ~np.isin(np.minimum(a, b) * count + np.maximum(a, b), np.fromiter(refused, np.int64))
-                    a, b, words = a[fresh], b[fresh], words[fresh]
-                if len(a):
-                    kept = close(a, b, words)
-                    _join(parent, a[kept], b[kept])
-                    refused.update((np.minimum(a, b) * count + np.maximum(a, b))[~kept].tolist())
-                step += 1
-                firsts, ends = _split_buckets(parent, order, firsts, ends, step)
-    if crops is not None and len(crops[0]):
-        _join_crops(parent, columns, *crops, max_distance, close)
+            _join_buckets(parent, columns, order, ordered, max_distance, close, refused)
+            if crop_keys is not None:
+                _join_crops(parent, columns, order, ordered, *crops, crop_keys, has_crops, max_distance, close)
     return _roots(parent, np.arange(count))
 
 
-def _join_crops(parent: np.ndarray, columns: np.ndarray, crop_node: np.ndarray, crop_columns: np.ndarray,
+def _join_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, ordered: np.ndarray,
+                  max_distance: int, close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+                  refused: set[int]) -> None:
+    """Join the views sharing a key (``ordered``, the views' keys in ``order``) within the distance."""
+    count = columns.shape[1]
+    firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[firsts[1:], count]
+    shared = ends - firsts > 1
+    firsts, ends = firsts[shared], ends[shared]  # the buckets of two views or more
+    step = 1
+    while len(firsts):
+        members = _ranges(firsts, ends - step)  # the positions a pair `step` apart starts at
+        a, b = order[members], order[members + step]
+        apart = _roots(parent, a) != _roots(parent, b)
+        a, b = a[apart], b[apart]
+        words = _distances(np.bitwise_count(columns[:, a] ^ columns[:, b]))
+        near = words <= max_distance
+        a, b, words = a[near], b[near], words[near]
+        if len(a) and refused:  # an edit shares many bands with its original: asked once
+            fresh = ~np.isin(np.minimum(a, b) * count + np.maximum(a, b), np.fromiter(refused, np.int64))
+            a, b, words = a[fresh], b[fresh], words[fresh]
+        if len(a):
+            kept = close(a, b, words)
+            _join(parent, a[kept], b[kept])
+            refused.update((np.minimum(a, b) * count + np.maximum(a, b))[~kept].tolist())
+        step += 1
+        firsts, ends = _split_buckets(parent, order, firsts, ends, step)
+
+
+def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, ordered: np.ndarray,
+                crop_node: np.ndarray, crop_columns: np.ndarray, crop_keys: np.ndarray, has_crops: np.ndarray,
                 max_distance: int, close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> None:
-    """Join the views near a crop of another (``crop_columns``, each crop of the view ``crop_node``):
-    every such pair within ``max_distance`` agrees on a band (:func:`band_keys`), as two views do.
-    Each band's views are sorted by key then group, so a crop is compared with the views of its
-    key outside its own view's group only: a cluster already one group costs nothing more."""
-    for column in _PHASHES:
-        for keys, crop_keys in zip(band_keys(columns, column, max_distance),
-                                   band_keys(crop_columns, column, max_distance)):
-            distinct, rank = np.unique(keys, return_inverse=True)
-            ordered_by = (rank.reshape(-1).astype(np.uint64) << np.uint64(32)) | parent.astype(np.uint64)
-            order = np.argsort(ordered_by, kind="stable")
-            ordered = ordered_by[order]
-            bucket_starts = np.r_[0, np.cumsum(np.bincount(rank.reshape(-1), minlength=len(distinct)))]
-            place = _places(distinct, crop_keys)
-            crops = np.flatnonzero(distinct[place] == crop_keys)
-            starts, ends = bucket_starts[place[crops]], bucket_starts[place[crops] + 1]
-            own_starts, own_ends = ends.copy(), ends.copy()  # the views of its own group in its bucket: none in a small one
-            large = np.flatnonzero(ends - starts > SMALL_BUCKET)
-            own = (place[crops[large]].astype(np.uint64) << np.uint64(32)) | parent[crop_node[crops[large]]].astype(np.uint64)
-            own_starts[large], own_ends[large] = np.searchsorted(ordered, own), np.searchsorted(ordered, own, "right")
-            pairs = np.cumsum((own_starts - starts) + (ends - own_ends))
-            cuts = np.searchsorted(pairs, np.arange(CROP_PAIRS_AT_ONCE, pairs[-1] if len(pairs) else 0,
-                                                    CROP_PAIRS_AT_ONCE))
-            for chunk in np.split(np.arange(len(crops)), cuts):  # so many pairs at a time
-                lows = np.concatenate([starts[chunk], own_ends[chunk]])
-                highs = np.concatenate([own_starts[chunk], ends[chunk]])
-                a = order[_ranges(lows, highs)]
-                crop = crops[np.repeat(np.concatenate([chunk, chunk]), highs - lows)]
-                b = crop_node[crop]
-                words = _distances(np.bitwise_count(columns[:, a] ^ crop_columns[:, crop]))
-                near = words <= max_distance
-                a, b, words = a[near], b[near], words[near]
-                apart = _roots(parent, a) != _roots(parent, b)
-                a, b, words = a[apart], b[apart], words[apart]
-                if len(a):
-                    kept = close(a, b, words)
-                    _join(parent, a[kept], b[kept])
+    """Join the views near a crop of another (``crop_columns``, each crop of the view in
+    ``crop_node``; their keys of this band ``crop_keys``) within the distance, of the views that
+    have crops of their own (``has_crops``): such a pair agrees on a band as two views do
+    (:func:`band_key`). Each crop is measured against the views of its
+    key (``ordered``, in ``order``); in a large bucket (a cluster), only those outside its own
+    view's group, so a cluster already one group costs nothing more."""
+    firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    distinct, bucket_starts = ordered[firsts], np.r_[firsts, len(ordered)]
+    place = _places(distinct, crop_keys)
+    crops = np.flatnonzero(distinct[place] == crop_keys)
+    starts, ends = bucket_starts[place[crops]], bucket_starts[place[crops] + 1]
+    own_starts, own_ends = ends.copy(), ends.copy()  # its own group's views in its bucket: none looked for in a small one
+    sorted_buckets: set[int] = set()
+    for large in np.flatnonzero(ends - starts > SMALL_BUCKET).tolist():
+        first, end = int(starts[large]), int(ends[large])
+        if first not in sorted_buckets:  # the bucket's views by group, once
+            order[first:end] = order[first:end][np.argsort(parent[order[first:end]], kind="stable")]
+            sorted_buckets.add(first)
+        there, own = parent[order[first:end]], parent[crop_node[crops[large]]]
+        own_starts[large] = first + np.searchsorted(there, own)
+        own_ends[large] = first + np.searchsorted(there, own, "right")
+    pairs = np.cumsum((own_starts - starts) + (ends - own_ends))
+    cuts = np.searchsorted(pairs, np.arange(CROP_PAIRS_AT_ONCE, pairs[-1] if len(pairs) else 0, CROP_PAIRS_AT_ONCE))
+    for chunk in np.split(np.arange(len(crops)), cuts):  # so many pairs at a time
+        lows = np.concatenate([starts[chunk], own_ends[chunk]])
+        highs = np.concatenate([own_starts[chunk], ends[chunk]])
+        a = order[_ranges(lows, highs)]
+        crop = crops[np.repeat(np.concatenate([chunk, chunk]), highs - lows)]
+        with_crops = has_crops[a]
+        a, crop = a[with_crops], crop[with_crops]  # crops count between views that both have theirs
+        # the hues first: a step of hue costs four, and most pairs sharing a key are apart by them
+        hues = np.bitwise_count(columns[_HUE, a] ^ crop_columns[_HUE, crop]).astype(np.int16)
+        hued = HUE_WEIGHT * np.maximum(hues - HUE_SLACK, 0) <= max_distance
+        a, crop = a[hued], crop[hued]
+        b = crop_node[crop]
+        words = _distances(np.bitwise_count(columns[:, a] ^ crop_columns[:, crop]))
+        near = words <= max_distance
+        a, b, words = a[near], b[near], words[near]
+        apart = _roots(parent, a) != _roots(parent, b)
+        a, b, words = a[apart], b[apart], words[apart]
+        if len(a):
+            kept = close(a, b, words)
+            _join(parent, a[kept], b[kept])
 
 
 def _places(distinct: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -368,20 +392,22 @@ def _split_buckets(parent: np.ndarray, order: np.ndarray, firsts: np.ndarray, en
     return firsts[mixed], ends[mixed]
 
 
-def band_keys(columns: np.ndarray, column: int, max_distance: int) -> Iterator[np.ndarray]:
-    """The keys of the bands a pair within ``max_distance`` agrees on at least one of: the bits
-    of the pHash in row ``column`` and of the three colour words, dealt in turn into
-    ``max_distance + 1`` bands (at least :data:`MIN_BANDS`), so each band takes some bits of
-    each word (a colour word alone, a thermometer code, tells few pictures apart), one key a
-    band, for each view."""
+def band_count(max_distance: int) -> int:
+    """How many bands keys are cut into for pairs within ``max_distance``: one more (at least :data:`MIN_BANDS`)."""
+    return max(MIN_BANDS, max_distance + 1)
+
+
+def band_key(columns: np.ndarray, column: int, band: int, bands: int) -> np.ndarray:
+    """The key of ``band`` of ``bands`` for each view: the bits of the pHash in row ``column``
+    and of the three colour words, dealt in turn into the bands, so each band takes some bits of
+    each word (a colour word alone, a thermometer code, tells few pictures apart). A pair within
+    ``bands - 1`` differs by at most that many of these bits, so agrees whole on some band."""
     words = [columns[column], *(columns[row] for row in _COLOURS)]
-    bands = max(MIN_BANDS, max_distance + 1)
     positions = [(word, bit) for word in range(len(words)) for bit in range(64)]
-    for band in range(bands):
-        key = np.zeros(columns.shape[1], dtype=np.uint64)
-        for place, (word, bit) in enumerate(positions[band::bands]):
-            key |= ((words[word] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(place)
-        yield key
+    key = np.zeros(columns.shape[1], dtype=np.uint64)
+    for place, (word, bit) in enumerate(positions[band::bands]):
+        key |= ((words[word] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(place)
+    return key
 
 
 def _roots(parent: np.ndarray, nodes: np.ndarray) -> np.ndarray:

@@ -270,7 +270,8 @@ def test_groups_find_the_copies_near_a_crop_as_a_search_does():
     prints = dict(originals)
     for n in range(1, 41):  # a copy near a crop of its original, and far from its own words
         crop = list(originals[n].views[0].crops[n % len(CROPS)])
-        prints[1000 + n] = Fingerprint((View(*_flipped(crop, rng, 8)),))
+        its_crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)
+        prints[1000 + n] = Fingerprint((View(*_flipped(crop, rng, 8), crops=its_crops),))
     shared = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)  # two pictures whose crops are alike
     prints[2001] = Fingerprint((View(*_thermometer_words(rng), crops=shared),))
     prints[2002] = Fingerprint((View(*_thermometer_words(rng), crops=shared),))
@@ -283,3 +284,18 @@ def test_groups_find_the_copies_near_a_crop_as_a_search_does():
     expected = sorted([n, 1000 + n] for n in range(1, 41))
     assert groups(index, 12) == expected
     assert distance(prints[2001], prints[2002]) > 12
+
+
+def test_crops_count_only_between_views_that_both_have_theirs():
+    """A view without crops (too small for a fine picture, or an older finder's) is measured by
+    its own words alone, by a search as by groups, though its words are a crop's of another."""
+    rng = np.random.default_rng(5)
+    crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)
+    original = Fingerprint((View(*_thermometer_words(rng), crops=crops),))
+    small = Fingerprint((View(*crops[0]),))  # its words are the original's middle crop's: 0 with crops of its own
+    with_its_own = Fingerprint((View(*crops[0], crops=crops),))
+    assert distance(small, original) > 12 and distance(with_its_own, original) == 0
+    index = HashIndex.of({1: original, 2: small})
+    assert groups(index, 12) == []
+    assert index.nearest(small, limit=1) == [Neighbour(2, 0)] and index.nearest(small, limit=2)[1].distance > 12
+    assert groups(HashIndex.of({1: original, 3: with_its_own}), 12) == [[1, 3]]
