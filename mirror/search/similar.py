@@ -158,9 +158,10 @@ class HashIndex:
             if not view.crops or not len(cropped):
                 continue  # crops count between views that both have theirs
             found = np.minimum.reduceat(_distances(np.bitwise_count(self.crop_columns ^ query)), starts)
+            with_crops = self.columns if len(cropped) == len(self.view_ids) else self.columns[:, cropped]
             for words in view.crops:  # its crops against the own words of each view with crops
                 crop = np.array(words, dtype=np.uint64)[:, None]
-                found = np.minimum(found, _distances(np.bitwise_count(self.columns[:, cropped] ^ crop)))
+                found = np.minimum(found, _distances(np.bitwise_count(with_crops ^ crop)))
             by_view[cropped] = np.minimum(by_view[cropped], found)
         return np.minimum.reduceat(by_view, self.first_views)
 
