@@ -232,7 +232,7 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
 
     label = _components(np.ascontiguousarray(unique.T), max_distance,
                         (node_of[same_image], node_of[same_image + 1]), close,
-                        _crop_nodes(index, node_of, first_row))[node_of[index.first_views]]
+                        _crop_nodes(index, node_of))[node_of[index.first_views]]
     shared = np.bincount(label, minlength=len(unique))[label] > 1  # a million alone are not split one by one
     order = np.lexsort((index.ids[shared], label[shared]))
     ids, label = index.ids[shared][order], label[shared][order]
@@ -240,14 +240,11 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
     return sorted(group.tolist() for group in np.split(ids, cuts) if len(group) > 1)
 
 
-def _crop_nodes(index: HashIndex, node_of: np.ndarray, first_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each crop's node and the crops' words (one column a crop), those of a node's first view
-    only: views with identical words (a cluster of re-uploads, one node) have identical crops."""
-    nodes = node_of[index.crop_views]
-    first = first_row[nodes] == index.crop_views
-    if first.all():
-        return nodes, index.crop_columns
-    return nodes[first], np.ascontiguousarray(index.crop_columns[:, first])
+def _crop_nodes(index: HashIndex, node_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each crop's node (its view's) and the crops' words, one column a crop. Every view's crops,
+    those of views with the same words too: their pictures may differ past the words (a picture
+    shifted a pixel), and so may their crops."""
+    return node_of[index.crop_views], index.crop_columns
 
 
 def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray],
@@ -329,15 +326,10 @@ def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, orde
     crops = np.flatnonzero(distinct[place] == crop_keys)
     starts, ends = bucket_starts[place[crops]], bucket_starts[place[crops] + 1]
     own_starts, own_ends = ends.copy(), ends.copy()  # its own group's views in its bucket: none looked for in a small one
-    sorted_buckets: set[int] = set()
-    for large in np.flatnonzero(ends - starts > SMALL_BUCKET).tolist():
-        first, end = int(starts[large]), int(ends[large])
-        if first not in sorted_buckets:  # the bucket's views by group, once
-            order[first:end] = order[first:end][np.argsort(parent[order[first:end]], kind="stable")]
-            sorted_buckets.add(first)
-        there, own = parent[order[first:end]], parent[crop_node[crops[large]]]
-        own_starts[large] = first + np.searchsorted(there, own)
-        own_ends[large] = first + np.searchsorted(there, own, "right")
+    large = np.flatnonzero(ends - starts > SMALL_BUCKET)
+    if len(large):
+        own_starts[large], own_ends[large] = _own_group_ranges(parent, order, bucket_starts, place[crops[large]],
+                                                               parent[crop_node[crops[large]]])
     pairs = np.cumsum((own_starts - starts) + (ends - own_ends))
     cuts = np.searchsorted(pairs, np.arange(CROP_PAIRS_AT_ONCE, pairs[-1] if len(pairs) else 0, CROP_PAIRS_AT_ONCE))
     for chunk in np.split(np.arange(len(crops)), cuts):  # so many pairs at a time
@@ -357,9 +349,31 @@ def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, orde
         a, b, words = a[near], b[near], words[near]
         apart = _roots(parent, a) != _roots(parent, b)
         a, b, words = a[apart], b[apart], words[apart]
-        if len(a):
+        if len(a):  # each pair of views once, at its nearest: a cluster's identical crops are one
+            pair = a * len(parent) + b
+            once = np.lexsort((words, pair))
+            once = once[np.r_[True, pair[once][1:] != pair[once][:-1]]]
+            a, b, words = a[once], b[once], words[once]
             kept = close(a, b, words)
             _join(parent, a[kept], b[kept])
+
+
+def _own_group_ranges(parent: np.ndarray, order: np.ndarray, bucket_starts: np.ndarray, buckets: np.ndarray,
+                      groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the views of each of ``groups`` lie in its bucket (of ``buckets``, by rank), once the
+    views of those buckets are put in order of group (``order`` rearranged in place)."""
+    distinct = np.unique(buckets)
+    firsts, ends = bucket_starts[distinct], bucket_starts[distinct + 1]
+    positions = _ranges(firsts, ends)  # every view of those buckets, bucket by bucket
+    bucket_of = np.repeat(np.arange(len(distinct)), ends - firsts)
+    in_groups = parent[order[positions]]
+    by_group = np.lexsort((in_groups, bucket_of))
+    order[positions] = order[positions][by_group]
+    composite = bucket_of * len(parent) + in_groups[by_group]  # ascending
+    which = np.searchsorted(distinct, buckets)
+    wanted = which * len(parent) + groups
+    offset = firsts[which] - np.r_[0, np.cumsum(ends - firsts)[:-1]][which]  # a position in `positions` to the view's
+    return offset + np.searchsorted(composite, wanted), offset + np.searchsorted(composite, wanted, "right")
 
 
 def _places(distinct: np.ndarray, keys: np.ndarray) -> np.ndarray:

@@ -16,6 +16,7 @@ from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
 from ..support.art import artworks, copies, png, upload
+from ..support.ports import a_closed_port
 from ..support.browsing import assert_boxed_in_the_browser, browse_client, browsing, shown_images
 from ..support.configs import RESOURCES, mirror_config, sync, write_config
 from .test_image_page import screenshot
@@ -155,7 +156,6 @@ def test_in_a_real_browser_the_grid_the_image_page_and_the_duplicates_page(board
         cards = shown_images(tab)
         assert all(card["width"] and card["width"] > 0 for card in cards)
         assert_boxed_in_the_browser(cards, db)
-        screenshot(tab, "browse-duplicates.png")
         tab.close()
 
 
@@ -170,3 +170,33 @@ def test_datasettes_own_pages_draw_in_a_datasette_with_no_database():
         return (await datasette.client.get("/-/tables")).status_code
 
     assert asyncio.run(run()) == 200
+
+
+def test_in_a_real_browser_the_demos_duplicates_page_groups_its_planted_copies(browser, tmp_path):
+    """What a newcomer sees after `mirror demo`: its crop, border and half-size JPEG of one
+    painting grouped with it, each with its distance, and its recolour in no group with them."""
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    data = tmp_path / "data"  # run as a user runs it: the browser's event loop holds this thread
+    result = subprocess.run([sys.executable, "-m", "mirror.cli", "demo", "--images", "12", "--data", str(data),
+                             "--port", str(a_closed_port())], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "MIRROR_PICTURE_CACHE": str(tmp_path / "pictures")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    planted = sqlite3.connect(data / "mirror.db").execute(
+        "SELECT id, description FROM images WHERE description LIKE 'A copy of image #%' ORDER BY id").fetchall()
+    original = int(re.search(r"#(\d+)", planted[0][1]).group(1))
+    recolour = next(image_id for image_id, text in planted if "recoloured" in text)
+    with browsing(data / "mirror.toml") as url:
+        tab = browser.new_page(viewport={"width": 1280, "height": 720})
+        tab.goto(f"{url}-/duplicates")
+        blocks = tab.locator(".booru-group-block")
+        shown = [{int(i) for i in blocks.nth(n).evaluate(
+            "b => [...b.querySelectorAll('figure')].map(f => f.dataset.imageId)")} for n in range(blocks.count())]
+        assert {original} | {image_id for image_id, _ in planted if image_id != recolour} in shown, shown
+        assert not any(recolour in group and original in group for group in shown)
+        assert "distance" in tab.locator(".booru-group-block").first.inner_text()
+        screenshot(tab, "browse-duplicates.png")
+        tab.close()

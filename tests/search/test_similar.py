@@ -88,8 +88,13 @@ CLUSTERS = textwrap.dedent("""
     near[:, 1] ^= np.uint64(1) << rng.integers(0, 64, n).astype(np.uint64)
     near[:, 2] ^= np.uint64(1) << rng.integers(0, 60, n).astype(np.uint64)
     hashes = np.concatenate([same, near, others[2:]])
+    # each with five crops whose words are its own, as a flat picture's are: a cluster's crops
+    # fall in its own bucket, 100,000 of them
+    crops = np.repeat(hashes, 5, axis=0)
+    crops[:, 1] = crops[:, 0]
+    ids = np.arange(1, len(hashes) + 1)
     started = time.monotonic()
-    found = groups(HashIndex(np.arange(1, len(hashes) + 1), hashes))
+    found = groups(HashIndex(ids, hashes, crops=(np.repeat(ids, 5), np.zeros(len(crops), dtype=np.int64), crops)))
     print(json.dumps({"seconds": time.monotonic() - started, "sizes": [len(g) for g in found],
                       "distinct_near": len(np.unique(near, axis=0)),
                       "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
@@ -97,7 +102,8 @@ CLUSTERS = textwrap.dedent("""
 
 
 def test_clusters_of_twenty_thousand_group_in_seconds_and_bounded_memory():
-    """2,000 identical fingerprints took 20 s and 1.1 GB: every pair in a cluster was listed."""
+    """2,000 identical fingerprints took 20 s and 1.1 GB: every pair in a cluster was listed.
+    Each view's crops too: those of a cluster's members are measured against no view of it."""
     done, peak_mb = run_measured([sys.executable, "-c", CLUSTERS], timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     measured = {**json.loads(done.stdout), "peak_mb": peak_mb}
@@ -299,3 +305,40 @@ def test_crops_count_only_between_views_that_both_have_theirs():
     assert groups(index, 12) == []
     assert index.nearest(small, limit=1) == [Neighbour(2, 0)] and index.nearest(small, limit=2)[1].distance > 12
     assert groups(HashIndex.of({1: original, 3: with_its_own}), 12) == [[1, 3]]
+
+
+def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one():
+    """A cluster of near copies fills a bucket of each band (past the few a crop is measured
+    against whole): the crops of images outside it, and copies of its members' crops, are still
+    joined exactly as every pair measured one by one joins them."""
+    rng = np.random.default_rng(13)
+    base = _thermometer_words(rng)
+    prints = {}
+    for n in range(1, 31):  # the cluster: one picture's words a bit or two apart, each with crops of its own
+        crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)
+        prints[n] = Fingerprint((View(*_flipped(base, rng, 2), crops=crops),))
+    for n in range(31, 61):  # pictures of their own, some a copy of a member's crop, some with a crop near the cluster
+        crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)
+        if n % 3 == 0:
+            crops = (tuple(_flipped(base, rng, 4)), *crops[1:])
+        words = _flipped(list(prints[n - 30].views[0].crops[n % len(CROPS)]), rng, 6) if n % 3 == 1 \
+            else _thermometer_words(rng)
+        prints[n] = Fingerprint((View(*words, crops=crops),))
+    index = HashIndex.of(prints)
+    parent = {n: n for n in prints}
+
+    def root(n: int) -> int:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    for a in prints:
+        for b in prints:
+            if a < b and distance(prints[a], prints[b]) <= 12:
+                parent[max(root(a), root(b))] = min(root(a), root(b))
+    expected: dict[int, list[int]] = {}
+    for n in prints:
+        expected.setdefault(root(n), []).append(n)
+    found = groups(index, 12)
+    assert found == sorted(group for group in expected.values() if len(group) > 1)
+    assert len(found) == 1 and len(found[0]) == 50  # the cluster, its crops' copies, the crops near it
