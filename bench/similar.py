@@ -15,11 +15,13 @@ pictures are grouped, how near pictures never stored come; and how fast it searc
    different pictures that share a group, the nearest distance of each unseen picture, and the
    kinds short of issue 39's targets (grouped 98%, found first 99%). A copy that shows nothing
    (black line art flattened on black) is left out, and counted.
-2. 1,000,000 random fingerprints are searched for their nearest 50: p50 and p95.
+2. 1,000,000 random fingerprints are searched for their nearest 50, without crops and with each
+   view's five crops (version 6): p50 and p95.
 3. ``groups`` over 1,000,000 random fingerprints (``--grouped N``) with 1% planted pairs of
-   near-duplicates (a few bits apart; a tenth of them edits, told apart by their sketches), today's
-   way and the way before issue 39 side by side (:func:`before`): wall and CPU time, peak memory
-   (tracemalloc: what Python and numpy allocate), groups found.
+   near-duplicates (a few bits apart; a tenth of them edits, told apart by their sketches), the
+   way before issue 39 (:func:`before`), today's without crops (version 5) and with each image's
+   five crops (version 6, a tenth of the pairs a copy near a crop of the other) side by side:
+   wall and CPU time, peak memory (tracemalloc: what Python and numpy allocate), groups found.
 
 Sketches come from a function, one image at a time, as from the database (``load_sketches``).
 
