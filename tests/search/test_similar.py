@@ -229,21 +229,26 @@ def test_groups_find_every_pair_within_the_distance_as_a_search_does():
     prints = {n + 1: Fingerprint((View(*(int(v) for v in row)),)) for n, row in enumerate(hashes)}
     index = HashIndex.of(prints)
     for within in (6, 12, 16):
-        parent = {n: n for n in prints}
+        assert groups(index, within) == _pair_by_pair(prints, within), within
 
-        def root(n: int) -> int:
-            while parent[n] != n:
-                n = parent[n]
-            return n
 
-        for a in prints:
-            for b in range(a + 1, len(prints) + 1):
-                if distance(prints[a], prints[b]) <= within:
-                    parent[max(root(a), root(b))] = min(root(a), root(b))
-        expected: dict[int, list[int]] = {}
-        for n in prints:
-            expected.setdefault(root(n), []).append(n)
-        assert groups(index, within) == sorted(group for group in expected.values() if len(group) > 1), within
+def _pair_by_pair(prints: dict[int, Fingerprint], within: int) -> list[list[int]]:
+    """The groups every pair measured one by one makes: what :func:`groups` must find."""
+    parent = {n: n for n in prints}
+
+    def root(n: int) -> int:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    for a in prints:
+        for b in prints:
+            if a < b and distance(prints[a], prints[b]) <= within:
+                parent[max(root(a), root(b))] = min(root(a), root(b))
+    found: dict[int, list[int]] = {}
+    for n in prints:
+        found.setdefault(root(n), []).append(n)
+    return sorted(group for group in found.values() if len(group) > 1)
 
 
 def _thermometer_words(rng: np.random.Generator) -> list[int]:
@@ -325,20 +330,6 @@ def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one():
             else _thermometer_words(rng)
         prints[n] = Fingerprint((View(*words, crops=crops),))
     index = HashIndex.of(prints)
-    parent = {n: n for n in prints}
-
-    def root(n: int) -> int:
-        while parent[n] != n:
-            n = parent[n]
-        return n
-
-    for a in prints:
-        for b in prints:
-            if a < b and distance(prints[a], prints[b]) <= 12:
-                parent[max(root(a), root(b))] = min(root(a), root(b))
-    expected: dict[int, list[int]] = {}
-    for n in prints:
-        expected.setdefault(root(n), []).append(n)
     found = groups(index, 12)
-    assert found == sorted(group for group in expected.values() if len(group) > 1)
+    assert found == _pair_by_pair(prints, 12)
     assert len(found) == 1 and len(found[0]) == 50  # the cluster, its crops' copies, the crops near it
