@@ -28,7 +28,7 @@ SKETCH_SIDE, SKETCH_READ = 16, 10
 SKETCH_SHARES, SKETCH_PLACES = (1.0, 0.95), 5
 SKETCH_QUANTILE = 0.9
 # Windows tried besides: the middle 90% of each side, as a copy cropped 5% off every edge holds
-# (a crop view of the finder, :data:`.similar.CROPS`, is compared through it).
+# (a pair found by a crop's words, :data:`.similar.CROPS`, is compared through it).
 EXTRA_WINDOWS = ((0.05, 0.05, 0.95, 0.95),)
 SKETCH_BYTES = SKETCH_SIDE * SKETCH_SIDE * 3  # what a stored sketch starts with; the fine picture follows
 EDIT_SLACK = 14  # every copy of the corpus within 12 stayed within 13 (bench/similar.py); an overpainted edit 23
