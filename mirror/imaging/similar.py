@@ -80,7 +80,7 @@ from .errors import MediaError
 from .frames import scaled_as_the_site_does, still_frame
 from .libpng import file_gamma, on_black
 from .fine import FINE_FROM, fine_of, fine_penalty
-from .sketch import SKETCH_BYTES, aligned, penalty_of, sketch_of
+from .sketch import MIDDLE, SKETCH_BYTES, aligned, penalty_of, sketch_of
 
 __all__ = [
     "BACKGROUNDS",
@@ -163,7 +163,7 @@ EDIT_RANGE = 24
 # cropped as people crop (5% off one edge or several, a 95% box anywhere) is near one of them,
 # where a drawing that fills its canvas, cropped, moved both pHashes and the colour layout past
 # a copy's distance (vector art: 79-95% of such crops grouped with one view, 99-100% with these).
-CROPS = ((0.05, 0.05, 0.95, 0.95), (0.0, 0.0, 0.95, 0.95), (0.05, 0.0, 1.0, 0.95), (0.0, 0.05, 0.95, 1.0),
+CROPS = (MIDDLE, (0.0, 0.0, 0.95, 0.95), (0.05, 0.0, 1.0, 0.95), (0.0, 0.05, 0.95, 1.0),
          (0.05, 0.05, 1.0, 1.0))
 CROP_READ_SIDE = 128
 

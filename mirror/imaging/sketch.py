@@ -21,15 +21,16 @@ from functools import cache, lru_cache
 import numpy as np
 from PIL import Image
 
-__all__ = ["EDIT_SLACK", "SKETCH_BYTES", "SKETCH_SIDE", "aligned", "penalty_of", "sketch_difference", "sketch_of",
+__all__ = ["EDIT_SLACK", "MIDDLE", "SKETCH_BYTES", "SKETCH_SIDE", "aligned", "penalty_of", "sketch_difference", "sketch_of",
            "window_matrices"]
 
 SKETCH_SIDE, SKETCH_READ = 16, 10
 SKETCH_SHARES, SKETCH_PLACES = (1.0, 0.95), 5
 SKETCH_QUANTILE = 0.9
-# Windows tried besides: the middle 90% of each side, as a copy cropped 5% off every edge holds
-# (a pair found by a crop's words, :data:`.similar.CROPS`, is compared through it).
-EXTRA_WINDOWS = ((0.05, 0.05, 0.95, 0.95),)
+# The middle 90% of each side (left, top, right, bottom), as a copy cropped 5% off every edge
+# holds: a window tried besides, and the first of the finder's crops (:data:`.similar.CROPS`),
+# so a pair found by that crop's words is compared through it.
+MIDDLE = (0.05, 0.05, 0.95, 0.95)
 SKETCH_BYTES = SKETCH_SIDE * SKETCH_SIDE * 3  # what a stored sketch starts with; the fine picture follows
 EDIT_SLACK = 14  # every copy of the corpus within 12 stayed within 13 (bench/similar.py); an overpainted edit 23
 
@@ -104,9 +105,9 @@ def window_matrices(side: int, read: int) -> tuple[np.ndarray, np.ndarray]:
                 for top in np.linspace(0, 1 - height, SKETCH_PLACES if height < 1 else 1):
                     columns.append(_along(identity, side * left, side * (left + width), read))
                     rows.append(_along(identity, side * top, side * (top + height), read))
-    for left, top, right, bottom in EXTRA_WINDOWS:
-        columns.append(_along(identity, side * left, side * right, read))
-        rows.append(_along(identity, side * top, side * bottom, read))
+    left, top, right, bottom = MIDDLE
+    columns.append(_along(identity, side * left, side * right, read))
+    rows.append(_along(identity, side * top, side * bottom, read))
     return np.array(rows), np.array(columns)
 
 

@@ -158,10 +158,9 @@ class HashIndex:
             if not view.crops or not len(cropped):
                 continue  # crops count between views that both have theirs
             found = np.minimum.reduceat(_distances(np.bitwise_count(self.crop_columns ^ query)), starts)
-            with_crops = self.columns if len(cropped) == len(self.view_ids) else self.columns[:, cropped]
-            for words in view.crops:  # its crops against the own words of each view with crops
+            for words in view.crops:  # its crops against the own words of each view (those with crops count)
                 crop = np.array(words, dtype=np.uint64)[:, None]
-                found = np.minimum(found, _distances(np.bitwise_count(with_crops ^ crop)))
+                found = np.minimum(found, _distances(np.bitwise_count(self.columns ^ crop))[cropped])
             by_view[cropped] = np.minimum(by_view[cropped], found)
         return np.minimum.reduceat(by_view, self.first_views)
 
@@ -232,19 +231,12 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
 
     label = _components(np.ascontiguousarray(unique.T), max_distance,
                         (node_of[same_image], node_of[same_image + 1]), close,
-                        _crop_nodes(index, node_of))[node_of[index.first_views]]
+                        (node_of[index.crop_views], index.crop_columns))[node_of[index.first_views]]
     shared = np.bincount(label, minlength=len(unique))[label] > 1  # a million alone are not split one by one
     order = np.lexsort((index.ids[shared], label[shared]))
     ids, label = index.ids[shared][order], label[shared][order]
     cuts = np.flatnonzero(np.diff(label)) + 1
     return sorted(group.tolist() for group in np.split(ids, cuts) if len(group) > 1)
-
-
-def _crop_nodes(index: HashIndex, node_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each crop's node (its view's) and the crops' words, one column a crop. Every view's crops,
-    those of views with the same words too: their pictures may differ past the words (a picture
-    shifted a pixel), and so may their crops."""
-    return node_of[index.crop_views], index.crop_columns
 
 
 def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray],
@@ -276,18 +268,20 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
             keys = band_key(columns, column, band, bands)
             order = np.argsort(keys, kind="stable")
             ordered = keys[order]
-            _join_buckets(parent, columns, order, ordered, max_distance, close, refused)
+            firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each key's bucket starts
+            _join_buckets(parent, columns, order, firsts, max_distance, close, refused)
             if crop_keys is not None:
-                _join_crops(parent, columns, order, ordered, *crops, crop_keys, has_crops, max_distance, close)
+                _join_crops(parent, columns, order, ordered[firsts], np.r_[firsts, count], *crops, crop_keys,
+                            has_crops, max_distance, close)
     return _roots(parent, np.arange(count))
 
 
-def _join_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, ordered: np.ndarray,
+def _join_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, firsts: np.ndarray,
                   max_distance: int, close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
                   refused: set[int]) -> None:
-    """Join the views sharing a key (``ordered``, the views' keys in ``order``) within the distance."""
+    """Join the views sharing a key (the views in ``order`` of their keys, each key's first at
+    ``firsts``) within the distance."""
     count = columns.shape[1]
-    firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     ends = np.r_[firsts[1:], count]
     shared = ends - firsts > 1
     firsts, ends = firsts[shared], ends[shared]  # the buckets of two views or more
@@ -311,17 +305,16 @@ def _join_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, or
         firsts, ends = _split_buckets(parent, order, firsts, ends, step)
 
 
-def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, ordered: np.ndarray,
-                crop_node: np.ndarray, crop_columns: np.ndarray, crop_keys: np.ndarray, has_crops: np.ndarray,
-                max_distance: int, close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> None:
+def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, distinct: np.ndarray,
+                bucket_starts: np.ndarray, crop_node: np.ndarray, crop_columns: np.ndarray, crop_keys: np.ndarray,
+                has_crops: np.ndarray, max_distance: int,
+                close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> None:
     """Join the views near a crop of another (``crop_columns``, each crop of the view in
     ``crop_node``; their keys of this band ``crop_keys``) within the distance, of the views that
     have crops of their own (``has_crops``): such a pair agrees on a band as two views do
-    (:func:`band_key`). Each crop is measured against the views of its
-    key (``ordered``, in ``order``); in a large bucket (a cluster), only those outside its own
+    (:func:`band_key`). Each crop is measured against the views of its key (the views in
+    ``order`` of their keys, the keys ``distinct``, each one's bucket from ``bucket_starts``); in a large bucket (a cluster), only those outside its own
     view's group, so a cluster already one group costs nothing more."""
-    firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    distinct, bucket_starts = ordered[firsts], np.r_[firsts, len(ordered)]
     place = _places(distinct, crop_keys)
     crops = np.flatnonzero(distinct[place] == crop_keys)
     starts, ends = bucket_starts[place[crops]], bucket_starts[place[crops] + 1]
@@ -381,9 +374,9 @@ def _places(distinct: np.ndarray, keys: np.ndarray) -> np.ndarray:
     looked up in a table when the keys are short (a band of the usual distances: 19 bits), which
     a million keys' binary searches in random order took five times as long as."""
     if distinct[-1] < LOOKUP_KEYS:
-        present = np.zeros(int(distinct[-1]) + 2, dtype=np.int64)
+        present = np.zeros(int(distinct[-1]) + 2, dtype=np.int32)
         present[distinct.astype(np.int64) + 1] = 1
-        below = np.cumsum(present)  # of each value up to one past the last, how many distinct keys are less
+        below = np.cumsum(present, dtype=np.int32)  # of each value up to one past the last, how many distinct keys are less
         return np.minimum(below[np.minimum(keys, distinct[-1] + np.uint64(1)).astype(np.int64)], len(distinct) - 1)
     return np.minimum(np.searchsorted(distinct, keys), len(distinct) - 1)
 
