@@ -25,6 +25,7 @@ tell an edit from a copy (:func:`mirror.imaging.similar.edit_penalty`).
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ GROUP_DISTANCE = 12
 MIN_BANDS = 5  # bands a fingerprint's keys are cut into for groups, at least: 52 bits a key at most
 LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _places)
 SMALL_BUCKET = 8  # views of one key past which those of a crop's own group are skipped, not measured
+SEARCH_BLOCK = 16_384  # views a search reads at once: their words and crops, some 4 MB
 CROP_PAIRS_AT_ONCE = 2_000_000  # pairs of a view and a crop measured at once (some 100 MB)
 SKETCHES_KEPT = 16_384  # images whose sketches a search keeps at hand: some 40 MB, 150 with fine pictures
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
@@ -73,7 +75,6 @@ class HashIndex:
         self.columns = np.ascontiguousarray(np.asarray(hashes, dtype=np.uint64).reshape(-1, len(KINDS))[order].T)
         self.ids, self.first_views = np.unique(self.view_ids, return_index=True)
         self.crop_views, self.crop_columns = self._crops(crops)
-        self._cropped = np.unique(self.crop_views, return_index=True)  # the views with crops, where theirs start
         self._read_sketches = sketches
         self._sketches: OrderedDict[int, Sequence[bytes]] = OrderedDict()  # the images read last
 
@@ -147,22 +148,39 @@ class HashIndex:
     def distances(self, fingerprint: Fingerprint) -> np.ndarray:
         """The distance by their words from ``fingerprint`` to every stored image (their nearest
         views, sketches left out: never nearer than :func:`~mirror.imaging.similar.distance`),
-        in the order of :attr:`ids`."""
-        if not len(self.view_ids):
-            return np.zeros(0, dtype=np.int16)
+        in the order of :attr:`ids`.
+
+        The views are read a block at a time (:data:`SEARCH_BLOCK`), each block's words and crops
+        against every word of the query: the arrays of differing bits then stay in the cache
+        rather than going through memory, whole, once a word (a third of the time at 1,000,000)."""
         by_view = np.full(len(self.view_ids), np.iinfo(np.int16).max, dtype=np.int16)
-        cropped, starts = self._cropped
-        for view in fingerprint.views:
-            query = np.array(view.values, dtype=np.uint64)[:, None]
-            np.minimum(by_view, _distances(np.bitwise_count(self.columns ^ query)), out=by_view)
-            if not view.crops or not len(cropped):
-                continue  # crops count between views that both have theirs
-            found = np.minimum.reduceat(_distances(np.bitwise_count(self.crop_columns ^ query)), starts)
-            for words in view.crops:  # its crops against the own words of each view (those with crops count)
-                crop = np.array(words, dtype=np.uint64)[:, None]
-                found = np.minimum(found, _distances(np.bitwise_count(self.columns ^ crop))[cropped])
-            by_view[cropped] = np.minimum(by_view[cropped], found)
+        if not len(by_view):
+            return np.zeros(0, dtype=np.int16)
+        queries = [(_column(view.values), [_column(words) for words in view.crops]) for view in fingerprint.views]
+        for first, last, crop_range, crop_starts, cropped in self._blocks:
+            columns, crops, nearest = self.columns[:, first:last], self.crop_columns[:, crop_range], by_view[first:last]
+            for own, query_crops in queries:
+                np.minimum(nearest, _distances(np.bitwise_count(columns ^ own)), out=nearest)
+                if not query_crops or not len(cropped):
+                    continue  # crops count between views that both have theirs
+                found = np.minimum.reduceat(_distances(np.bitwise_count(crops ^ own)), crop_starts)
+                for crop in query_crops:  # its crops against the own words of each view (those with crops count)
+                    np.minimum(found, _distances(np.bitwise_count(columns ^ crop))[cropped], out=found)
+                nearest[cropped] = np.minimum(nearest[cropped], found)
         return np.minimum.reduceat(by_view, self.first_views)
+
+    @functools.cached_property
+    def _blocks(self) -> list[tuple[int, int, slice, np.ndarray, np.ndarray]]:
+        """The views a block at a time: its first and last row, its crops' columns, where each of
+        its views with crops has its first crop among them, and those views' rows in the block."""
+        blocks = []
+        for first in range(0, len(self.view_ids), SEARCH_BLOCK):
+            last = min(first + SEARCH_BLOCK, len(self.view_ids))
+            crop_first, crop_last = np.searchsorted(self.crop_views, [first, last]).tolist()
+            views = self.crop_views[crop_first:crop_last] - first
+            starts = np.flatnonzero(np.r_[True, views[1:] != views[:-1]]) if len(views) else np.zeros(0, dtype=np.int64)
+            blocks.append((first, last, slice(crop_first, crop_last), starts, views[starts]))
+        return blocks
 
     def nearest(self, fingerprint: Fingerprint, limit: int = 50, max_distance: int | None = None) -> list[Neighbour]:
         """The ``limit`` stored images nearest ``fingerprint``, nearest first (ties by id), none
@@ -198,6 +216,11 @@ def _nearest_positions(found: np.ndarray, limit: int) -> np.ndarray:
         return np.arange(len(found))
     picked = np.argpartition(found, limit)[:limit]
     return np.flatnonzero(found <= found[picked].max())  # argpartition may split a tie at the cut
+
+
+def _column(words: Sequence[int]) -> np.ndarray:
+    """A view's or a crop's words as a column, to XOR into a block of the index."""
+    return np.array(words, dtype=np.uint64)[:, None]
 
 
 def _distances(bits: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from mirror.imaging.similar import (
 )
 from mirror.imaging.sketch import EDIT_SLACK, SKETCH_SIDE
 from mirror.localsite.files.pictures import picture
+from mirror.search import similar as similar_search
 from mirror.search.similar import HashIndex, Neighbour, groups
 from mirror.store import open_database
 from mirror.store.similar import delete_hashes, load_hashes, load_sketches, save_hashes
@@ -333,3 +334,27 @@ def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one():
     found = groups(index, 12)
     assert found == _pair_by_pair(prints, 12)
     assert len(found) == 1 and len(found[0]) == 50  # the cluster, its crops' copies, the crops near it
+
+
+def test_a_search_read_a_block_at_a_time_measures_every_image_as_one_by_one(monkeypatch):
+    """A search reads the index a block of views at a time: across the blocks' edges (an image's
+    two views in two blocks, blocks with and without crops), each image's distance is the one
+    its fingerprint measured alone gives, for queries with and without crops."""
+    monkeypatch.setattr(similar_search, "SEARCH_BLOCK", 5)
+    rng = np.random.default_rng(17)
+    prints = {}
+    for n in range(1, 41):
+        views = []
+        for _ in range(1 + n % 2):  # every other image on two backgrounds
+            crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS) if n % 7 not in (3, 4) else ()
+            views.append(View(*_thermometer_words(rng), crops=crops))
+        prints[n] = Fingerprint(tuple(views))
+    for n in range(41, 61):  # copies near an earlier image's own words or one of its crops
+        original = prints[n - 40].views[0]
+        words = original.crops[n % len(CROPS)] if original.crops and n % 2 else original.values
+        crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS) if n % 5 else ()
+        prints[n] = Fingerprint((View(*_flipped(list(words), rng, 6), crops=crops),))
+    index = HashIndex.of(prints)
+    assert len(index.view_ids) > 10 * similar_search.SEARCH_BLOCK  # more than ten blocks
+    for query in (1, 2, 3, 10, 44, 45, 50, 55):
+        assert index.distances(prints[query]).tolist() == [distance(prints[query], prints[n]) for n in index.ids]
