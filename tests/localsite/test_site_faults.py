@@ -120,19 +120,19 @@ def test_truncated_file_download(site, http):
 
 
 def test_slow_delays_api_and_files(site, http):
-    site.set_faults("slow:0.15")
+    site.set_faults("slow:0.5")  # long enough that a loaded machine answers an undelayed request sooner
     started = time.monotonic()
     assert http.get(IMAGE).status_code == 200
-    assert time.monotonic() - started >= 0.15
+    assert time.monotonic() - started >= 0.5
     site.set_faults("")
     image = http.get(IMAGE).json()["image"]
-    site.set_faults("slow:0.15")
+    site.set_faults("slow:0.5")
     started = time.monotonic()
     assert http.get(image["representations"]["full"]).status_code == 200
-    assert time.monotonic() - started >= 0.15
+    assert time.monotonic() - started >= 0.5
     started = time.monotonic()
     http.get("/_control/requests")
-    assert time.monotonic() - started < 0.15
+    assert time.monotonic() - started < 0.5
 
 
 def test_down_answers_html_without_retry_after(site, http):
@@ -212,4 +212,4 @@ def test_trickle_sends_the_files_of_every_nth_image_a_few_bytes_at_a_time(site, 
     site.set_faults("trickle:2")  # image 1 is not trickled, nor is the API
     assert http.get(image["representations"]["thumb"]).content == whole
     assert http.get(IMAGE).status_code == 200
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 0.1 * (len(whole) // 4) / 2  # well under what a trickle takes
