@@ -397,7 +397,7 @@ def trim_frame(picture: Image.Image) -> Image.Image:
     grouped). A picture that would keep less than :data:`MIN_KEPT` of a side is returned whole."""
     small = picture.convert("RGB")
     small.thumbnail((TRIM_SIDE, TRIM_SIDE), Image.Resampling.BOX)
-    pixels = np.asarray(small.filter(ImageFilter.MedianFilter(3)).convert("YCbCr"), dtype=np.int16)
+    pixels = np.asarray(Image.fromarray(_median_3x3(np.asarray(small)), "RGB").convert("YCbCr"), dtype=np.int16)
     height, width = pixels.shape[:2]
     top, bottom, left, right = 0, height, 0, width
     bordered = False  # whether the last frame peeled was black or white: a border, with a seam inside
@@ -407,7 +407,8 @@ def trim_frame(picture: Image.Image) -> Image.Image:
             top, bottom, left, right = top + SEAM, bottom - SEAM, left + SEAM, right - SEAM
         inner = pixels[top:bottom, left:right]
         colour = np.median(np.concatenate([inner[0], inner[-1], inner[:, 0], inner[:, -1]]), axis=0)
-        off = (np.abs(inner - colour) > FRAME_TOLERANCE).any(axis=2)
+        # twice the pixels and the median (whole or a half), so the test stays in 16-bit integers
+        off = (np.abs(2 * inner - (2 * colour).astype(np.int16)) > 2 * FRAME_TOLERANCE).any(axis=2)
         rows = np.flatnonzero(off.mean(axis=1) > FRAME_STRAY)
         columns = np.flatnonzero(off.mean(axis=0) > FRAME_STRAY)
         box = (top + rows[0], top + rows[-1] + 1, left + columns[0], left + columns[-1] + 1) \
@@ -422,6 +423,23 @@ def trim_frame(picture: Image.Image) -> Image.Image:
     scale_x, scale_y = picture.width / width, picture.height / height
     return picture.crop((round(left * scale_x), round(top * scale_y), round(right * scale_x),
                          round(bottom * scale_y)))
+
+
+# Devillard's nine-input median network (pairs put in order; the median ends in the fifth)
+_MEDIAN_OF_NINE = ((1, 2), (4, 5), (7, 8), (0, 1), (3, 4), (6, 7), (1, 2), (4, 5), (7, 8), (0, 3), (5, 8),
+                   (4, 7), (3, 6), (1, 4), (2, 5), (4, 7), (4, 2), (6, 4), (4, 2))
+
+
+def _median_3x3(pixels: np.ndarray) -> np.ndarray:
+    """Each channel's median over every pixel's 3x3 neighbourhood, the edges repeated beyond the
+    picture: Pillow's ``MedianFilter(3)``, the same values, in a twentieth of the time (it took
+    half of what trimming a thumbnail's frame cost)."""
+    height, width = pixels.shape[:2]
+    padded = np.pad(pixels, ((1, 1), (1, 1), (0, 0)), mode="edge")
+    around = [padded[y:y + height, x:x + width] for y in range(3) for x in range(3)]
+    for low, high in _MEDIAN_OF_NINE:
+        around[low], around[high] = np.minimum(around[low], around[high]), np.maximum(around[low], around[high])
+    return around[4]
 
 
 def hamming(a: int, b: int) -> int:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import io
 import random
 
+import numpy as np
 import pytest
-from PIL import Image, ImageOps
+from PIL import Image, ImageFilter, ImageOps
 
 from mirror.imaging import MediaError
-from mirror.imaging.similar import (KINDS, Fingerprint, View, distance, hamming, fingerprint_of, fingerprint_of_picture,
+from mirror.imaging.similar import (KINDS, _median_3x3, Fingerprint, View, distance, hamming, fingerprint_of, fingerprint_of_picture,
                                    phash, trim_frame)
 from mirror.localsite.files.pictures import picture
 
@@ -209,3 +210,16 @@ def test_crops_of_drawings_that_fill_their_canvas_are_copies_by_their_crops_word
         assert all(now <= then for now, then in zip(apart, before)), (kind, apart, before)
         if kind == "5% off every edge":
             assert sum(d > GROUP_DISTANCE for d in before) >= 4, before  # what the crops' words bring
+
+
+def test_trimming_reads_the_same_medians_as_pillows_median_filter():
+    """Trimming a frame reads a median-filtered copy of the picture, computed with numpy for
+    speed: its values are those of Pillow's ``MedianFilter(3)`` (edges repeated) on pictures of
+    every shape, one pixel wide or high included, of noise, of few levels and flat."""
+    rng = np.random.default_rng(23)
+    shapes = [(1, 1), (1, 7), (6, 1), (2, 2), (3, 5), (40, 33), (250, 187)]
+    for height, width in shapes:
+        for levels in (1, 2, 5, 256):
+            pixels = (rng.integers(0, levels, (height, width, 3)) * (255 // max(1, levels - 1))).astype(np.uint8)
+            expected = np.asarray(Image.fromarray(pixels, "RGB").filter(ImageFilter.MedianFilter(3)))
+            assert np.array_equal(_median_3x3(pixels), expected), (height, width, levels)
