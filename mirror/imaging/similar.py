@@ -397,18 +397,20 @@ def trim_frame(picture: Image.Image) -> Image.Image:
     grouped). A picture that would keep less than :data:`MIN_KEPT` of a side is returned whole."""
     small = picture.convert("RGB")
     small.thumbnail((TRIM_SIDE, TRIM_SIDE), Image.Resampling.BOX)
-    pixels = np.asarray(Image.fromarray(_median_3x3(np.asarray(small)), "RGB").convert("YCbCr"), dtype=np.int16)
-    height, width = pixels.shape[:2]
+    # one plane a channel (Y, Cb, Cr), each compared with the frame's colour on its own: on
+    # pixels side by side, numpy's comparison with three tolerances took 40 times as long
+    ycbcr = np.asarray(Image.fromarray(_median_3x3(np.asarray(small)), "RGB").convert("YCbCr"), dtype=np.int16)
+    planes = np.ascontiguousarray(ycbcr.transpose(2, 0, 1))
+    height, width = planes.shape[1:]
     top, bottom, left, right = 0, height, 0, width
     bordered = False  # whether the last frame peeled was black or white: a border, with a seam inside
     for _ in range(FRAME_LAYERS):
         peeled = top, bottom, left, right
         if bordered and min(bottom - top, right - left) > 4 * SEAM:  # over the seam the border left
             top, bottom, left, right = top + SEAM, bottom - SEAM, left + SEAM, right - SEAM
-        inner = pixels[top:bottom, left:right]
-        colour = np.median(np.concatenate([inner[0], inner[-1], inner[:, 0], inner[:, -1]]), axis=0)
-        # twice the pixels and the median (whole or a half), so the test stays in 16-bit integers
-        off = (np.abs(2 * inner - (2 * colour).astype(np.int16)) > 2 * FRAME_TOLERANCE).any(axis=2)
+        inner = planes[:, top:bottom, left:right]
+        colour = np.median(np.concatenate([inner[:, 0], inner[:, -1], inner[:, :, 0], inner[:, :, -1]], axis=1), axis=1)
+        off = _off_colour(inner, colour)
         rows = np.flatnonzero(off.mean(axis=1) > FRAME_STRAY)
         columns = np.flatnonzero(off.mean(axis=0) > FRAME_STRAY)
         box = (top + rows[0], top + rows[-1] + 1, left + columns[0], left + columns[-1] + 1) \
@@ -423,6 +425,17 @@ def trim_frame(picture: Image.Image) -> Image.Image:
     scale_x, scale_y = picture.width / width, picture.height / height
     return picture.crop((round(left * scale_x), round(top * scale_y), round(right * scale_x),
                          round(bottom * scale_y)))
+
+
+def _off_colour(planes: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """Which pixels (of ``planes``, one a channel) stray past :data:`FRAME_TOLERANCE` from
+    ``colour``, on any channel. Twice the pixels and the colour (a median: whole or a half) are
+    compared, so that the test stays in 16-bit integers."""
+    twice, tolerance = (2 * colour).astype(np.int16), (2 * FRAME_TOLERANCE).tolist()
+    off = np.abs(2 * planes[0] - twice[0]) > tolerance[0]
+    for channel in range(1, len(planes)):
+        off |= np.abs(2 * planes[channel] - twice[channel]) > tolerance[channel]
+    return off
 
 
 # Devillard's nine-input median network (pairs put in order; the median ends in the fifth)
