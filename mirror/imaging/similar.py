@@ -79,7 +79,7 @@ from .bounds import check_size, decoding
 from .errors import MediaError
 from .frames import scaled_as_the_site_does, still_frame
 from .libpng import file_gamma, on_black
-from .fine import FINE_FROM, fine_of, fine_penalty
+from .fine import fine_of, fine_penalty
 from .sketch import MIDDLE, SKETCH_BYTES, aligned, penalty_of, sketch_of
 
 __all__ = [
@@ -300,8 +300,9 @@ def _may_have_transparency(picture: Image.Image) -> bool:
 def _view(rgb: Image.Image) -> View:
     trimmed = trim_frame(rgb)
     seen = softened(trimmed)
+    fine = fine_of(trimmed)  # none for a small picture: nor any crops then
     return View(phash(rgb), phash(trimmed), *colour_layout(seen), hue_word(seen),
-                sketch_of(seen) + fine_of(trimmed), _crops_words(trimmed) if min(trimmed.size) >= FINE_FROM else ())
+                sketch_of(seen) + fine, _crops_words(trimmed) if fine else ())
 
 
 def _crops_words(picture: Image.Image) -> tuple[tuple[int, ...], ...]:

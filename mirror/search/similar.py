@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -337,8 +337,9 @@ def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, dist
     ``crop_node``; their keys of this band ``crop_keys``) within the distance, of the views that
     have crops of their own (``has_crops``): such a pair agrees on a band as two views do
     (:func:`band_key`). Each crop is measured against the views of its key (the views in
-    ``order`` of their keys, the keys ``distinct``, each one's bucket from ``bucket_starts``); in a large bucket (a cluster), only those outside its own
-    view's group, so a cluster already one group costs nothing more."""
+    ``order`` of their keys, the keys ``distinct``, each one's bucket from ``bucket_starts``);
+    in a large bucket (a cluster), only those outside its own view's group, so a cluster
+    already one group costs nothing more."""
     place = _places(distinct, crop_keys)
     crops = np.flatnonzero(distinct[place] == crop_keys)
     starts, ends = bucket_starts[place[crops]], bucket_starts[place[crops] + 1]
