@@ -139,7 +139,7 @@ def _images(conn: sqlite3.Connection, count: int, vocabulary: list, weights: lis
     columns = ("id", "created_at", "updated_at", "first_seen_at", "score", "faves", "upvotes", "downvotes",
                "wilson_score", "comment_count", "uploader_id", "format", "width", "height", "description",
                "tags", "tag_ids", "tag_count", "source_url", "hidden_from_users", "thumbnails_generated",
-               "processed", "sha512_hash", "raw", "mirrored_at")
+               "processed", "sha512_hash", "raw_full", "mirrored_at")
     insert = f"INSERT INTO images ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     rows, links = [], []
     for image_id in range(1, count + 1):

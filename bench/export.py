@@ -36,8 +36,10 @@ from pathlib import Path
 from common import print_table, run_cli_measured
 
 from mirror.store import open_database
+from mirror.store.raw_rebuilt import STORED_COLUMNS, stored
 from mirror.store.records import column_converters, shape_values
 from mirror.store.schema import IMAGE_FIELDS
+from mirror.store.specs import IMAGES
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests/fixtures/real/derpibooru-2024/images.json"
 WORDS = ("pony twilight sparkle rainbow dash fluttershy rarity applejack pinkie pie cute smiling "
@@ -88,7 +90,7 @@ def build_archive(path: Path, images: int, seed: int = 38) -> float:
     tags = vocabulary(rng)
     converters = column_converters(IMAGE_FIELDS, "https://derpibooru.org")
     fields = list(converters.items())
-    columns = [*IMAGE_FIELDS, "raw", "mirrored_at", "stub"]
+    columns = [*IMAGE_FIELDS, *STORED_COLUMNS, "mirrored_at", "stub"]
     conn = sqlite3.connect(partial)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=OFF")
@@ -101,7 +103,9 @@ def build_archive(path: Path, images: int, seed: int = 38) -> float:
         rows, history = [], []
         for image_id in range(start, min(start + BATCH, images + 1)):
             record = image_record(template, image_id, rng, tags)
-            rows.append((*shape_values(record, fields), json.dumps(record), FIRST_SYNC, None))
+            values = shape_values(record, fields)
+            kept = stored(IMAGES, record, dict(zip(IMAGE_FIELDS, values)))
+            rows.append((*values, *kept.values(), FIRST_SYNC, None))
             history.append(("images", str(image_id), FIRST_SYNC, "first_seen"))
         with conn:
             conn.executemany(f"INSERT INTO images ({', '.join(columns)}) VALUES ({marks})", rows)

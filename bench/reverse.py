@@ -118,7 +118,7 @@ def synthetic(folder: Path, n: int = 100_000) -> sqlite3.Connection:
         aspect = rng.choice([1.0, 4 / 3, 16 / 9, 0.75, 1.5, rng.uniform(0.3, 3)])
         rows.append((image_id, *values, aspect, "full", "2026-01-01T00:00:00Z"))
     conn.executemany("INSERT INTO image_intensities VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    conn.execute("INSERT INTO images (id, raw, mirrored_at) SELECT image_id, '{\"id\": ' || image_id || '}', '' "
+    conn.execute("INSERT INTO images (id, raw_full, mirrored_at) SELECT image_id, '{\"id\": ' || image_id || '}', '' "
                  "FROM image_intensities")
     conn.commit()
     conn.execute("ANALYZE")

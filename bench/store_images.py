@@ -39,8 +39,10 @@ from common import print_table
 
 from mirror.store import ImageWriter, open_database
 from mirror.store.database import WAL_CHECKPOINT_PAGES
+from mirror.store.raw_rebuilt import STORED_COLUMNS, stored
 from mirror.store.records import column_converters, shape, to_json
 from mirror.store.schema import IMAGE_FIELDS
+from mirror.store.specs import IMAGES
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests/fixtures/real/derpibooru-2024/images.json"
 PAGE = 50
@@ -108,7 +110,7 @@ def with_raw_sqlite(path: Path, records: list[dict], *, fts: bool = True, links:
                    f"wal_autocheckpoint={WAL_CHECKPOINT_PAGES}"):
         conn.execute(f"PRAGMA {pragma}")
     converters = column_converters(IMAGE_FIELDS, "https://derpibooru.org")
-    columns = [*IMAGE_FIELDS, "raw", "stub", "mirrored_at"]
+    columns = [*IMAGE_FIELDS, *STORED_COLUMNS, "stub", "mirrored_at"]
     names = ", ".join(f'"{c}"' for c in columns)
     updates = ", ".join(f'"{c}" = excluded."{c}"' for c in columns if c != "id")
     row_marks = f"({', '.join('?' * len(columns))})"
@@ -119,7 +121,7 @@ def with_raw_sqlite(path: Path, records: list[dict], *, fts: bool = True, links:
         values, tags, pairs = [], {}, []
         for record in page:
             row = shape(record, converters)
-            row.update(raw=to_json(record), stub=None, mirrored_at=now)
+            row.update(stored(IMAGES, record, row), stub=None, mirrored_at=now)
             values += [row[c] for c in columns]
             for tag_id, name in zip(record["tag_ids"], record["tags"]):
                 tags[tag_id] = name

@@ -16,7 +16,9 @@ from sqlite_utils import Database, Migrations
 from ..philomena import RATINGS as PHILOMENA_RATINGS
 from .errors import StoreError
 from .originals import ORIGINAL_REPRESENTATION
+from .raw_rebuilt import REBUILT
 from .records import fingerprint
+from .relayout import relayout
 from .specs import COMMENTS, FILTERS, FORUMS, GALLERIES, IMAGES, POSTS, TAGS, TOPICS, USERS, TableSpec
 from .statistics import refresh_statistics, substring_index
 
@@ -610,3 +612,13 @@ def _image_crops(db: Database) -> None:
             hue INTEGER NOT NULL,
             PRIMARY KEY (image_id, view, crop)
         ) STRICT, WITHOUT ROWID""")
+
+
+@migrations(name="0032_raw_rebuilt_from_columns")
+def _raw_rebuilt_from_columns(db: Database) -> None:
+    """Images, comments and posts keep ``raw`` as a column SQLite rebuilds from the typed columns
+    and a small patch, not as a second copy of the record (:mod:`.raw_rebuilt`): half of a whole
+    board's bytes. Existing tables are copied into the new layout, a line printed every tenth of a
+    large one (:mod:`.relayout`)."""
+    for spec in REBUILT.values():
+        relayout(db, spec)

@@ -15,6 +15,7 @@ from sqlite_utils import Database
 from sqlite_utils.db import jsonify_if_needed
 
 from ..dates import utc_text
+from . import raw_rebuilt
 from .history import Seen, note_event, recorder_for
 from .records import MAX_ID, column_converters, shape, shape_values, to_json, valid_id
 from .rejects import reject
@@ -59,7 +60,11 @@ class RecordWriter:
         self._fields = [(name, self.converters[name]) for name in spec.fields]
         # What a full row sets besides the fields and the context: hidden records are shown again.
         hidden = () if "hidden_from_users" in spec.fields else ("hidden_from_users",)
-        self._extra = ("raw", "mirrored_at", *(("stub", *hidden) if spec.hideable else ()))
+        # A large table's ``raw`` is rebuilt from its columns (:mod:`.raw_rebuilt`): what is written
+        # is the patch the rebuild needs, and the whole text only where the rebuild falls short.
+        self.rebuilt = raw_rebuilt.is_rebuilt(spec.table)
+        record_columns = raw_rebuilt.STORED_COLUMNS if self.rebuilt else ("raw",)
+        self._extra = (*record_columns, "mirrored_at", *(("stub", *hidden) if spec.hideable else ()))
         self._hidden_at = list(spec.fields).index("hidden_from_users") if spec.hideable and not hidden else None
 
     def save(self, records: Iterable[Any], context: Mapping[str, Any] | None = None) -> Saved:
@@ -89,11 +94,13 @@ class RecordWriter:
             for record in bad:
                 reject(self.db, self.spec.table, record, f"a {self.spec.table} record needs {self._pk_text()}")
             before = self.rows.read([key for key, _ in full + stubs], columns)
-            raw = columns.index("raw")
-            known = result.raw_before = {key: row[raw] for key, row in before.items()}
+            known = result.raw_before = self._kept_raw(before, columns)
             # A key twice in one batch: the last record wins, as with one upsert after another.
-            latest = {key: self._full_row(record, given, now) for key, record in full}
+            texts: dict[Key, str] = {}
+            latest = {key: self._full_row(record, given, now, texts, key) for key, record in full}
             self.rows.write(columns, latest, before)
+            if self.rebuilt:
+                self._keep_what_the_rebuild_misses(texts)
             # A stub whose key also came in full in this batch (a record hidden while the site built
             # the page) marks the row just written, as it marks a row kept from earlier, whichever
             # came first: inserting it as new would break the primary key and lose the whole batch.
@@ -102,10 +109,10 @@ class RecordWriter:
                 self._save_stub(key, record, given, now, key in known or key in latest)
             recorder = recorder_for(self.db)
             if recorder is not None:
-                recorder.saw(self.spec.table, self._seen(before, columns, full, stubs), self.spec.aliases)
+                recorder.saw(self.spec.table, self._seen(before, known, columns, full, stubs), self.spec.aliases)
         result.rejected = len(bad)
         result.hidden = len(dict(stubs))
-        changed = self._changed(before, columns, latest, dict(stubs))
+        changed = self._changed(before, known, columns, texts, dict(stubs))
         for key in dict.fromkeys(key for key, _ in full + stubs):  # a key twice in the batch counts once
             result.keys.append(key)
             if known.get(key) is None:  # no row, or one holding only a name so far
@@ -114,31 +121,45 @@ class RecordWriter:
                 result.updated += 1
         return result
 
-    def _changed(self, before: Mapping[Key, Row], columns: tuple[str, ...], latest: Mapping[Key, Row],
-                 stubs: Mapping[Key, Any]) -> set[Key]:
+    def _kept_raw(self, before: Mapping[Key, Row], columns: tuple[str, ...]) -> dict[Key, str | None]:
+        """The ``raw`` of each row ``before`` holds (None: a row with no record yet)."""
+        if not self.rebuilt:
+            raw = columns.index("raw")
+            return {key: row[raw] for key, row in before.items()}
+        found = self.rows.read(list(before), ("raw",))
+        return {key: found[key][0] for key in before}
+
+    def _keep_what_the_rebuild_misses(self, texts: Mapping[Key, str]) -> None:
+        """Read back the ``raw`` of the rows just written, and keep whole the records whose rebuild
+        is not the very text expected: nothing the site sent may be lost to the layout."""
+        rebuilt = {key: row[0] for key, row in self.rows.read(list(texts), ("raw",)).items()}
+        for key, text in raw_rebuilt.mismatches(rebuilt, texts).items():
+            self.rows.update(key, ("raw_full",), (text,))
+
+    def _changed(self, before: Mapping[Key, Row], known: Mapping[Key, str | None], columns: tuple[str, ...],
+                 texts: Mapping[Key, str], stubs: Mapping[Key, Any]) -> set[Key]:
         """The kept keys whose stored content this batch changed: a full record whose ``raw`` differs
         from the one kept, a stub that hides a shown row or differs from the stub kept. A nightly
         refresh re-reads many records that did not change, and "updated" must not count them."""
-        raw = columns.index("raw")
-        changed = {key for key, row in latest.items() if key in before and before[key][raw] != row[raw]}
+        changed = {key for key, text in texts.items() if key in before and known[key] != text}
         if stubs and self.spec.hideable:
             stub, hidden = columns.index("stub"), columns.index("hidden_from_users")
-            changed |= {key for key, record in stubs.items() if key in before and key not in latest
+            changed |= {key for key, record in stubs.items() if key in before and key not in texts
                         and (not before[key][hidden] or before[key][stub] != to_json(record))}
         return changed
 
-    def _seen(self, before: Mapping[Key, Row], columns: tuple[str, ...], full: list[tuple[Key, Any]],
-              stubs: list[tuple[Key, Any]]) -> list[Seen]:
+    def _seen(self, before: Mapping[Key, Row], known: Mapping[Key, str | None], columns: tuple[str, ...],
+              full: list[tuple[Key, Any]], stubs: list[tuple[Key, Any]]) -> list[Seen]:
         """Each record of the batch (the last of a key; a stub over a full one) with its kept row."""
-        at = {column: columns.index(column) for column in ("raw", "stub", "hidden_from_users") if column in columns}
+        at = {column: columns.index(column) for column in ("stub", "hidden_from_users") if column in columns}
         latest = {**{key: (record, False) for key, record in full}, **{key: (record, True) for key, record in stubs}}
         seen = []
         for key, (record, is_stub) in latest.items():
             row = before.get(key)
-            if row is None or row[at["raw"]] is None:  # no row, or one holding only a name so far
+            if row is None or known[key] is None:  # no row, or one holding only a name so far
                 seen.append(Seen(key, record, is_stub))
             else:
-                seen.append(Seen(key, record, is_stub, old_raw=row[at["raw"]], known=True,
+                seen.append(Seen(key, record, is_stub, old_raw=known[key], known=True,
                                  old_stub=row[at["stub"]] if "stub" in at else None,
                                  old_hidden=bool(row[at["hidden_from_users"]]) if "hidden_from_users" in at else False))
         return seen
@@ -159,13 +180,21 @@ class RecordWriter:
         missing = {f: a for f, a in self.spec.aliases.items() if f not in record and a in record}
         return {**record, **{f: record[a] for f, a in missing.items()}} if missing else record
 
-    def _full_row(self, record: Mapping[str, Any], given: Mapping[str, Any], now: str) -> Row:
-        """The values of every column a full record sets, in the order of ``save``'s ``columns``."""
+    def _full_row(self, record: Mapping[str, Any], given: Mapping[str, Any], now: str, texts: dict[Key, str],
+                  key: Key) -> Row:
+        """The values of every column a full record sets, in the order of ``save``'s ``columns``;
+        the record's ``raw`` text goes into ``texts`` under ``key``."""
         values = shape_values(self._aliased(record) if self.spec.aliases else record, self._fields)
         if self._hidden_at is not None and values[self._hidden_at] is None:
             values[self._hidden_at] = 0
         values += given.values()
-        values += (to_json(record), now)
+        if self.rebuilt:
+            text, *stored = raw_rebuilt.split(self.spec, record, dict(zip(self.spec.fields, values)))
+            values += (*stored, now)
+        else:
+            text = to_json(record)
+            values += (text, now)
+        texts[key] = text
         if self.spec.hideable:
             values += (None,) if self._hidden_at is not None else (None, 0)
         return tuple(values)
@@ -186,7 +215,11 @@ class RecordWriter:
         if known:
             self.rows.update(key, tuple(row), tuple(row.values()))
         else:
-            row["raw"] = row["stub"]  # never seen in full: the stub is all there is
+            # never seen in full: the stub is all there is
+            if self.rebuilt:
+                row["raw_full"] = to_json(raw_rebuilt.canonical(self.spec, record))
+            else:
+                row["raw"] = row["stub"]
             self.rows.insert(tuple(row), [tuple(row.values())])
 
     def _has_alias(self, field: str, record: Mapping[str, Any]) -> bool:

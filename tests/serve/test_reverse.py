@@ -79,7 +79,7 @@ def test_intensities_read_from_an_svg_give_way_to_its_kept_rendering(tmp_path):
     from mirror.store.intensities import save_intensities
 
     db = open_database(tmp_path / "mirror.db")
-    db["images"].insert({"id": 7, "format": "svg", "aspect_ratio": 1.0, "raw": "{}",
+    db["images"].insert({"id": 7, "format": "svg", "aspect_ratio": 1.0, "raw_full": "{}",
                          "mirrored_at": "2026-01-01T00:00:00Z"})
     files = tmp_path / "files"
     for representation, ext, fmt in (("svg", "svg", "svg"), ("full", "png", "png")):

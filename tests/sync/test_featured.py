@@ -14,7 +14,7 @@ from mirror.sync.featured import record_featured, utc_day
 
 def test_the_featured_image_is_recorded_at_most_once_a_day(site, tmp_path):
     db = open_database(tmp_path / "mirror.db")
-    db["images"].insert({"id": max(site.editor.images), "raw": "{}", "mirrored_at": "2020-01-01T00:00:00Z"})
+    db["images"].insert({"id": max(site.editor.images), "raw_full": "{}", "mirrored_at": "2020-01-01T00:00:00Z"})
 
     async def twice() -> tuple[bool, bool]:
         async with PhilomenaClient(site.url) as client:

@@ -1,0 +1,181 @@
+"""The record kept whole without keeping it twice: ``raw`` rebuilt from the typed columns.
+
+Every table keeps each record twice over: its fields in typed columns, and the whole record as JSON
+in ``raw``. For the three large tables (images, comments, posts: nine tenths of a board's bytes)
+that doubled the archive. Here ``raw`` is a *virtual generated column*: SQLite writes it on
+read, with its own JSON functions, from the columns and two small stored ones:
+
+``raw_rest``
+    What the columns cannot say, as a JSON merge patch (RFC 7396, SQLite's ``json_patch``): a
+    field the column holds differently (a URL made https, a float SQLite would print with fewer
+    digits, a mistyped value the column kept as NULL), ``null`` for a field the record lacks, the
+    fields a stub or a downloaded file may change in the columns while the record stays as the
+    site sent it (:data:`KEPT_ASIDE`). Usually a few dozen bytes, where the record is two
+    kilobytes.
+``raw_more``
+    The fields the table has no column for (added to the API since), as the text received.
+``raw_full``
+    The whole record, for the rare one the rebuild cannot give back exactly (a lone surrogate,
+    a nested ``null`` a merge patch would drop, a stub never seen in full); NULL otherwise.
+
+So ``raw`` stays a column of every row, read by SQL (``raw ->> '$.tags'``), Datasette and every
+room above the store exactly as before, and holds the record's JSON value exactly: each write is
+read back and compared with the text the writer expected, and a row whose rebuild differs keeps
+that text in ``raw_full``. One thing is normalised, as whitespace and escapes always were (``raw``
+has never been the bytes on the wire): the order of the record's keys. JSON objects are
+unordered and the site's own order is its hash order, which differs from one release to the next;
+``raw`` lists the fields with a column in the table's order, then the others (:func:`canonical`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .records import to_json
+from .specs import COMMENTS, IMAGES, POSTS, TableSpec
+
+__all__ = ["REBUILT", "KEPT_ASIDE", "is_rebuilt", "raw_expression", "canonical", "split",
+           "STORED_COLUMNS", "stored", "mismatches"]
+
+REBUILT: dict[str, TableSpec] = {spec.table: spec for spec in (IMAGES, COMMENTS, POSTS)}
+
+# Fields whose columns something other than a full record writes: a stub marks the row (its hidden
+# state, dates, merge target) and a downloaded file fills what the record lacked (``animated``,
+# ``duration``: :func:`.images.save_file_facts`), while the record stays as the site sent it.
+KEPT_ASIDE: dict[str, tuple[str, ...]] = {
+    "images": (*IMAGES.stub_fields, "animated", "duration"),
+    "comments": COMMENTS.stub_fields,
+    "posts": POSTS.stub_fields,
+}
+
+STORED_COLUMNS = ("raw_rest", "raw_more", "raw_full")
+
+
+def is_rebuilt(table: str) -> bool:
+    return table in REBUILT
+
+
+def _aside(spec: TableSpec) -> frozenset[str]:
+    return frozenset(KEPT_ASIDE[spec.table]) - set(spec.pk_columns)
+
+
+def _value_sql(name: str, kind: str, aside: bool) -> str:
+    column = f'"{name}"'
+    if aside:
+        return f"""raw_rest -> '$."{name}"'"""
+    if kind in ("json", "url_map"):  # a column may hold Python's NaN, which SQLite refuses: the row keeps it whole
+        return f"CASE WHEN json_valid({column}) THEN json({column}) END"
+    if kind == "bool":
+        return f"CASE {column} WHEN 1 THEN json('true') WHEN 0 THEN json('false') END"
+    return column
+
+
+def raw_expression(spec: TableSpec) -> str:
+    """The SQL that rebuilds ``raw`` for a row of ``spec``'s table: every field from its column
+    (or, kept aside, from the patch) in the table's order, the patch laid over them, then the
+    fields without a column appended as the text they were received as (a merge patch cannot
+    carry a ``null``)."""
+    aside = _aside(spec)
+    pairs = ", ".join(f"'{name}', {_value_sql(name, kind, name in aside)}" for name, kind in spec.fields.items())
+    base = f"json_patch(json_object({pairs}), coalesce(raw_rest, '{{}}'))"
+    joined = (f"CASE WHEN raw_more IS NULL THEN {base} ELSE substr({base}, 1, length({base}) - 1) "
+              f"|| CASE WHEN length({base}) > 2 THEN ',' ELSE '' END || substr(raw_more, 2) END")
+    return f"coalesce(raw_full, {joined})"
+
+
+def canonical(spec: TableSpec, record: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` with its keys in the order ``raw`` gives them: the fields the table has columns
+    for, in the table's order, then the others as received."""
+    ordered = {name: record[name] for name in spec.fields if name in record}
+    ordered.update((name, value) for name, value in record.items() if name not in spec.fields)
+    return ordered
+
+
+def split(spec: TableSpec, record: Mapping[str, Any],
+          columns: Mapping[str, Any]) -> tuple[str, str | None, str | None, str | None]:
+    """``(text, rest, more, full)``: the record's ``raw`` text, and what the row stores to give it
+    back from ``columns`` (the typed values the writer stores): the ``raw_rest`` patch, the
+    ``raw_more`` fields, or, for a record SQLite's JSON cannot hold (``NaN``, ``Infinity``), the
+    whole text in ``raw_full``. None where nothing is needed."""
+    aside = _aside(spec)
+    rest: dict[str, Any] = {}
+    for name, kind in spec.fields.items():
+        if name not in record:
+            rest[name] = None  # a merge patch's null: the key goes
+        elif name in aside:
+            if record[name] is not None:
+                rest[name] = record[name]
+        elif not _renders_alike(kind, columns.get(name), record[name]):
+            rest[name] = record[name]
+    more = {name: value for name, value in record.items() if name not in spec.fields}
+    text = to_json(canonical(spec, record))
+    try:
+        return text, _strict_json(rest), _strict_json(more), None
+    except ValueError:
+        return text, None, None, text
+
+
+def stored(spec: TableSpec, record: Mapping[str, Any], columns: Mapping[str, Any]) -> dict[str, str | None]:
+    """The :data:`STORED_COLUMNS` of ``record``'s row, by name: for code that writes rows in bulk."""
+    return dict(zip(STORED_COLUMNS, split(spec, record, columns)[1:]))
+
+
+def _strict_json(value: dict[str, Any]) -> str | None:
+    if not value:
+        return None
+    text = to_json(value)
+    if "NaN" in text or "Infinity" in text:  # written by Python, refused by SQLite: only then parse again
+        json.loads(text, parse_constant=_refuse)
+    return text
+
+
+def _refuse(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _renders_alike(kind: str, column: Any, value: Any) -> bool:
+    """Whether SQLite's ``json_object`` renders the ``column`` value as ``value``'s JSON."""
+    if value is None or column is None:
+        return value is None and column is None
+    check = _CHECKS.get(kind)
+    return check(column, value) if check else False
+
+
+def _same_int(column: Any, value: Any) -> bool:
+    return type(value) is int and column == value
+
+
+def _same_float(column: Any, value: Any) -> bool:
+    # SQLite prints a real with 15 significant digits ("%!.15g"): the same text only when those
+    # digits give the float back and Python writes it without an exponent.
+    if type(value) is not float or column != value or not math.isfinite(value):
+        return False
+    text = repr(value)
+    return "e" not in text and float(f"{value:.15g}") == value
+
+
+def _same_bool(column: Any, value: Any) -> bool:
+    return type(value) is bool and column == int(value)
+
+
+def _same_text(column: Any, value: Any) -> bool:
+    return type(value) is str and column == value
+
+
+def _same_json(column: Any, value: Any) -> bool:
+    return isinstance(value, (list, dict)) and column == to_json(value)
+
+
+_CHECKS: dict[str, Callable[[Any, Any], bool]] = {
+    "int": _same_int, "float": _same_float, "bool": _same_bool, "text": _same_text, "url": _same_text,
+    "json": _same_json, "url_map": _same_json,
+}
+
+
+def mismatches(rebuilt: Mapping[Any, str | None], expected: Mapping[Any, str]) -> dict[Any, str]:
+    """The rows whose rebuilt ``raw`` is not the text the writer expected: key -> that text."""
+    return {key: text for key, text in expected.items() if rebuilt.get(key) != text}
+

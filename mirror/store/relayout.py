@@ -1,0 +1,108 @@
+"""Moving a table kept the old way (``raw`` stored whole) to the rebuilt layout (:mod:`.raw_rebuilt`).
+
+SQLite cannot turn a stored column into a generated one, so the table is copied: a new table with
+the new layout, filled a batch of rows at a time (each record split into its patch, each rebuild
+read back and compared, as the writer does), then put in the old one's place, its indexes and
+triggers made again from their own SQL. Row ids are kept, so the full-text indexes that read the
+table stay as they are. It runs inside the migration's transaction: a killed run leaves the old
+table untouched and starts over next time. The freed pages are reused as the archive grows;
+``VACUUM`` gives them back to the disk.
+
+A large table prints a line to stderr every tenth of the way: at a whole board's size (3.5 million
+images) the copy takes minutes, and a nightly job must not look hung.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from sqlite_utils import Database
+
+from . import raw_rebuilt
+from .specs import TableSpec
+
+__all__ = ["relayout", "LOUD_FROM"]
+
+BATCH = 2000
+LOUD_FROM = 50_000  # rows from which the copy says how far it has got
+
+_RAW = re.compile(r'"raw" TEXT NOT NULL')
+
+
+def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = None) -> None:
+    """Rebuild ``spec``'s table with ``raw`` rebuilt from its columns, keeping every record's value."""
+    table = spec.table
+    say = say or _stderr
+    create = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).fetchone()[0]
+    if "GENERATED ALWAYS" in create:
+        return
+    others = db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') "
+                        "AND sql IS NOT NULL", [table]).fetchall()
+    new = f"{table}_relayout"
+    db.execute(f'DROP TABLE IF EXISTS "{new}"')
+    definition = (f'"raw_rest" TEXT, "raw_more" TEXT, "raw_full" TEXT, '
+                  f'"raw" TEXT GENERATED ALWAYS AS ({raw_rebuilt.raw_expression(spec)}) VIRTUAL')
+    renamed = re.sub(rf'^CREATE TABLE\s+"?{table}"?', f'CREATE TABLE "{new}"', create, count=1)
+    db.execute(_RAW.sub(lambda _: definition, renamed, count=1))
+    _copy(db, spec, table, new, say)
+    db.execute(f'DROP TABLE "{table}"')
+    db.execute("PRAGMA legacy_alter_table = ON")  # views naming the table are not re-checked mid-swap
+    try:
+        db.execute(f'ALTER TABLE "{new}" RENAME TO "{table}"')
+    finally:
+        db.execute("PRAGMA legacy_alter_table = OFF")
+    for (sql,) in others:
+        db.execute(sql)
+
+
+def _copy(db: Database, spec: TableSpec, table: str, new: str, say: Callable[[str], None]) -> None:
+    columns = [row[1] for row in db.execute(f'PRAGMA table_info("{table}")') if row[1] != "raw"]
+    names = ", ".join(f'"{c}"' for c in columns)
+    total = db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+    marks = f"({', '.join('?' * (len(columns) + 3))})"
+    done, after, step = 0, None, max(1, total // 10)
+    while True:
+        where, params = ("WHERE rowid > ?", [after]) if after is not None else ("", [])
+        rows = db.execute(f'SELECT rowid, {names}, raw FROM "{table}" {where} ORDER BY rowid LIMIT {BATCH}',
+                          params).fetchall()
+        if not rows:
+            break
+        values, texts = [], {}
+        for rowid, *kept, raw in rows:
+            text, *stored = _split(spec, dict(zip(columns, kept)), raw)
+            values += [*kept, *stored]
+            texts[rowid] = text
+        db.execute(f'INSERT INTO "{new}" ({names}, "raw_rest", "raw_more", "raw_full") VALUES '
+                   f'{", ".join([marks] * len(rows))}', values)
+        _keep_whole(db, new, texts)
+        after = rows[-1][0]
+        before, done = done, done + len(rows)
+        if total >= LOUD_FROM and done // step > before // step:
+            say(f"{table}: moved {done:,} of {total:,} records to the compact layout")
+
+
+def _split(spec: TableSpec, columns: dict[str, Any], raw: str) -> tuple[str, str | None, str | None, str | None]:
+    """(the record's text, its patch, its fields without a column, its whole text where the
+    rebuild cannot give it)."""
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict):
+        return raw, None, None, raw
+    return raw_rebuilt.split(spec, record, columns)
+
+
+def _keep_whole(db: Database, table: str, texts: dict[int, str]) -> None:
+    marks = ",".join("?" * len(texts))
+    rebuilt = dict(db.execute(f'SELECT rowid, raw FROM "{table}" WHERE rowid IN ({marks})', list(texts)).fetchall())
+    for rowid, text in raw_rebuilt.mismatches(rebuilt, texts).items():
+        db.execute(f'UPDATE "{table}" SET raw_full = ? WHERE rowid = ?', [text, rowid])
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
