@@ -52,6 +52,7 @@ from ..store.state import load_cursor, save_cursor, start_run
 from ..store.writer import RecordWriter
 from .archive import Archive, printable
 from .records import BUILDERS, Batch, Builder, Reader, dump_time, image_stub, message, topic
+from .space import check_space
 from .staging import Staging, Stopped, Stopping
 
 __all__ = ["LAYOUT", "ImportReport", "import_dump", "STATE_NAME"]
@@ -154,6 +155,9 @@ def _import(db: Database, path: str | Path, file_root: str, staging_path: str | 
         cursor = {"dump": identity, "done": [], "step": None, "after": None,
                   "site_history_after": cursor.get("site_history_after", {})}
         _remove(Path(staging_path))
+    database = db.execute("PRAGMA database_list").fetchone()[2]
+    if database:  # not an in-memory database
+        line(check_space(Path(path), Path(database), Path(staging_path)))
     report.skipped = _unknown(archive)
     for skipped in report.skipped:
         line(skipped)

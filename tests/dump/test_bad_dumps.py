@@ -295,3 +295,24 @@ def test_a_long_line_is_read_in_flat_memory():
         tracemalloc.stop()
     assert rows[1:] == [["1", "2"]] and len(rows[0][0]) == KEPT_OF_A_LONG_LINE
     assert peak < 2.5 * LONGEST_LINE
+
+
+def test_an_import_the_disk_cannot_hold_is_refused_before_anything_is_written(plain_dump, tmp_path):
+    huge = tmp_path / "huge.pgdump"  # the real dump's header and tables, then sparse zeros: a quarter of the disk
+    shutil.copyfile(plain_dump, huge)
+    with huge.open("r+b") as handle:
+        handle.truncate(shutil.disk_usage(tmp_path).free // 4)
+    result, db_path = import_dump(tmp_path, huge)
+    assert result.exit_code == 5, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "not enough disk for the import" in lines[0], result.output
+    assert "free in" in lines[0] and "nothing was written" in lines[0]
+    assert open_database(db_path).execute("SELECT count(*) FROM images").fetchone()[0] == 0
+    assert not (tmp_path / "mirror.db.dump-staging").exists()
+
+
+def test_an_import_says_how_much_disk_it_needs_before_it_starts(plain_dump, tmp_path):
+    result, _ = import_dump(tmp_path, plain_dump)
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert "the import needs about" in first and "are free" in first

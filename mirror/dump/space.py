@@ -1,0 +1,72 @@
+"""The disk an import needs, said before it starts, and refused in one line when it is not there.
+
+An import that runs out of disk an hour in loses nothing (every batch is committed with its
+cursor), but it has cost that hour and leaves a full disk behind. What it will need is known
+closely enough beforehand from the size of the dump: the archive grows by about
+:data:`ARCHIVE_PER_DUMP_BYTE` bytes for each byte of the (compressed) dump, and the scratch copy
+of the dump's tables (:mod:`.staging`, removed at the end) takes about
+:data:`STAGING_PER_DUMP_BYTE`. Both were measured on generated boards of Derpibooru's shape
+(``docs/performance.md``, "The whole board"), where ids, hashes and texts compress as the real
+dump's do. A resumed import needs only what the files it already wrote do not hold yet.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store.errors import StoreError
+
+__all__ = ["ARCHIVE_PER_DUMP_BYTE", "STAGING_PER_DUMP_BYTE", "Space", "space_needed", "check_space"]
+
+ARCHIVE_PER_DUMP_BYTE = 4.0
+STAGING_PER_DUMP_BYTE = 3.0
+_SLACK = 1.1  # the estimate is an estimate: a tenth more is asked for
+
+
+@dataclass(frozen=True)
+class Space:
+    """What the import will write (archive and scratch copy), and what the disk has free."""
+
+    folder: Path
+    needed: int
+    free: int
+
+    @property
+    def enough(self) -> bool:
+        return self.free >= self.needed
+
+    def line(self) -> str:
+        return (f"the import needs about {_size(self.needed)} free in {self.folder} (the archive and a scratch copy "
+                f"of the dump's tables, removed at the end); {_size(self.free)} are free")
+
+
+def space_needed(dump: Path, database: Path, staging: Path) -> Space:
+    """The disk the import of ``dump`` into ``database`` still needs, on the disk that holds both."""
+    size = dump.stat().st_size
+    written = _size_of(database) + _size_of(staging)
+    needed = max(0, round(size * (ARCHIVE_PER_DUMP_BYTE + STAGING_PER_DUMP_BYTE) * _SLACK) - written)
+    folder = database.parent
+    return Space(folder, needed, shutil.disk_usage(folder).free)
+
+
+def check_space(dump: Path, database: Path, staging: Path) -> str:
+    """The line saying what the import needs; :class:`StoreError` (exit 5) when the disk lacks it."""
+    space = space_needed(dump, database, staging)
+    if not space.enough:
+        raise StoreError(f"not enough disk for the import: {space.line()}. Free some space, or point "
+                         "store.database at a larger disk; nothing was written")
+    return space.line()
+
+
+def _size_of(path: Path) -> int:
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def _size(count: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if count < 1000 or unit == "GB":
+            return f"{count:,.0f} {unit}" if unit == "bytes" else f"{count:,.1f} {unit}"
+        count /= 1000
+    return f"{count:,.1f} TB"
