@@ -44,7 +44,7 @@ from sqlite_utils import Database
 from ..store import ImageWriter
 from ..store.dump_tables import save_dump_rows, save_features
 from ..store.galleries import replace_members
-from ..store.history import SiteChange, save_site_changes
+from ..store.history import SiteChange, save_site_changes, unseen_site_tags
 from ..store.images import save_file_facts
 from ..store.rejects import reject
 from ..store.specs import COMMENTS, FORUMS, GALLERIES, POSTS, TAGS, TOPICS, USERS
@@ -468,11 +468,18 @@ class Writing:
 
     def _tag_changes(self, report: StepReport) -> None:
         """The site's tag changes, into the history once each: one change per ``tag_changes`` row,
-        its tags from ``tag_change_tags`` (a 2022 dump has one tag per row, in the row itself)."""
+        its tags from ``tag_change_tags`` (a 2022 dump has one tag per row, in the row itself).
+
+        The last id imported marks where a later dump of the same layout starts; across the
+        site's 2025 renumbering (a 2022 dump, then a 2026 one, or the other way) ids say nothing,
+        and a change is known again by its content (:func:`~mirror.store.history.unseen_site_tags`)."""
         if not self.reader.has("tag_changes"):
             return
         one_table = "tag_id" in self.staging.columns("tag_changes")
-        done = self.cursor.get("site_history_after", {}).get("tag_changes", -1)
+        layout = "2022" if one_table else "2026"
+        marks = self.cursor.get("site_history_after", {})
+        same_ids = marks.get("tag_changes_layout", layout) == layout
+        done = marks.get("tag_changes", -1) if same_ids else -1
         for rows in self._batches("tag_changes", "tag_changes", report):
             rows = [r for r in rows if isinstance(r.get("id"), int) and r["id"] > done]
             tags = self._change_tags(rows, one_table)
@@ -481,7 +488,8 @@ class Writing:
                                   tuple((sign, tag_id, names.get(tag_id) or r.get("tag_name_cache"))
                                         for sign, tag_id in tags.get(r["id"], [])))
                        for r in rows if isinstance(r.get("image_id"), int)]
-            self._save_site(changes, "tag_changes", rows, report)
+            self._save_site(unseen_site_tags(self.db, changes), "tag_changes", rows, report,
+                            {"tag_changes_layout": layout})
 
     def _change_tags(self, rows: list[dict], one_table: bool) -> dict[int, list[tuple[str, int]]]:
         if not rows:
@@ -508,11 +516,12 @@ class Writing:
                        for r in rows if isinstance(r.get("image_id"), int)]
             self._save_site(changes, "source_changes", rows, report)
 
-    def _save_site(self, changes: list[SiteChange], table: str, rows: list[dict], report: StepReport) -> None:
+    def _save_site(self, changes: list[SiteChange], table: str, rows: list[dict], report: StepReport,
+                   also: Mapping[str, Any] | None = None) -> None:
         with self.db.atomic():
             save_site_changes(self.db, self.run_id, changes)
             if rows:
-                marks = {**self.cursor.get("site_history_after", {}), table: rows[-1]["id"]}
+                marks = {**self.cursor.get("site_history_after", {}), table: rows[-1]["id"], **(also or {})}
                 self.cursor = {**self.cursor, "site_history_after": marks}
                 self._checkpoint(table, rows[-1]["id"], report, len(changes))
 

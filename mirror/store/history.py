@@ -39,7 +39,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from sqlite_utils import Database
@@ -47,7 +48,7 @@ from sqlite_utils import Database
 from ..dates import utc_text
 from .records import storable_text, tags_in_step
 
-__all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "recording", "recorder_for", "record_key",
+__all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "unseen_site_tags", "recording", "recorder_for", "record_key",
            "note_event", "SiteChange", "save_site_changes",
            "keep_counters", "counters_kept"]
 
@@ -319,6 +320,44 @@ class SiteChange:
     event: str  # site_tags or site_source
     tags: tuple[tuple[str, int, str | None], ...] = ()  # (change, tag id, tag name)
     source: str | None = None
+
+
+# The site regrouped its tag changes in 2025 (one row per tag became one batch per image, user
+# and five-second window, under new ids), so a change kept from an older dump is found again by
+# what it says, its time allowed to move by that window.
+SITE_TAGS_WINDOW = 5
+
+
+def unseen_site_tags(db: Database, changes: Sequence[SiteChange]) -> list[SiteChange]:
+    """``changes`` less the tag changes the history already holds from an earlier dump, matched on
+    their content (image, tag, added or removed, and time within :data:`SITE_TAGS_WINDOW` seconds),
+    never on the site's ids; a change all of whose tags are kept already is left out."""
+    images = sorted({c.image_id for c in changes if c.event == "site_tags"})
+    if not images:
+        return list(changes)
+    kept: dict[tuple[int, int, str], list[float]] = {}
+    for image_id, tag_id, sign, seen_at in db.execute(
+            "SELECT c.image_id, c.tag_id, c.change, c.seen_at FROM image_tag_changes c "
+            "JOIN history h ON h.id = c.history_id WHERE c.image_id IN (SELECT value FROM json_each(?)) "
+            "AND h.event = 'site_tags'", [json.dumps(images)]):
+        kept.setdefault((image_id, tag_id, sign), []).append(_seconds(seen_at))
+    if not kept:
+        return list(changes)
+    unseen = []
+    for change in changes:
+        at = _seconds(change.at)
+        tags = tuple(t for t in change.tags if not any(
+            abs(at - then) <= SITE_TAGS_WINDOW for then in kept.get((change.image_id, t[1], t[0]), ())))
+        if change.event != "site_tags" or tags:
+            unseen.append(change if tags == change.tags else replace(change, tags=tags))
+    return unseen
+
+
+def _seconds(text: str | None) -> float:
+    try:
+        return datetime.fromisoformat((text or "").replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return float("nan")  # no time: equal to no other
 
 
 def save_site_changes(db: Database, run_id: int | None, changes: Sequence[SiteChange]) -> None:

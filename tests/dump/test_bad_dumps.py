@@ -151,6 +151,23 @@ def test_the_2022_layout_imports_without_descriptions_and_with_its_one_table_tag
     assert site_tags == board.value("SELECT count(*) FROM image_tags")
 
 
+@pytest.mark.parametrize("first, then", [("2026", "2022"), ("2022", "2026")])
+def test_the_sites_tag_changes_are_kept_once_across_its_renumbering(board, tmp_path, first, then):
+    """The site regrouped its tag changes under new ids in 2025: a dump of either layout after
+    the other adds none of the changes a second time."""
+    def site_tags(db):
+        return sorted(db.execute("SELECT c.image_id, c.tag_id, c.change, c.seen_at FROM image_tag_changes c "
+                                 "JOIN history h ON h.id = c.history_id WHERE h.event = 'site_tags'").fetchall())
+
+    result, db_path = import_dump(tmp_path, make_dump(board, tmp_path, f"{first}.pgdump", layout=first))
+    assert result.exit_code == 0, result.output
+    once = site_tags(open_database(db_path))
+    assert once
+    result, _ = import_dump(tmp_path, make_dump(board, tmp_path, f"{then}.pgdump", layout=then))
+    assert result.exit_code == 0, result.output
+    assert site_tags(open_database(db_path)) == once
+
+
 def test_a_pipe_written_dump_without_offsets_reads_the_same(plain_dump, tmp_path):
     """pg_dump writing to a pipe leaves every data offset unset: tables are found by walking the data."""
     archive = Archive.open(plain_dump)
