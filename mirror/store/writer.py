@@ -216,10 +216,7 @@ class RecordWriter:
             self.rows.update(key, tuple(row), tuple(row.values()))
         else:
             # never seen in full: the stub is all there is
-            if self.rebuilt:
-                row["raw_full"] = to_json(raw_rebuilt.canonical(self.spec, record))
-            else:
-                row["raw"] = row["stub"]
+            row["raw_full" if self.rebuilt else "raw"] = row["stub"]
             self.rows.insert(tuple(row), [tuple(row.values())])
 
     def _has_alias(self, field: str, record: Mapping[str, Any]) -> bool:

@@ -53,7 +53,8 @@ def test_every_real_record_reads_back_byte_for_byte_and_few_need_their_whole_tex
             raw, raw_full = kept(db, table, record["id"])
             # the last record of an id is the one kept (a fixture may list an image twice)
             last = [r for r in records if r["id"] == record["id"]][-1]
-            assert raw == to_json(canonical(SPECS[table], last))
+            is_stub = SPECS[table].is_stub(last)  # a row first seen hidden holds the stub as it came
+            assert raw == (to_json(last) if is_stub else to_json(canonical(SPECS[table], last)))
             whole += raw_full is not None
         assert whole <= len(records) // 10, (table, whole, len(records))
 
