@@ -48,7 +48,7 @@ from sqlite_utils import Database
 from ..dates import utc_text
 from .records import storable_text, tags_in_step
 
-__all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "unseen_site_tags", "recording", "recorder_for", "record_key",
+__all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "KeptSiteTags", "unseen_site_tags", "recording", "recorder_for", "record_key",
            "note_event", "SiteChange", "save_site_changes",
            "keep_counters", "counters_kept"]
 
@@ -328,26 +328,42 @@ class SiteChange:
 SITE_TAGS_WINDOW = 5
 
 
-def unseen_site_tags(db: Database, changes: Sequence[SiteChange]) -> list[SiteChange]:
-    """``changes`` less the tag changes the history already holds from an earlier dump, matched on
-    their content (image, tag, added or removed, and time within :data:`SITE_TAGS_WINDOW` seconds),
-    never on the site's ids; a change all of whose tags are kept already is left out."""
-    images = sorted({c.image_id for c in changes if c.event == "site_tags"})
+@dataclass(frozen=True)
+class KeptSiteTags:
+    """Where the site tag changes an import may meet again end: the last history row before it
+    began, and the time of the newest site tag change then (plus the window)."""
+
+    history_id: int
+    newest: float
+
+    @classmethod
+    def before_now(cls, db: Database) -> KeptSiteTags | None:
+        newest = db.execute("SELECT max(seen_at) FROM history WHERE event = 'site_tags'").fetchone()[0]
+        if newest is None:
+            return None
+        return cls(db.execute("SELECT max(id) FROM history").fetchone()[0], _seconds(newest) + SITE_TAGS_WINDOW)
+
+
+def unseen_site_tags(db: Database, kept: KeptSiteTags | None, changes: Sequence[SiteChange]) -> list[SiteChange]:
+    """``changes`` less the tag changes the history held before this import began (``kept``),
+    matched on their content (image, tag, added or removed, and time within
+    :data:`SITE_TAGS_WINDOW` seconds), never on the site's ids; a change all of whose tags were
+    kept is left out. Only changes as old as the newest kept one are looked up: a later dump's new
+    changes, and every change of a first import, cost nothing."""
+    images = sorted({c.image_id for c in changes if kept and c.event == "site_tags" and _seconds(c.at) <= kept.newest})
     if not images:
         return list(changes)
-    kept: dict[tuple[int, int, str], list[float]] = {}
+    found: dict[tuple[int, int, str], list[float]] = {}
     for image_id, tag_id, sign, seen_at in db.execute(
             "SELECT c.image_id, c.tag_id, c.change, c.seen_at FROM image_tag_changes c "
             "JOIN history h ON h.id = c.history_id WHERE c.image_id IN (SELECT value FROM json_each(?)) "
-            "AND h.event = 'site_tags'", [json.dumps(images)]):
-        kept.setdefault((image_id, tag_id, sign), []).append(_seconds(seen_at))
-    if not kept:
-        return list(changes)
+            "AND h.event = 'site_tags' AND h.id <= ?", [json.dumps(images), kept.history_id]):
+        found.setdefault((image_id, tag_id, sign), []).append(_seconds(seen_at))
     unseen = []
     for change in changes:
         at = _seconds(change.at)
         tags = tuple(t for t in change.tags if not any(
-            abs(at - then) <= SITE_TAGS_WINDOW for then in kept.get((change.image_id, t[1], t[0]), ())))
+            abs(at - then) <= SITE_TAGS_WINDOW for then in found.get((change.image_id, t[1], t[0]), ())))
         if change.event != "site_tags" or tags:
             unseen.append(change if tags == change.tags else replace(change, tags=tags))
     return unseen
