@@ -10,9 +10,10 @@ the Delta writer pulls the batches from threads of its own. What was written is 
 from __future__ import annotations
 
 import hashlib
-from array import array
 import json
+import re
 import sqlite3
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..dates import parse_utc
+from ..store.records import storable_text
 from .tables import APPENDED, BOOL, COMPARED, JSON, STAMP, Column, ExportTable
 
 __all__ = ["Bounds", "Written", "digest", "record_batches"]
@@ -138,13 +140,30 @@ def _array(column: Column, values: Sequence[Any]) -> pa.Array:
         return pa.array([fitted(v, column.type) for v in values], column.type)
 
 
+# A \uD800-\uDFFF escape: the JSON text may hold a lone surrogate (the store keeps one as its escape).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
 def _loaded(text: Any) -> Any:
+    """A JSON column's value parsed; a lone surrogate in it (valid in JSON, not in UTF-8, so Arrow
+    cannot write it) becomes U+FFFD, as it does in the store's text columns."""
     if text is None or not isinstance(text, str):
         return text
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError:
         return None
+    return _storable(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {storable_text(key): _storable(item) for key, item in value.items()}
+    return value
 
 
 def _times(values: Sequence[Any]) -> pa.Array:

@@ -4,6 +4,7 @@ metrics file; and the one line said when the export extra is missing."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -72,3 +73,22 @@ def test_export_json_says_what_it_wrote_and_counts_no_files(exported, tmp_path):
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
     assert run["command"] == "export" and run["export"]["versions"] > 0 and run["files"] is None
+
+
+def test_a_lone_surrogate_in_a_list_field_is_exported_as_u_fffd_and_holds_back_nothing(exported, tmp_path):
+    """Sync keeps a tag ``"\\ud800"`` as its JSON escape; the export writes it as U+FFFD, as it does a
+    description's, and the record's batch goes out whole."""
+    db = sqlite3.connect(copy_of(exported.db, tmp_path / "mirror.db"))
+    odd = exported.done["edited"]
+    with db:
+        db.execute("UPDATE images SET tags = ?, mirrored_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
+                   ['["\\ud800 lone", "safe"]', odd])
+        shown = db.execute("SELECT count(*) FROM images").fetchone()[0]
+    db.close()
+    config = changed(exported.config, store={"database": str(tmp_path / "mirror.db")})
+    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", str(tmp_path / "dest"))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    images = pl.read_delta(str(tmp_path / "dest" / "images"))
+    assert images["id"].n_unique() == shown
+    assert images.filter(pl.col("id") == odd)["tags"].to_list() == [["\ufffd lone", "safe"]]
