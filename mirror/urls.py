@@ -15,6 +15,8 @@ from functools import lru_cache
 from ipaddress import ip_address
 from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
+from .words import one_printable_line
+
 _WEB_URL = re.compile(r"https?://[^\s/?#]", re.IGNORECASE)
 
 
@@ -70,6 +72,13 @@ def redact(url: str) -> str:
         return url
     query = [(k, "***" if k == "key" else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
     return urlunsplit(parts._replace(query=urlencode(query, safe="*:,")))
+
+
+def error_text(error: BaseException) -> str:
+    """What a library's error says, as the mirror may print it, put in ``--json`` and ping with:
+    one printable line (no colour codes), any password or key in it redacted; its class's name
+    when it says nothing. delta-rs and botocore quote whole request URLs and answers' bodies."""
+    return redact(one_printable_line(str(error))) or type(error).__name__
 
 
 def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:

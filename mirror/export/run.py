@@ -24,7 +24,7 @@ from ..dates import utc_text
 from ..progress import Reporter
 from ..store.export_state import (forget_export, load_export_cursor, reading_connection, save_digests,
                                   save_export_cursor)
-from ..urls import redact
+from ..urls import error_text, redact, shortened
 from . import delta
 from .batches import Bounds, Written, record_batches
 from .describe import describe_files
@@ -74,7 +74,7 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
 
 
 def _reason(error: BaseException) -> str:
-    return " ".join(str(error).split())[:200] or type(error).__name__
+    return shortened(error_text(error))
 
 
 def _cursor_for(db: Database, where: delta.Destination) -> dict[str, Any]:

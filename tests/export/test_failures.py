@@ -1,0 +1,86 @@
+"""An export whose destination fails: a password in ``store.endpoint_url``, an S3 endpoint that
+cannot be reached after a killed export, an endpoint whose errors carry colour codes and URLs.
+Each ends in one line and the exit status of the README's table, through the CLI, over real
+sockets on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from ..support.configs import changed, write_config
+from ..support.moto import AWS_ENV
+from ..support.ports import a_closed_port
+from .test_killed import copy_of
+
+SECRET = "hunter2-not-for-logs"
+
+
+def mirror(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mirror.cli", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **AWS_ENV, **(env or {})})
+
+
+def one_line(done: subprocess.CompletedProcess) -> str:
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "Error: " in line]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_a_password_in_the_endpoint_url_is_refused_and_never_printed(exported, tmp_path):
+    config = changed(exported.config, store={"database": str(copy_of(exported.db, tmp_path / "mirror.db")),
+                                             "endpoint_url": f"http://keyid:{SECRET}@127.0.0.1:{a_closed_port()}"})
+    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", "s3://bucket/board", "--json")
+    assert done.returncode == 2
+    line = one_line(done)
+    assert "[store] endpoint_url" in line and "AWS_SECRET_ACCESS_KEY" in line
+    assert SECRET not in done.stdout + done.stderr
+
+
+class Hostile(BaseHTTPRequestHandler):
+    """An S3 endpoint whose every answer is a 500 with colour codes and a URL with a password."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _answer(self) -> None:
+        body = (f"\x1b[31mboom\x1b[0m at http://keyid:{SECRET}@127.0.0.1/bucket \x07").encode()
+        self.send_response(500)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_PUT = do_HEAD = do_POST = do_DELETE = _answer  # noqa: N815 (http.server's names)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture
+def hostile_endpoint():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_library_error_reaches_the_terminal_and_json_as_printable_redacted_text(exported, tmp_path,
+                                                                                  hostile_endpoint):
+    config = changed(exported.config, store={"database": str(copy_of(exported.db, tmp_path / "mirror.db")),
+                                             "endpoint_url": hostile_endpoint},
+                     polite={"max_retries": 0})
+    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", "s3://bucket/board", "--json")
+    assert done.returncode == 5, done.stderr
+    line = one_line(done)
+    error = json.loads(done.stdout)["error"]
+    for text in (line, error):
+        assert text.isprintable() and "\x1b" not in text and "[31m" not in text
+        assert SECRET not in text
