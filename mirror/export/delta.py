@@ -18,9 +18,15 @@ import fsspec
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import DeltaError, TableNotFoundError
 
-__all__ = ["Destination", "append", "has_batch", "data_bytes", "compact", "remove_orphans"]
+try:  # the s3 extra: s3fs over botocore
+    from botocore.exceptions import BotoCoreError, ClientError
+    _S3_ERRORS: tuple[type[Exception], ...] = (BotoCoreError, ClientError)
+except ImportError:  # pragma: no cover (no S3 without it)
+    _S3_ERRORS = ()
+
+__all__ = ["Destination", "DESTINATION_ERRORS", "append", "has_batch", "data_bytes", "compact", "remove_orphans"]
 
 BATCH_KEY = "booru_mirror.batch"
 # How many of a table's latest commits are looked at for a killed run's batch: an export makes one
@@ -30,6 +36,9 @@ LOOK_BACK = 20
 # budget (300 MB at a million images), large enough for readers (bench/export.py).
 WRITER = WriterProperties(compression="ZSTD", compression_level=9, max_row_group_size=8_192)
 TARGET_FILE_SIZE = 64 * 2**20
+# What reaching DEST can raise: delta-rs' errors, fsspec's OSErrors, and botocore's, which s3fs
+# passes on as they are for an endpoint it cannot reach at all (EndpointConnectionError).
+DESTINATION_ERRORS: tuple[type[Exception], ...] = (DeltaError, OSError, *_S3_ERRORS)
 
 
 @dataclass(frozen=True)

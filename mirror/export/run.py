@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from deltalake.exceptions import DeltaError
 from sqlite_utils import Database
 
 from ..dates import utc_text
@@ -67,7 +66,7 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
                                 "ids": pending["upto"], "exported_at": utc_text()})
         if compact:
             report.compacted = _compact(where, retention_hours)
-    except (DeltaError, OSError) as e:
+    except delta.DESTINATION_ERRORS as e:
         raise ExportFailure(f"export: cannot write {redact(where.url)} ({_reason(e)}); what is exported so far is "
                             "kept, and the next export goes on from it. Check DEST and its credentials.") from e
     return report

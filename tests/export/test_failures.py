@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -14,7 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ..support.configs import changed, write_config
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+
+from ..support.configs import changed, site_config, write_config
 from ..support.moto import AWS_ENV
 from ..support.ports import a_closed_port
 from .test_killed import copy_of
@@ -25,6 +29,14 @@ SECRET = "hunter2-not-for-logs"
 def mirror(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mirror.cli", *args], capture_output=True, text=True, timeout=120,
                           env={**os.environ, **AWS_ENV, **(env or {})})
+
+
+def killed_export_to(db_path, dest: str) -> None:
+    """The database as an export killed mid-batch leaves it: a pending batch for ``dest``."""
+    with sqlite3.connect(db_path) as db:
+        pending = {"batch": 1, "low": "", "high": "2026-01-01T00:00:00Z", "after": {}, "upto": {}}
+        db.execute("INSERT OR REPLACE INTO sync_state (name, cursor, updated_at) VALUES ('export', ?, '2026-01-01')",
+                   [json.dumps({"dest": dest, "pending": pending})])
 
 
 def one_line(done: subprocess.CompletedProcess) -> str:
@@ -42,6 +54,32 @@ def test_a_password_in_the_endpoint_url_is_refused_and_never_printed(exported, t
     line = one_line(done)
     assert "[store] endpoint_url" in line and "AWS_SECRET_ACCESS_KEY" in line
     assert SECRET not in done.stdout + done.stderr
+
+
+def test_an_unreachable_s3_endpoint_after_a_killed_export_is_exit_5_in_one_line(exported, tmp_path):
+    db_path = copy_of(exported.db, tmp_path / "mirror.db")
+    killed_export_to(db_path, "s3://bucket/board")
+    config = changed(exported.config, store={"database": str(db_path),
+                                             "endpoint_url": f"http://127.0.0.1:{a_closed_port()}"})
+    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", "s3://bucket/board")
+    assert done.returncode == 5, done.stderr
+    assert "s3://bucket/board" in one_line(done)
+
+
+def test_the_nightly_sync_with_an_unreachable_s3_endpoint_reports_its_other_steps_and_exits_5(tmp_path):
+    with SiteServer(BoardEditor.generate(seed=2, images=10)) as site:
+        config = site_config(site, tmp_path)
+        assert mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "sync", "images").returncode == 0
+        killed_export_to(config.database, "s3://bucket/board")
+        site.editor.add_images(2)
+        config = changed(config, export={"enabled": True, "dest": "s3://bucket/board"},
+                         store={"endpoint_url": f"http://127.0.0.1:{a_closed_port()}"})
+        done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "sync", "images", "--json")
+    assert done.returncode == 5, done.stderr
+    one_line(done)
+    run = json.loads(done.stdout)
+    assert run["exit_code"] == 5 and run["export"] is None
+    assert run["resources"]["images"]["new"] == 2  # the sync before the export is reported as done
 
 
 class Hostile(BaseHTTPRequestHandler):
