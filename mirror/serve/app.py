@@ -32,13 +32,27 @@ from .reverse import reverse_routes
 __all__ = ["create_serve_app", "run_serve"]
 
 
+# What SQLite says of a file that is no longer the database it opened (overwritten in place).
+REPLACED = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
 def unavailable(request: Request, error: Exception) -> Response:
     """The database deleted, or overwritten in place, under the server: every answer says so (503),
-    and so does the log, rather than answering from what is gone or failing with a traceback."""
-    message = str(error) if isinstance(error, BoardGone) else (
-        f"the mirror database cannot be read ({error}): was it overwritten while being served? "
-        "Put a sound copy in place, or restart mirror serve")
-    logging.getLogger("mirror.serve").error(message)
+    and so does the log, rather than answering from what is gone or failing with a traceback. Any
+    other error of SQLite's (a table an old mirror lacks, a query past a limit) is that request's
+    own: a 500 saying it, not a replaced file."""
+    log = logging.getLogger("mirror.serve")
+    if isinstance(error, BoardGone):
+        message = str(error)
+    elif getattr(error, "sqlite_errorname", None) in REPLACED:
+        message = (f"the mirror database cannot be read ({error}): was it overwritten while being served? "
+                   "Put a sound copy in place, or restart mirror serve")
+    else:
+        message = (f"the mirror database could not answer this request ({error}); other requests are answered. "
+                   "Run `mirror sync` once to bring an older mirror's tables up to date")
+        log.error("%s %s: %s", request.method, redact(str(request.url.path)), message)
+        return JsonAnswer({"error": message}, status_code=500)
+    log.error(message)
     return JsonAnswer({"error": message}, status_code=503)
 
 

@@ -610,3 +610,14 @@ def _image_crops(db: Database) -> None:
             hue INTEGER NOT NULL,
             PRIMARY KEY (image_id, view, crop)
         ) STRICT, WITHOUT ROWID""")
+
+
+@migrations(name="0032_history_by_record_and_time")
+def _history_by_record_and_time(db: Database) -> None:
+    """One record's history by time (with its event, so a filter on it reads no row): a record as
+    of a moment undoes only the changes after it, its TimeMap and its history page read a page
+    at a time, and a record hammered by bots (300,000 versions) is one index range, not a scan.
+    An image's tag changes by tag: its tags as of a moment are one seek per tag it ever had
+    changed (:mod:`mirror.asof.records`), not a sort of every change since."""
+    db.execute("CREATE INDEX history_by_record_time ON history (resource, record_key, seen_at, event)")
+    db.execute("CREATE INDEX image_tag_changes_by_image_tag ON image_tag_changes (image_id, tag_id, seen_at, id)")
