@@ -84,7 +84,10 @@ def timegate(request: Request) -> Response | None:
 
 
 def timemap_after(request: Request) -> Moment | None:
-    """The moment a TimeMap page starts after (``?after=WHEN``), None for the first page."""
+    """The moment a TimeMap page starts after (``?after=WHEN``), None for the first page; and a
+    404 for a TimeMap kind there is none of, before any record is read."""
+    if request.path_params.get("kind") not in TIMEMAP_KINDS:
+        raise ErrorAnswer(404, "Not Found")
     after = request.query_params.get("after")
     try:
         return parse_moment(after) if after is not None else None
@@ -98,8 +101,6 @@ def timemap(request: Request, versions: Sequence[str], *, first: bool = True, mo
     origin, path = origin_of(request), original_path(request).split("?", 1)[0]
     mementos = [(Moment(at), f"{origin}/as-of/{Moment(at).digits}{path}") for at in versions]
     kind = request.path_params["kind"]
-    if kind not in TIMEMAP_KINDS:
-        raise ErrorAnswer(404, "Not Found")
     own = f"{origin}/timemap/{kind}{path}"
     here = own + (f"?after={request.query_params['after']}" if not first else "")
     following = f"{own}?after={mementos[-1][0].digits}" if more and mementos else None

@@ -99,3 +99,11 @@ def test_as_of_beyond_the_calendar_is_exit_2_in_one_line(mirrored, command):
                                "--as-of", when], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert "--as-of" in done.stderr
+
+
+def test_a_timemap_of_a_kind_there_is_none_of_is_a_404_not_a_500(mirrored, served):
+    image = mirrored[2][0]
+    with httpx.Client(base_url=served.url) as http:
+        assert http.get(f"/timemap/link/api/v1/json/images/{image}").status_code == 200
+        unknown = http.get(f"/timemap/UNKNOWN/api/v1/json/images/{image}")
+        assert unknown.status_code == 404 and unknown.json()["error"] == "Not Found"
