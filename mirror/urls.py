@@ -112,6 +112,20 @@ def is_web_url(value: object) -> bool:
     return isinstance(value, str) and _WEB_URL.match(value) is not None
 
 
+def public_url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as the address a server is reached at (scheme, host, port and
+    nothing more, no credentials: it is written into every answer), or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises for a port that is no number)
+    except ValueError:
+        parts = None
+    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc
+            or parts.path.strip("/") or parts.query or parts.fragment):
+        return f"give the address alone, such as https://mirror.example.org, got {redact(url)!r}"
+    return None
+
+
 def is_loopback(url: str) -> bool:
     """Whether ``url`` names this machine (127.0.0.0/8, ::1 or localhost), where plain http is allowed."""
     host = (urlsplit(url).hostname or "").rstrip(".")
