@@ -295,3 +295,19 @@ def test_a_long_line_is_read_in_flat_memory():
         tracemalloc.stop()
     assert rows[1:] == [["1", "2"]] and len(rows[0][0]) == KEPT_OF_A_LONG_LINE
     assert peak < 2.5 * LONGEST_LINE
+
+
+@pytest.mark.parametrize("table, columns, missing", [
+    ("users", "(name)", "id"),
+    ("tags", "(id, name)", "slug"),
+])
+def test_a_column_list_without_a_column_the_importer_reads_names_the_table_and_column(plain_dump, tmp_path, table,
+                                                                                       columns, missing):
+    """A damaged COPY statement that drops ``id`` (or a tag's ``slug``): the dump lacks a column the
+    import reads, which is the dump's fault (exit 2), not the database's ("no such column", exit 5)."""
+    path = with_copy_statement(plain_dump, tmp_path / "columns.pgdump", table,
+                               f"COPY public.{table} {columns} FROM stdin;\n")
+    result, _ = import_dump(tmp_path, path)
+    assert result.exit_code == 2, result.output
+    said = error_line(result)
+    assert said.startswith(f"Error: {path}: table {table}: ") and f"no column {missing}" in said, said
