@@ -120,7 +120,8 @@ def checked(section: str, key: str, value: Any, source: str | None) -> Any:
 POSITIVE = {("polite", "requests_per_second"), ("polite", "timeout"), ("polite", "backoff"),
             ("polite", "searches_per_10s"),
             ("polite", "give_up_after"), ("download", "concurrency"), ("download", "requests_per_second"),
-            ("download", "file_deadline"), ("download", "dump_stall_seconds"), ("report", "healthcheck_timeout")}
+            ("download", "file_deadline"), ("download", "dump_stall_seconds"), ("report", "healthcheck_timeout"),
+            ("export", "timeout")}
 
 
 def _check_rules(section: str, key: str, value: Any) -> None:

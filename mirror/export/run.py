@@ -40,9 +40,11 @@ def location(dest: str) -> str:
 
 
 def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, compact: bool = False,
-                   retention_hours: float = 168.0, reporter: Reporter | None = None) -> ExportReport:
-    """Append to DEST's tables every version the store holds that no export has written yet."""
-    where = delta.destination(location(dest), endpoint_url)
+                   retention_hours: float = 168.0, timeout: float = 60.0,
+                   reporter: Reporter | None = None) -> ExportReport:
+    """Append to DEST's tables every version the store holds that no export has written yet; a
+    call to DEST unanswered for ``timeout`` seconds ends it (:class:`ExportFailure`)."""
+    where = delta.destination(location(dest), endpoint_url, timeout=timeout, say=reporter.warn if reporter else None)
     report = ExportReport(dest=redact(where.url))
     try:
         cursor = _cursor_for(db, where)
@@ -68,7 +70,8 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
             report.compacted = _compact(where, retention_hours)
     except delta.DESTINATION_ERRORS as e:
         raise ExportFailure(f"export: cannot write {redact(where.url)} ({_reason(e)}); what is exported so far is "
-                            "kept, and the next export goes on from it. Check DEST and its credentials.") from e
+                            "kept, and the next export goes on from it. Check DEST and its credentials (a call "
+                            f"unanswered for export.timeout = {timeout:g} s is given up on).") from e
     return report
 
 
@@ -124,8 +127,9 @@ def _write_texts(where: delta.Destination) -> None:
     fs, root = where.files()
     for name, text in {**describe_files(), **view_files(where.url)}.items():
         path = f"{root}/{name}"
-        fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-        fs.pipe_file(path, text.encode())
+        with where.waiting(name):
+            fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+            fs.pipe_file(path, text.encode())
 
 
 def _compact(where: delta.Destination, retention_hours: float) -> dict[str, int]:

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -26,8 +27,8 @@ from .test_killed import copy_of
 SECRET = "hunter2-not-for-logs"
 
 
-def mirror(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mirror.cli", *args], capture_output=True, text=True, timeout=120,
+def mirror(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mirror.cli", *args], capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **AWS_ENV, **(env or {})})
 
 
@@ -122,3 +123,41 @@ def test_a_library_error_reaches_the_terminal_and_json_as_printable_redacted_tex
     for text in (line, error):
         assert text.isprintable() and "\x1b" not in text and "[31m" not in text
         assert SECRET not in text
+
+
+@pytest.fixture
+def silent_endpoint():
+    """An S3 endpoint that takes every connection and never answers."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    held = []
+
+    def take() -> None:
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=take, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+    for connection in held:
+        connection.close()
+
+
+def test_a_silent_s3_endpoint_is_given_up_on_after_export_timeout_saying_it_waits(exported, tmp_path,
+                                                                                   silent_endpoint):
+    config = changed(exported.config, store={"database": str(copy_of(exported.db, tmp_path / "mirror.db")),
+                                             "endpoint_url": silent_endpoint},
+                     export={"timeout": 2.0})
+    started = time.monotonic()
+    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", "s3://bucket/board",
+                  timeout=90)
+    took = time.monotonic() - started
+    assert done.returncode == 5, done.stderr
+    assert took < 30, took  # botocore's defaults under s3fs held it (and the mirror's lock) for 425 s
+    assert "waiting for s3://bucket/board" in done.stderr and "export.timeout" in one_line(done)
