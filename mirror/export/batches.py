@@ -1,8 +1,8 @@
 """The rows an export writes, read from the store and turned into Arrow record batches.
 
 A record table's candidates are the rows written between the batch's bounds (``mirrored_at``);
-each is hashed (:func:`digest`) and kept only when it differs from the version last exported
-(the store's ``export_digests``, read in the same query). The reading runs on its own connection:
+each is hashed (:func:`digest`) and kept only when it differs from the version last exported to
+the same DEST (the store's ``export_digests``, read in the same query). The reading runs on its own connection:
 the Delta writer pulls the batches from threads of its own. What was written is collected in
 :class:`Written` for the store to keep once the table's commit is made.
 """
@@ -32,12 +32,14 @@ ROWS_PER_BATCH = 4_096
 @dataclass(frozen=True)
 class Bounds:
     """What one export batch covers: records written from ``low`` to ``high`` (``mirrored_at``,
-    both included), and history rows after ``history_low`` up to ``history_high`` (ids), per table."""
+    both included), and history rows after ``history_low`` up to ``history_high`` (ids), per table;
+    and the number of the DEST it goes to, whose digests say what it holds."""
 
     low: str
     high: str
     after: dict[str, int]
     upto: dict[str, int]
+    dest: int = 0
 
 
 @dataclass
@@ -76,7 +78,8 @@ def _queries(table: ExportTable, bounds: Bounds) -> list[tuple[str, list[Any]]]:
         return [(f'SELECT {columns} FROM "{table.table}" WHERE id > ? AND id <= ? ORDER BY id',
                  [bounds.after.get(table.name, 0), bounds.upto.get(table.name, 0)])]
     joined = (f'SELECT {columns}, {table.key_sql()}, d.digest FROM "{table.table}" '
-              f"LEFT JOIN export_digests d ON d.tbl = '{table.name}' AND d.record_key = {table.key_sql()}")
+              f"LEFT JOIN export_digests d ON d.dest = {int(bounds.dest)} AND d.tbl = '{table.name}' "
+              f"AND d.record_key = {table.key_sql()}")
     if table.how == COMPARED:
         return [(joined, [])]
     # Two ranges of the mirrored_at index (an OR of them would scan all of it): the rows written

@@ -21,8 +21,8 @@ from sqlite_utils import Database
 
 from ..dates import utc_text
 from ..progress import Reporter
-from ..store.export_state import (forget_export, load_export_cursor, reading_connection, save_digests,
-                                  save_export_cursor)
+from ..store.export_state import (dest_number, forget_export, load_export_cursor, reading_connection,
+                                  save_digests, save_export_cursor)
 from ..urls import error_text, redact, shortened
 from . import delta
 from .batches import Bounds, Written, record_batches
@@ -51,7 +51,8 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
         resumed = bool(cursor.get("pending"))
         pending = cursor.get("pending") or _new_batch(db, cursor)
         save_export_cursor(db, {**cursor, "dest": where.url, "pending": pending})
-        bounds = Bounds(pending["low"], pending["high"], pending["after"], pending["upto"])
+        bounds = Bounds(pending["low"], pending["high"], pending["after"], pending["upto"],
+                        dest_number(db, where.url))
         report.batch = pending["batch"]
         conn = reading_connection(db)
         try:
@@ -80,15 +81,14 @@ def _reason(error: BaseException) -> str:
 
 
 def _cursor_for(db: Database, where: delta.Destination) -> dict[str, Any]:
-    """The export cursor for DEST; a first export to a new, empty DEST starts afresh."""
-    cursor = load_export_cursor(db)
-    if cursor.get("dest") == where.url:
+    """The export cursor for DEST (each DEST has its own); a first export to a new, empty DEST starts afresh."""
+    cursor = load_export_cursor(db, where.url)
+    if cursor:
         return cursor
     if any(delta.exists(where, name) for name in EXPORT_TABLES):
-        raise ExportFailure(f"export: {redact(where.url)} already holds tables this database did not export last "
-                            f"(its last export went to {redact(cursor.get('dest') or 'nowhere')}); nothing was "
-                            "written. Export to an empty DEST, or to the last one.")
-    forget_export(db)
+        raise ExportFailure(f"export: {redact(where.url)} already holds tables this database did not export; "
+                            "nothing was written. Export to an empty DEST, or to one this database exported to.")
+    forget_export(db, where.url)
     return {}
 
 
@@ -115,7 +115,7 @@ def _export_table(db: Database, conn: sqlite3.Connection, where: delta.Destinati
             report.bytes += delta.data_bytes(where, table.name) - before
         report.tables[table.name] = written.rows
         report.fetched += written.rows
-    save_digests(db, table.name, written.digests())
+    save_digests(db, bounds.dest, table.name, written.digests())
 
 
 def _then(first: pa.RecordBatch | None, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

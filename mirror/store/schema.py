@@ -8,6 +8,7 @@ appended to :data:`migrations`; an applied migration is never edited.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 
@@ -621,3 +622,24 @@ def _history_by_record_and_time(db: Database) -> None:
     changed (:mod:`mirror.asof.records`), not a sort of every change since."""
     db.execute("CREATE INDEX history_by_record_time ON history (resource, record_key, seen_at, event)")
     db.execute("CREATE INDEX image_tag_changes_by_image_tag ON image_tag_changes (image_id, tag_id, seen_at, id)")
+
+
+@migrations(name="0033_export_state_per_dest")
+def _export_state_per_dest(db: Database) -> None:
+    """The export's state kept per DEST (:mod:`mirror.store.export_state`): each DEST's cursor in
+    ``export_dests``, and the digests of what was exported there, by the DEST's number. Kept for
+    one DEST at a time, a one-off export to another folder forgot the nightly DEST's, which then
+    refused every night after. What was kept moves to the DEST the last export went to."""
+    db.execute("""CREATE TABLE export_dests (
+        id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, cursor TEXT NOT NULL) STRICT""")
+    row = db.execute("SELECT cursor FROM sync_state WHERE name = 'export'").fetchone()
+    dest = json.loads(row[0]).get("dest") if row else None
+    if dest:
+        db.execute("INSERT INTO export_dests (id, url, cursor) VALUES (1, ?, ?)", [dest, row[0]])
+    db.execute("""CREATE TABLE export_digests_by_dest (
+        dest INTEGER NOT NULL, tbl TEXT NOT NULL, record_key TEXT NOT NULL, digest INTEGER NOT NULL,
+        PRIMARY KEY (dest, tbl, record_key)) STRICT, WITHOUT ROWID""")
+    if dest:
+        db.execute("INSERT INTO export_digests_by_dest SELECT 1, tbl, record_key, digest FROM export_digests")
+    db.execute("DROP TABLE export_digests")
+    db.execute("ALTER TABLE export_digests_by_dest RENAME TO export_digests")
