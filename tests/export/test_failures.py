@@ -7,37 +7,47 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
+from mirror.store import open_database
+from mirror.store.export_state import save_export_cursor
 
 from ..support.configs import changed, site_config, write_config
 from ..support.moto import AWS_ENV
 from ..support.ports import a_closed_port
+from ..support.raw_servers import handler_server, silent_server
 from .test_killed import copy_of
 
 SECRET = "hunter2-not-for-logs"
+DEST = "s3://bucket/board"
 
 
-def mirror(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def mirror(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mirror.cli", *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **AWS_ENV, **(env or {})})
+                          env={**os.environ, **AWS_ENV})
+
+
+def export_to(exported, tmp_path, endpoint: str, *args: str, database=None, timeout: float = 120,
+              **sections: dict) -> subprocess.CompletedProcess:
+    """`mirror export s3://bucket/board ARGS` of a copy of the archive (or ``database``) through ``endpoint``."""
+    database = database or copy_of(exported.db, tmp_path / "mirror.db")
+    config = changed(exported.config, store={"database": str(database), "endpoint_url": endpoint}, **sections)
+    return mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", DEST, *args, timeout=timeout)
 
 
 def killed_export_to(db_path, dest: str) -> None:
     """The database as an export killed mid-batch leaves it: a pending batch for ``dest``."""
-    with sqlite3.connect(db_path) as db:
-        pending = {"batch": 1, "low": "", "high": "2026-01-01T00:00:00Z", "after": {}, "upto": {}}
-        db.execute("INSERT OR REPLACE INTO sync_state (name, cursor, updated_at) VALUES ('export', ?, '2026-01-01')",
-                   [json.dumps({"dest": dest, "pending": pending})])
+    db = open_database(db_path)
+    save_export_cursor(db, {"dest": dest, "pending": {"batch": 1, "low": "", "high": "2026-01-01T00:00:00Z",
+                                                      "after": {}, "upto": {}}})
+    db.close()
 
 
 def one_line(done: subprocess.CompletedProcess) -> str:
@@ -48,9 +58,7 @@ def one_line(done: subprocess.CompletedProcess) -> str:
 
 
 def test_a_password_in_the_endpoint_url_is_refused_and_never_printed(exported, tmp_path):
-    config = changed(exported.config, store={"database": str(copy_of(exported.db, tmp_path / "mirror.db")),
-                                             "endpoint_url": f"http://keyid:{SECRET}@127.0.0.1:{a_closed_port()}"})
-    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", "s3://bucket/board", "--json")
+    done = export_to(exported, tmp_path, f"http://keyid:{SECRET}@127.0.0.1:{a_closed_port()}", "--json")
     assert done.returncode == 2
     line = one_line(done)
     assert "[store] endpoint_url" in line and "AWS_SECRET_ACCESS_KEY" in line
@@ -59,21 +67,19 @@ def test_a_password_in_the_endpoint_url_is_refused_and_never_printed(exported, t
 
 def test_an_unreachable_s3_endpoint_after_a_killed_export_is_exit_5_in_one_line(exported, tmp_path):
     db_path = copy_of(exported.db, tmp_path / "mirror.db")
-    killed_export_to(db_path, "s3://bucket/board")
-    config = changed(exported.config, store={"database": str(db_path),
-                                             "endpoint_url": f"http://127.0.0.1:{a_closed_port()}"})
-    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", "s3://bucket/board")
+    killed_export_to(db_path, DEST)
+    done = export_to(exported, tmp_path, f"http://127.0.0.1:{a_closed_port()}", database=db_path)
     assert done.returncode == 5, done.stderr
-    assert "s3://bucket/board" in one_line(done)
+    assert DEST in one_line(done)
 
 
 def test_the_nightly_sync_with_an_unreachable_s3_endpoint_reports_its_other_steps_and_exits_5(tmp_path):
     with SiteServer(BoardEditor.generate(seed=2, images=10)) as site:
         config = site_config(site, tmp_path)
         assert mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "sync", "images").returncode == 0
-        killed_export_to(config.database, "s3://bucket/board")
+        killed_export_to(config.database, DEST)
         site.editor.add_images(2)
-        config = changed(config, export={"enabled": True, "dest": "s3://bucket/board"},
+        config = changed(config, export={"enabled": True, "dest": DEST},
                          store={"endpoint_url": f"http://127.0.0.1:{a_closed_port()}"})
         done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "sync", "images", "--json")
     assert done.returncode == 5, done.stderr
@@ -103,20 +109,13 @@ class Hostile(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def hostile_endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with handler_server(Hostile) as url:
+        yield url
 
 
 def test_a_library_error_reaches_the_terminal_and_json_as_printable_redacted_text(exported, tmp_path,
                                                                                   hostile_endpoint):
-    config = changed(exported.config, store={"database": str(copy_of(exported.db, tmp_path / "mirror.db")),
-                                             "endpoint_url": hostile_endpoint},
-                     polite={"max_retries": 0})
-    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", "s3://bucket/board", "--json")
+    done = export_to(exported, tmp_path, hostile_endpoint, "--json")
     assert done.returncode == 5, done.stderr
     line = one_line(done)
     error = json.loads(done.stdout)["error"]
@@ -127,37 +126,15 @@ def test_a_library_error_reaches_the_terminal_and_json_as_printable_redacted_tex
 
 @pytest.fixture
 def silent_endpoint():
-    """An S3 endpoint that takes every connection and never answers."""
-    import socket
-
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    held = []
-
-    def take() -> None:
-        while True:
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                return
-
-    threading.Thread(target=take, daemon=True).start()
-    yield f"http://127.0.0.1:{server.getsockname()[1]}"
-    server.close()
-    for connection in held:
-        connection.close()
+    with silent_server() as url:
+        yield url
 
 
 def test_a_silent_s3_endpoint_is_given_up_on_after_export_timeout_saying_it_waits(exported, tmp_path,
                                                                                    silent_endpoint):
-    config = changed(exported.config, store={"database": str(copy_of(exported.db, tmp_path / "mirror.db")),
-                                             "endpoint_url": silent_endpoint},
-                     export={"timeout": 2.0})
     started = time.monotonic()
-    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", "s3://bucket/board",
-                  timeout=90)
+    done = export_to(exported, tmp_path, silent_endpoint, timeout=90, export={"timeout": 2.0})
     took = time.monotonic() - started
     assert done.returncode == 5, done.stderr
     assert took < 30, took  # botocore's defaults under s3fs held it (and the mirror's lock) for 425 s
-    assert "waiting for s3://bucket/board" in done.stderr and "export.timeout" in one_line(done)
+    assert f"waiting for {DEST}" in done.stderr and "export.timeout" in one_line(done)

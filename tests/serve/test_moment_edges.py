@@ -14,13 +14,12 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from mirror.localsite.board.editor import BoardEditor
-from mirror.localsite.http.server import LoopbackServer, SiteServer
+from mirror.localsite.http.server import LoopbackServer
 from mirror.serve.app import create_serve_app
 from mirror.serve.board import Board
 
 from ..support.browsing import browsing
-from ..support.configs import RESOURCES, mirror_config, sync, write_config
+from ..support.configs import synced_board, write_config
 
 WRITABLE = ["00010101000000", "0001-01-01", "0001-01-01T00:00:00Z", "99991231235959", "9999-12-31",
             "9999-12-31T23:59:59Z", "0001-01-01T05:00:00+05:00"]
@@ -31,9 +30,7 @@ REFUSED = ["0001-01-01T00:00:00+05:00", "9999-12-31T23:00:00-05:00", "٢٠٢٥-�
 @pytest.fixture(scope="module")
 def mirrored(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("moment-edges")
-    with SiteServer(BoardEditor.generate(seed=5, images=12)) as site:
-        config = mirror_config(site, tmp, site.editor.everything_filter_id)
-        sync(config, RESOURCES)
+    config = synced_board(tmp, seed=5, images=12)
     with sqlite3.connect(config.database) as db:
         found = db.execute("SELECT (SELECT min(id) FROM images), (SELECT min(slug) FROM tags), "
                            "(SELECT min(id) FROM comments), (SELECT min(id) FROM posts), "
