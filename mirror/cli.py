@@ -38,7 +38,7 @@ from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorErro
 from .progress import Reporter, stamped
 from .store import DEFAULT_BUSY_TIMEOUT, database_errors, open_database, open_read_only, remove_unused, run_lock
 from .store.errors import store_error
-from .urls import split_credentials
+from .urls import public_url_problem, split_credentials
 
 
 # Set in ``ctx.meta`` by a run the Monitor watches: its error line is stamped like its other lines.
@@ -495,9 +495,14 @@ def _search_site(config: Any, file: Any, distance: float | None, source: str) ->
 @click.option("--as-of", "as_of", default=None, metavar="WHEN",
               help="Answer the plain API as the board was at WHEN (2025-01-05, 2025-01-05T12:00:00Z or "
                    "20250105120000), for clients that cannot ask /as-of/WHEN/ paths.")
+@click.option("--public-url", "public_url", default=None, metavar="URL",
+              help="The address clients reach the mirror at behind a proxy (https://mirror.example.org): "
+                   "redirects, links and file URLs name it. Default: the address each request came in on "
+                   "(never the request's Host header).")
 @click.pass_context
 @handle_errors
-def serve(ctx: click.Context, host: str, port: int, database: str | None, as_of: str | None) -> None:
+def serve(ctx: click.Context, host: str, port: int, database: str | None, as_of: str | None,
+          public_url: str | None) -> None:
     """Answer the site's JSON API from the mirror, read-only, with its kept files; any record as it
     was at any moment under /as-of/WHEN/ (Memento, RFC 7089)."""
     from .asof import parse_moment
@@ -509,9 +514,11 @@ def serve(ctx: click.Context, host: str, port: int, database: str | None, as_of:
         moment = parse_moment(as_of) if as_of is not None else None
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--as-of") from None
+    if public_url is not None and (problem := public_url_problem(public_url)):
+        raise click.BadParameter(problem, param_hint="--public-url")
     config = _config(ctx)
     run_serve(Board(database or config.database), open_storage(config), host=host, port=port, echo=click.echo,
-              moment=moment)
+              moment=moment, public_url=public_url)
 
 
 @cli.command()

@@ -13,17 +13,20 @@ DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def utc_text(when: datetime | None = None) -> str:
-    """``when`` (default: now) as the site writes dates."""
-    return (when or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime(DATE_FORMAT)
+    """``when`` (default: now) as the site writes dates: the year in four digits always (strftime
+    writes year 1 as ``1``, which neither sorts as time does nor reads back)."""
+    w = (when or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return f"{w.year:04d}-{w.month:02d}-{w.day:02d}T{w.hour:02d}:{w.minute:02d}:{w.second:02d}Z"
 
 
 def parse_utc(text: str) -> datetime | None:
-    """A date the site wrote (fractions of a second and offsets tolerated), in UTC; None if it is none."""
+    """A date the site wrote (fractions of a second and offsets tolerated), in UTC; None if it is none,
+    or if its offset pushes it past year 1 or 9999 (no date in UTC then)."""
     try:
         value = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    except (AttributeError, ValueError, OverflowError):
         return None
-    return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
 
 def utc_now() -> datetime:

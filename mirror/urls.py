@@ -15,6 +15,8 @@ from functools import lru_cache
 from ipaddress import ip_address
 from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
+from .words import one_printable_line
+
 _WEB_URL = re.compile(r"https?://[^\s/?#]", re.IGNORECASE)
 
 
@@ -72,6 +74,13 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query, safe="*:,")))
 
 
+def error_text(error: BaseException) -> str:
+    """What a library's error says, as the mirror may print it, put in ``--json`` and ping with:
+    one printable line (no colour codes), any password or key in it redacted; its class's name
+    when it says nothing. delta-rs and botocore quote whole request URLs and answers' bodies."""
+    return redact(one_printable_line(str(error))) or type(error).__name__
+
+
 def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     """``url`` without its userinfo, and the ``(user, password)`` it held (percent-decoded), if any.
 
@@ -101,6 +110,20 @@ def is_web_url(value: object) -> bool:
     ``data:`` or ``vbscript:`` would run in the browser of whoever clicks it. The test is on the
     text as written (no leading space or control character, which a browser would skip)."""
     return isinstance(value, str) and _WEB_URL.match(value) is not None
+
+
+def public_url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as the address a server is reached at (scheme, host, port and
+    nothing more, no credentials: it is written into every answer), or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises for a port that is no number)
+    except ValueError:
+        parts = None
+    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc
+            or parts.path.strip("/") or parts.query or parts.fragment):
+        return f"give the address alone, such as https://mirror.example.org, got {redact(url)!r}"
+    return None
 
 
 def is_loopback(url: str) -> bool:

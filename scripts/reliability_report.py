@@ -58,13 +58,15 @@ def render(rows: list[dict[str, Any]], outcome: str, seconds: float) -> str:
         "- Each case makes the local site (its fault profiles, `mirror/localsite/http/faults.py`) or a fault proxy in front "
         "of it (`tests/support/fault_proxy.py`) misbehave in one way, and runs `mirror sync` or `mirror download` "
         "through the CLI against it on 127.0.0.1. Others are an operator's mistakes (a config, `mirror changes` "
-        "options) or a hostile client of `mirror serve` and `mirror browse`, and a database they may only read.",
+        "options), a hostile client of `mirror serve` and `mirror browse`, a database they may only read or a "
+        "record with tens of thousands of versions, an export's destination that fails (S3 endpoints on 127.0.0.1 "
+        "that refuse, never answer or answer in colour), a fingerprint worker killed, and a damaged or stalled dump.",
         "- *Lost* is checked, not claimed: every record the site served with a valid id is stored exactly as "
         "served (`raw`), the others are in `rejects`, every thumbnail of a ready image is kept and passes "
         "`mirror verify`, and `PRAGMA integrity_check` (and each full-text index) is sound. Where the run "
         "stopped, what it kept is checked, then a rerun once the fault cleared must complete the mirror.",
         "- Exit codes are those of [Use](use.md#exit-codes): 0 done, 1 interrupted (SIGTERM, Ctrl-C), 2 bad "
-        "configuration, 4 the site answered wrongly, "
+        "configuration (or a damaged dump), 3 the site (or the dump's host) kept failing, 4 the site answered wrongly, "
         "5 the database or files cannot be written; `-` for a server, which keeps running: what it said is "
         "the status of its answers.",
         "",

@@ -26,22 +26,19 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .moments import Moment
 
-__all__ = ["Event", "AsOf", "record_as_of", "events_of", "versions_of", "HIDING"]
+__all__ = ["Event", "AsOf", "record_as_of", "events_of", "versions_page", "HIDING"]
 
 Record = dict[str, Any]
 
 HIDING = frozenset({"hidden", "deleted", "merged"})
 _MARKS = HIDING | {"shown"}
-# Events whose ``changes`` are fields of the record, old and new.
-_FIELD_EVENTS = frozenset({"changed", "counters", "shown"})
-# Events that carry an image's tags added and removed.
-_TAG_EVENTS = frozenset({"changed", "shown", "site_tags"})
+_MARK_EVENTS = tuple(sorted(_MARKS))
 # What a hiding event keeps of the stub (:mod:`mirror.store.history`).
 _STUB_FIELDS = ("deletion_reason", "duplicate_of", "updated_at")
 # What a hidden image's stub holds besides them (reference: image_view.ex), for one shown again since.
@@ -73,47 +70,101 @@ class AsOf:
         return json.loads(text) if text else None
 
 
-def events_of(conn: sqlite3.Connection, resource: str, key: str) -> list[Event]:
-    """A record's history, oldest first (by time, then as written)."""
+def events_of(conn: sqlite3.Connection, resource: str, key: str, *, events: Sequence[str] = (),
+              after: str = "", until: str = "\uffff", newest_first: bool = False) -> Iterator[Event]:
+    """A record's history between ``after`` (excluded) and ``until`` (included), oldest first (by
+    time, then as written) unless ``newest_first``; only ``events`` when given. Read as it is walked:
+    a record hammered by bots has hundreds of thousands of entries, never held at once."""
+    order = "DESC" if newest_first else ""
+    kinds = " AND event IN (SELECT value FROM json_each(?))" if events else ""
     try:
-        rows = conn.execute("SELECT id, seen_at, event, changes FROM history WHERE resource = ? AND record_key = ? "
-                            "ORDER BY seen_at, id", [resource, key]).fetchall()
-    except sqlite3.OperationalError:  # a mirror made before history was kept
-        return []
-    return [Event(i, at, event, json.loads(changes) if changes else None) for i, at, event, changes in rows]
+        rows = conn.execute(f"SELECT id, seen_at, event, changes FROM history WHERE resource = ? AND record_key = ? "
+                            f"AND seen_at > ? AND seen_at <= ?{kinds} ORDER BY seen_at {order}, id {order}",
+                            [resource, key, after, until, *([json.dumps(list(events))] if events else [])])
+    except sqlite3.OperationalError as error:
+        if _no_history(error):  # a mirror made before history was kept
+            return
+        raise
+    for i, seen_at, event, changes in rows:
+        yield Event(i, seen_at, event, json.loads(changes) if changes else None)
+
+
+def _no_history(error: sqlite3.OperationalError) -> bool:
+    return "no such table" in str(error)
 
 
 def record_as_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
                  when: Moment) -> AsOf | None:
     """The record of today's ``row`` (``raw``, and ``stub`` and ``hidden_from_users`` where the
-    resource is hideable) as it was at ``when``; None where it did not exist then."""
+    resource is hideable) as it was at ``when``; None where it did not exist then.
+
+    What changed since is undone by SQL over the record's index range, one answer per field and
+    per tag (the earliest change since holds the value then), so a history of 300,000 versions
+    is read by SQLite, not brought into Python a version at a time."""
     if row.get("raw") is None:
         return None
-    events = events_of(conn, resource, key)
     record = json.loads(row["raw"])
     if not isinstance(record, dict):
         return None
-    later = [e for e in events if e.seen_at > when.text]
-    _undo_fields(record, later)
-    if resource == "images":
-        _undo_tags(conn, record, int(key), later)
-    if not _existed(record, events, when):
+    try:
+        _undo_fields(conn, record, resource, key, when)
+        if resource == "images":
+            _undo_tags(conn, record, int(key), when)
+        first = _first_seen(conn, resource, key) if _created(record) is None else None
+        began = conn.execute("SELECT max(seen_at) FROM history WHERE resource = ? AND record_key = ? AND seen_at <= ?",
+                             [resource, key, when.text]).fetchone()[0]
+        earliest = began or conn.execute("SELECT min(seen_at) FROM history WHERE resource = ? AND record_key = ?",
+                                         [resource, key]).fetchone()[0]
+    except sqlite3.OperationalError as error:
+        if not _no_history(error):
+            raise
+        first = began = earliest = None
+    if not _existed(record, first, when):
         return None
-    hidden, stub = _hidden_at(row, record, events, when)
-    earlier = [e.seen_at for e in events if e.seen_at <= when.text]
-    began = earlier[-1] if earlier else _created(record) or (events[0].seen_at if events else None)
+    hidden, stub = _hidden_at(conn, row, record, resource, key, when)
+    began = began or _created(record) or earliest
     out = {**row, "raw": json.dumps(record, ensure_ascii=False), "stub": stub, "hidden_from_users": hidden}
     return AsOf(out, began)
 
 
-def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any]) -> list[str]:
-    """When each version of a record the mirror knows began, oldest first: its upload (or first
-    sighting), then each kept change."""
-    events = events_of(conn, resource, key)
+# The old value of each field as the earliest change after the moment holds it: the value then
+# (the events whose ``changes`` are fields of the record, old and new).
+_FIELDS_THEN = """
+    SELECT key, old FROM (
+        SELECT f.key AS key, f.value -> 0 AS old,
+               row_number() OVER (PARTITION BY f.key ORDER BY h.seen_at, h.id) AS n
+        FROM history h, json_each(h.changes) f
+        WHERE h.resource = ? AND h.record_key = ? AND h.seen_at > ?
+          AND h.event IN ('changed', 'counters', 'shown') AND h.changes IS NOT NULL)
+    WHERE n = 1"""
+# Each tag's earliest change after the moment: one added since was not there, one removed was.
+# One seek per tag the image ever had changed (``image_tag_changes_by_image_tag``), however many
+# times a bot changed it.
+_TAGS_THEN = """
+    SELECT c.change, c.tag_id, c.tag_name
+    FROM (SELECT DISTINCT tag_id FROM image_tag_changes WHERE image_id = :image) t
+    JOIN image_tag_changes c ON c.id = (
+        SELECT id FROM image_tag_changes WHERE image_id = :image AND tag_id = t.tag_id AND seen_at > :moment
+        ORDER BY seen_at, id LIMIT 1)"""
+
+
+def versions_page(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any], *,
+                  after: str = "", limit: int = 10_000) -> tuple[list[str], bool]:
+    """When each version of a record the mirror knows began, oldest first, after ``after``: its
+    upload (or first sighting), then each kept change; at most ``limit`` of them, and whether more
+    follow (a TimeMap's next page, RFC 7089's paged TimeMaps)."""
     record = json.loads(row["raw"]) if row.get("raw") else {}
-    starts = [created] if (created := _created(record if isinstance(record, dict) else {})) else []
-    starts += [e.seen_at for e in events]
-    return sorted(set(starts))
+    created = _created(record if isinstance(record, dict) else {})
+    starts = {created} if created and created > after else set()
+    try:
+        starts.update(at for (at,) in conn.execute(
+            "SELECT DISTINCT seen_at FROM history WHERE resource = ? AND record_key = ? AND seen_at > ? "
+            "ORDER BY seen_at LIMIT ?", [resource, key, after, limit + 1]))
+    except sqlite3.OperationalError as error:
+        if not _no_history(error):
+            raise
+    ordered = sorted(starts)
+    return ordered[:limit], len(ordered) > limit
 
 
 def _created(record: Mapping[str, Any]) -> str | None:
@@ -121,33 +172,35 @@ def _created(record: Mapping[str, Any]) -> str | None:
     return created[:19] + "Z" if isinstance(created, str) and len(created) >= 19 else None
 
 
-def _existed(record: Mapping[str, Any], events: Sequence[Event], when: Moment) -> bool:
+def _first_seen(conn: sqlite3.Connection, resource: str, key: str) -> str | None:
+    return conn.execute("SELECT min(seen_at) FROM history WHERE resource = ? AND record_key = ? AND event = 'first_seen'",
+                        [resource, key]).fetchone()[0]
+
+
+def _existed(record: Mapping[str, Any], first_seen: str | None, when: Moment) -> bool:
     """Uploaded (or written) by then; a record with no date existed once the mirror first saw it,
     and, with no first sighting kept (a dump's record, or one kept before history), always."""
     created = _created(record)
     if created is not None:
         return created <= when.text
-    first = next((e for e in events if e.event == "first_seen"), None)
-    return first is None or first.seen_at <= when.text
+    return first_seen is None or first_seen <= when.text
 
 
-def _undo_fields(record: Record, later: Sequence[Event]) -> None:
-    for event in reversed(later):
-        if event.event in _FIELD_EVENTS and event.changes:
-            for field, (old, _new) in event.changes.items():
-                record[field] = old
+def _undo_fields(conn: sqlite3.Connection, record: Record, resource: str, key: str, when: Moment) -> None:
+    for field, old in conn.execute(_FIELDS_THEN, [resource, key, when.text]):
+        record[field] = json.loads(old) if old is not None else None
 
 
-def _undo_tags(conn: sqlite3.Connection, record: Record, image_id: int, later: Sequence[Event]) -> None:
-    """Take off the tags added after the moment, put back those removed."""
-    ids = [e.id for e in later if e.event in _TAG_EVENTS]
-    if not ids or not isinstance(record.get("tag_ids"), list):
+def _undo_tags(conn: sqlite3.Connection, record: Record, image_id: int, when: Moment) -> None:
+    """Take off the tags added after the moment, put back those removed (every row of
+    ``image_tag_changes`` belongs to an event that carries tags: changed, shown, site_tags)."""
+    if not isinstance(record.get("tag_ids"), list):
+        return
+    undone = conn.execute(_TAGS_THEN, {"image": image_id, "moment": when.text}).fetchall()
+    if not undone:
         return
     names = record.get("tags") if isinstance(record.get("tags"), list) else []
     tags = {tag_id: (names[n] if n < len(names) else None) for n, tag_id in enumerate(record["tag_ids"])}
-    marks = ",".join("?" * len(ids))
-    undone = conn.execute(f"SELECT change, tag_id, tag_name FROM image_tag_changes WHERE history_id IN ({marks}) "
-                          "ORDER BY seen_at DESC, id DESC", ids).fetchall()
     for change, tag_id, name in undone:
         if change == "+":
             tags.pop(tag_id, None)
@@ -159,7 +212,7 @@ def _undo_tags(conn: sqlite3.Connection, record: Record, image_id: int, later: S
     record["tag_count"] = len(ordered)
 
 
-def _hidden_at(row: Mapping[str, Any], record: Record, events: Sequence[Event],
+def _hidden_at(conn: sqlite3.Connection, row: Mapping[str, Any], record: Record, resource: str, key: str,
                when: Moment) -> tuple[bool, str | None]:
     """Whether the record was hidden at the moment, and the stub the site answered then.
 
@@ -167,7 +220,7 @@ def _hidden_at(row: Mapping[str, Any], record: Record, events: Sequence[Event],
     the stub's reason and time back (and, a first hide, shows the record again). Past an un-hide
     the stub it ended is not kept; it is rebuilt from the hides before (:func:`_stub_then`)."""
     hidden, stub = bool(row.get("hidden_from_users")), _loads(row.get("stub"))
-    for event in reversed([e for e in events if e.seen_at > when.text and e.event in _MARKS]):
+    for event in events_of(conn, resource, key, events=_MARK_EVENTS, after=when.text, newest_first=True):
         if event.event == "shown":
             hidden, stub = True, None
             continue
@@ -178,7 +231,9 @@ def _hidden_at(row: Mapping[str, Any], record: Record, events: Sequence[Event],
     if not hidden:
         return False, None
     if stub is None:
-        stub = _stub_then(record, [e for e in events if e.seen_at <= when.text and e.event in _MARKS])
+        since_shown = itertools.takewhile(lambda e: e.event != "shown", events_of(
+            conn, resource, key, events=_MARK_EVENTS, until=when.text, newest_first=True))
+        stub = _stub_then(record, list(since_shown)[::-1])
     return True, json.dumps({**stub, "hidden_from_users": True}, ensure_ascii=False)
 
 

@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from datasette.utils.asgi import NotFound, Response
+from datasette.utils.asgi import BadRequest, NotFound, Response
 from markupsafe import Markup
 
 from ..commands.changes import describe, parse_events, parse_resources, record_name
 from ..asof import Moment
 from ..dates import utc_text
-from ..store.history_read import EVENTS, RESOURCES, Change, changes_page, first_seen, record_history, tag_changes
+from ..store.history_read import (EVENTS, RESOURCES, Change, changes_page, cursor_text, first_seen, parse_cursor,
+                                  record_history, tag_changes)
 from ..urls import is_web_url
 from .figure import ImageCard, artists_of_tags
 from .history_chart import Series, chart
@@ -136,15 +137,21 @@ def counted_series(history: list[Change], record: dict[str, Any], now: str) -> l
     return found
 
 
-def image_history(conn: sqlite3.Connection, image_id: int, moment: Moment | None = None) -> dict[str, Any] | None:
-    """Everything the history page shows (up to ``moment`` when given); None when the mirror has no
-    such image (or it was not uploaded yet then)."""
+def image_history(conn: sqlite3.Connection, image_id: int, moment: Moment | None = None,
+                  before: tuple[str, int] | None = None) -> dict[str, Any] | None:
+    """Everything the history page shows: a page of the timeline, the newest :data:`PER_PAGE`
+    changes before ``before`` (up to ``moment`` when given), and the score and faves over its span;
+    None when the mirror has no such image (or it was not uploaded yet then)."""
     row = conn.execute("SELECT raw, stub, tags, source_url, hidden_from_users, deletion_reason, duplicate_of "
                        "FROM images WHERE id = ?", [image_id]).fetchone()
     if row is None:
         return None
     record = json.loads(row[0] or row[1] or "{}")
-    history = record_history(conn, "images", str(image_id))
+    if moment is not None:  # the changes at or before the moment: before just after it
+        before = min(before or (moment.text, 2**62), (moment.text, 2**62))
+    history = record_history(conn, "images", str(image_id), before=before, limit=PER_PAGE + 1)
+    older = cursor_text(history[PER_PAGE - 1]) if len(history) > PER_PAGE else None
+    history = history[:PER_PAGE]
     if moment is not None:
         found = then(conn, "images", image_id, moment)
         if found is None:
@@ -152,7 +159,6 @@ def image_history(conn: sqlite3.Connection, image_id: int, moment: Moment | None
         record, stub = json.loads(found.row["raw"]), json.loads(found.row["stub"] or "{}")
         row = (None, None, record.get("tags"), record.get("source_url"), found.row["hidden_from_users"],
                stub.get("deletion_reason"), stub.get("duplicate_of"))
-        history = [change for change in history if change.seen_at <= moment.text]
     users = {c.user_id for c in history if c.user_id is not None}
     known = {r[0] for r in conn.execute("SELECT id FROM users WHERE id IN (SELECT value FROM json_each(?))",
                                         [json.dumps(sorted(users))])}
@@ -162,6 +168,7 @@ def image_history(conn: sqlite3.Connection, image_id: int, moment: Moment | None
         "id": image_id, "record": record, "artists": artists_of_tags(row[2]), "source": row[3] or None,
         "kept": kept_extension(conn, image_id), "hidden": bool(row[4]), "deletion_reason": row[5],
         "duplicate_of": row[6], "entries": entries, "known_users": known,
+        "older": f"{history_url(image_id)}?{urlencode({'before': older})}" if older else None,
         "chart": chart(counted_series(history, record, moment.text if moment else utc_text())),
         "counts": [(name, record.get(name)) for name in COUNTED],
     }
@@ -224,12 +231,7 @@ def selection_of(args: Any) -> Selection:
     the cursor of a page); ValueError naming the valid values."""
     events = parse_events(args.getlist("event"))
     resources = parse_resources(args.getlist("resource"))
-    before = None
-    if args.get("before"):
-        at, _, last = args.get("before").rpartition("~")
-        if not last.isdigit() or not at:
-            raise ValueError("before: give the cursor an 'older' link carries")
-        before = (at, int(last))
+    before = parse_cursor(args.get("before")) if args.get("before") else None
     return Selection(events, resources, before)
 
 
@@ -247,7 +249,7 @@ def archive_changes(conn: sqlite3.Connection, selection: Selection, moment: Mome
     older = found[PER_PAGE - 1] if len(found) > PER_PAGE else None
     summed = [] if selection.events or selection.before else first_seen(conn, resources=resources)
     return {"rows": rows, "first_seen": summed,
-            "older": selection.query(before=f"{older.seen_at}~{older.id}") if older else None}
+            "older": selection.query(before=cursor_text(older)) if older else None}
 
 
 def _context(**values: Any) -> dict[str, Any]:
@@ -259,7 +261,11 @@ async def booru_image_history(datasette: Any, request: Any) -> Response:
     image_id = int(request.url_vars["id"])
     database = datasette.get_database(database_name(datasette))
     moment = moment_of(request)
-    found = await database.execute_fn(lambda conn: image_history(conn, image_id, moment))
+    try:
+        before = parse_cursor(request.args["before"]) if request.args.get("before") else None
+    except ValueError as e:
+        raise BadRequest(str(e)) from None
+    found = await database.execute_fn(lambda conn: image_history(conn, image_id, moment, before))
     if found is None:
         raise NotFound(f"the mirror has no image {image_id}")
     site = site_address(datasette)

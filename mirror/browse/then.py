@@ -100,9 +100,10 @@ def gallery_then(conn: sqlite3.Connection, gallery_id: int, moment: Moment) -> l
     not kept)."""
     members = [row[0] for row in conn.execute("SELECT image_id FROM gallery_images WHERE gallery_id = ? "
                                               "ORDER BY position", [gallery_id])]
-    later = [e for e in events_of(conn, "galleries", str(gallery_id))
-             if e.seen_at > moment.text and e.event == "gallery_images" and e.changes]
-    for event in reversed(later):
+    for event in events_of(conn, "galleries", str(gallery_id), events=("gallery_images",), after=moment.text,
+                           newest_first=True):
+        if not event.changes:
+            continue
         added = set(event.changes.get("added") or [])
         members = [i for i in members if i not in added]
         members += [i for i in event.changes.get("removed") or [] if i not in members]

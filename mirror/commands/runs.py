@@ -47,7 +47,8 @@ async def export(config: Config, db: Database, reporter: Reporter | None = None,
     ``compact``, then rewrite the small files into large ones (keeping ``export.retention_hours``)."""
     reporter = reporter or Reporter(interactive=False)
     report = export_archive(db, dest or config.export.dest, endpoint_url=config.store.endpoint_url, compact=compact,
-                            retention_hours=config.export.retention_hours, reporter=reporter)
+                            retention_hours=config.export.retention_hours, timeout=config.export.timeout,
+                            reporter=reporter)
     reporter.done(report)
     return report
 

@@ -120,7 +120,8 @@ def checked(section: str, key: str, value: Any, source: str | None) -> Any:
 POSITIVE = {("polite", "requests_per_second"), ("polite", "timeout"), ("polite", "backoff"),
             ("polite", "searches_per_10s"),
             ("polite", "give_up_after"), ("download", "concurrency"), ("download", "requests_per_second"),
-            ("download", "file_deadline"), ("download", "dump_stall_seconds"), ("report", "healthcheck_timeout")}
+            ("download", "file_deadline"), ("download", "dump_stall_seconds"), ("report", "healthcheck_timeout"),
+            ("export", "timeout")}
 
 
 def _check_rules(section: str, key: str, value: Any) -> None:
@@ -231,6 +232,16 @@ def _one_line_problem(text: str) -> str | None:
     return None
 
 
+def _endpoint_url_problem(url: str) -> str | None:
+    """An S3 endpoint: credentials in it would be printed with every error that quotes a request."""
+    if problem := _one_line_problem(url):
+        return problem
+    if urlsplit(url).password is not None or "@" in urlsplit(url).netloc:
+        return (f"holds credentials ({shown(redact(url))}); give the address alone, and the credentials in the "
+                "environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), never in this file")
+    return None
+
+
 def _files_problem(url: str) -> str | None:
     """A folder, or a URL of a storage fsspec knows (s3://, gcs://...)."""
     import fsspec
@@ -262,7 +273,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "report.metrics_file": _metrics_file_problem,
     "images.query": _query_problem,
     "site.user_agent": _one_line_problem,
-    "store.endpoint_url": _one_line_problem,
+    "store.endpoint_url": _endpoint_url_problem,
     "store.files": _files_problem,
     "scope": _scope_problem,
     "download.representations": _representations_problem,

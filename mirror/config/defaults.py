@@ -128,6 +128,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "dest": None,
         # `mirror export --compact`: hours a replaced data file is kept for the readers still using it.
         "retention_hours": 168.0,
+        # Seconds a call to DEST (an S3 request, its retries included) may go unanswered before the
+        # export gives up with exit 5; a line is said once it has waited half of it.
+        "timeout": 60.0,
     },
     "report": {
         # A file to write the last run's figures to, in Prometheus' text format, for

@@ -169,6 +169,7 @@ class ExportSection:
     enabled: bool
     dest: str | None
     retention_hours: float
+    timeout: float
 
 
 @dataclass(frozen=True)

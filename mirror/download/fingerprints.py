@@ -11,6 +11,14 @@ what a worse one gave.
 A file that cannot be read simply gets no fingerprint. A file larger than the box its
 representation is scaled into (a file host serving a 108-megapixel picture as a thumbnail) is
 not decoded at all: it stays kept, gets no fingerprint, and the run says so in one line.
+
+A worker process can die mid-file (the OOM killer's SIGKILL, on a picture that decodes into more
+memory than the machine has): every file in flight on its pool then fails with
+``BrokenProcessPool``. The run starts a fresh pool and goes on; each of those files is read again
+on a worker of its own, one at a time, so a kill there is that file's without doubt (it may have
+been only in flight on the pool that broke). A file that kills a worker of its own twice is
+kept, marked "not fingerprinted" with the reason (the download's ``reason``), and not read again
+by later runs.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Self
 
@@ -28,12 +38,13 @@ from ..imaging.errors import TooLarge
 from ..imaging import similar
 from ..imaging.similar import VERSION, Fingerprint, fingerprint_of
 from ..philomena import SIZE_BOXES
+from ..store.downloads import NOT_FINGERPRINTED, mark_not_fingerprinted
 from ..store.similar import fingerprint_source, save_hashes
 from ..workers import usable_cores, worker_pool
 from .storage import Storage
 
-__all__ = ["SOURCES", "Fingerprinter", "backfill_fingerprints", "keep_best_fingerprint", "keep_fingerprint",
-           "said_once"]
+__all__ = ["SOURCES", "Fingerprinter", "WorkerKilled", "backfill_fingerprints", "keep_best_fingerprint",
+           "keep_fingerprint", "said_once"]
 
 # The files a fingerprint is read from, the preferred (the quickest to decode) first.
 SOURCES = ("thumb", "small", "thumb_small", "medium", "large", "tall", "full")
@@ -41,6 +52,10 @@ SOURCES = ("thumb", "small", "thumb_small", "medium", "large", "tall", "full")
 # CPU to start (it imports numpy and Pillow), more than a few fingerprints save.
 POOL_FROM = 100
 MAX_PROCESSES = 4  # a run has at most download.concurrency files in hand; 4 by default
+
+
+class WorkerKilled(Exception):
+    """A file whose reading killed a worker process of its own twice."""
 
 
 class Fingerprinter:
@@ -55,8 +70,11 @@ class Fingerprinter:
 
     def __init__(self, processes: int = 0, say: Callable[[str], None] | None = None) -> None:
         self.say = say
-        self._pool = worker_pool(processes) \
-            if processes else None
+        self._processes = processes
+        self._pool = worker_pool(processes) if processes else None
+        self._generation = 0  # how many pools were replaced: a broken one is replaced once
+        self._solo: ProcessPoolExecutor | None = None  # one worker, for a file read after a pool broke
+        self._suspects = asyncio.Lock()
 
     @classmethod
     def for_run(cls, files: int, say: Callable[[str], None] | None = None) -> Fingerprinter:
@@ -68,12 +86,43 @@ class Fingerprinter:
         """The fingerprint of ``data`` (raises :class:`MediaError`)."""
         if self._pool is None:
             return await asyncio.to_thread(fingerprint_of, data, box)
+        generation = self._generation
+        try:
+            return await self._on(self._pool, data, box)
+        except BrokenProcessPool:
+            self._replace(generation)
+        async with self._suspects:  # alone on a worker of its own: a kill there is this file's
+            for kills in range(1, 3):
+                if self._solo is None:
+                    self._solo = worker_pool(1)
+                try:
+                    return await self._on(self._solo, data, box)
+                except BrokenProcessPool:
+                    self._solo.shutdown(wait=False, cancel_futures=True)
+                    self._solo = None
+        raise WorkerKilled(f"reading it killed a worker process of its own {kills} times (out of memory?); "
+                           "it is not read again")
+
+    @staticmethod
+    async def _on(pool: ProcessPoolExecutor, data: bytes, box: tuple[int, int] | None) -> Fingerprint:
         # By its own module's name: a worker then imports mirror.imaging alone, not this package.
-        return await asyncio.get_running_loop().run_in_executor(self._pool, similar.fingerprint_of, data, box)
+        return await asyncio.get_running_loop().run_in_executor(pool, similar.fingerprint_of, data, box)
+
+    def _replace(self, generation: int) -> None:
+        """A fresh pool for the one that broke (once, however many files were in flight on it)."""
+        if generation != self._generation or self._pool is None:
+            return
+        broken, self._pool = self._pool, worker_pool(self._processes)
+        self._generation += 1
+        broken.shutdown(wait=False, cancel_futures=True)
+        if self.say is not None:
+            self.say("a fingerprint worker was killed (out of memory?); a fresh one goes on, and the files it "
+                     "was reading are read again one at a time")
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        for pool in (self._pool, self._solo):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> Self:
         return self
@@ -101,6 +150,11 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
     try:
         fingerprint = await fingerprinter.read(data, SIZE_BOXES.get(representation))
     except TooLarge as e:
+        if fingerprinter.say is not None:
+            fingerprinter.say(f"image {image_id} {representation}: kept, but not fingerprinted: {e}")
+        return False
+    except WorkerKilled as e:
+        mark_not_fingerprinted(db, image_id, representation, str(e))
         if fingerprinter.say is not None:
             fingerprinter.say(f"image {image_id} {representation}: kept, but not fingerprinted: {e}")
         return False
@@ -144,6 +198,7 @@ async def backfill_fingerprints(db: Database, storage: Storage, fingerprinter: F
                       f"FROM image_hashes "
                       f"GROUP BY image_id) h ON h.image_id = d.image_id "
                       f"WHERE d.status = 'done' AND d.representation IN ({marks}) "
+                      f"AND coalesce(d.reason, '') NOT LIKE '{NOT_FINGERPRINTED}%' "
                       f"AND (h.source IS NULL OR h.source != d.representation OR h.version < ?) "
                       f"ORDER BY d.image_id", [*SOURCES, VERSION]).fetchall()
     stored = 0

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import EXIT_USAGE, MirrorError
+from ..words import printable
 
 __all__ = ["DumpError", "Archive", "TableData", "BadRow", "parse_copy_columns", "copy_rows", "copy_value", "printable",
            "LONGEST_LINE", "KEPT_OF_A_LONG_LINE", "MOST_COLUMNS"]
@@ -59,14 +60,6 @@ class DumpError(MirrorError):
 
     def __init__(self, message: str) -> None:
         super().__init__(printable(message))
-
-
-def printable(text: str) -> str:
-    """``text`` with its control and other unprintable characters written as escapes (``\\x1b``,
-    ``\\u202e``): a table or column name in a dump must not drive the user's terminal."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 @dataclass(frozen=True)

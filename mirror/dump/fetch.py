@@ -166,7 +166,9 @@ class _Transfer:
         headers = {"Accept-Encoding": "identity"}
         if self.size:
             headers.update(await asyncio.to_thread(resume_headers, self.part, self.size))
-        self._timer, self._mark = asyncio.timeout(self._next_check()), self.size
+        # timeout_at: the first window ends at a loop time, as each reschedule's does (asyncio.timeout
+        # takes a delay, and read that time as one: the rule never fired for a host slow from its first byte)
+        self._timer, self._mark = asyncio.timeout_at(self._next_check()), self.size
         try:
             async with self._timer:
                 async with open_stream(self.http, self.politeness, self.url, headers, self._check_redirect) as response:

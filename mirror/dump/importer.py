@@ -50,10 +50,10 @@ from ..store.rejects import reject
 from ..store.specs import COMMENTS, FORUMS, GALLERIES, POSTS, TAGS, TOPICS, USERS
 from ..store.state import load_cursor, save_cursor, start_run
 from ..store.writer import RecordWriter
-from .archive import Archive, printable
+from .archive import Archive, DumpError, printable
 from .records import BUILDERS, Batch, Builder, Reader, dump_time, image_stub, message, topic
 from .space import check_space
-from .staging import Staging, Stopped, Stopping
+from .staging import INDEXES, Staging, Stopped, Stopping
 
 __all__ = ["LAYOUT", "ImportReport", "import_dump", "STATE_NAME"]
 
@@ -100,6 +100,16 @@ LAYOUT: Mapping[str, tuple[str, ...]] = {
                "slug"),
     "users": ("id", "name"),
 }
+
+
+# The columns the import names in its SQL, each table's: its id, the keys it is joined by, and a
+# tag's name and slug. Any other column a dump lacks reads as absent; one of these missing (a
+# damaged COPY statement) is the dump's fault, said as such, not the database's ("no such column").
+READ_BY_NAME: Mapping[str, tuple[str, ...]] = {
+    table: tuple(dict.fromkeys([*(["id"] if "id" in columns else []),
+                                *(c for index in INDEXES.get(table, ()) for c in index),
+                                *({"tags": ("name", "slug")}.get(table, ()))]))
+    for table, columns in LAYOUT.items()}
 
 
 @dataclass
@@ -175,6 +185,7 @@ def _import(db: Database, path: str | Path, file_root: str, staging_path: str | 
     staging = Staging(staging_path, stopping)
     try:
         for table in (t for t in archive.tables if t in LAYOUT and not staging.has(t)):
+            _check_columns(archive, table)
             started = time.perf_counter()
             copied = staging.stage(archive, table)
             report.copied[table] = copied.rows
@@ -209,6 +220,14 @@ def _as_of(staging: Staging, dumped_at: str) -> str:
             if value:
                 newest.append(dump_time(value))
     return min(dumped_at, max(newest)) if newest else dumped_at
+
+
+def _check_columns(archive: Archive, table: str) -> None:
+    """Raise :class:`DumpError` (exit 2) when ``table``'s data lacks a column the import reads."""
+    columns = archive.tables[table].columns
+    if columns and (missing := [c for c in READ_BY_NAME.get(table, ()) if c not in columns]):
+        raise DumpError(f"{archive.path}: table {table}: its data has no column {', '.join(missing)}, which the "
+                        "import reads; the dump is damaged: fetch it again and check its SHA-256")
 
 
 def _unknown(archive: Archive) -> list[str]:

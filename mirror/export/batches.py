@@ -1,8 +1,8 @@
 """The rows an export writes, read from the store and turned into Arrow record batches.
 
 A record table's candidates are the rows written between the batch's bounds (``mirrored_at``);
-each is hashed (:func:`digest`) and kept only when it differs from the version last exported
-(the store's ``export_digests``, read in the same query). The reading runs on its own connection:
+each is hashed (:func:`digest`) and kept only when it differs from the version last exported to
+the same DEST (the store's ``export_digests``, read in the same query). The reading runs on its own connection:
 the Delta writer pulls the batches from threads of its own. What was written is collected in
 :class:`Written` for the store to keep once the table's commit is made.
 """
@@ -10,9 +10,10 @@ the Delta writer pulls the batches from threads of its own. What was written is 
 from __future__ import annotations
 
 import hashlib
-from array import array
 import json
+import re
 import sqlite3
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..dates import parse_utc
+from ..store.records import storable_text
 from .tables import APPENDED, BOOL, COMPARED, JSON, STAMP, Column, ExportTable
 
 __all__ = ["Bounds", "Written", "digest", "record_batches"]
@@ -30,12 +32,14 @@ ROWS_PER_BATCH = 4_096
 @dataclass(frozen=True)
 class Bounds:
     """What one export batch covers: records written from ``low`` to ``high`` (``mirrored_at``,
-    both included), and history rows after ``history_low`` up to ``history_high`` (ids), per table."""
+    both included), and history rows after ``history_low`` up to ``history_high`` (ids), per table;
+    and the number of the DEST it goes to, whose digests say what it holds."""
 
     low: str
     high: str
     after: dict[str, int]
     upto: dict[str, int]
+    dest: int = 0
 
 
 @dataclass
@@ -74,7 +78,8 @@ def _queries(table: ExportTable, bounds: Bounds) -> list[tuple[str, list[Any]]]:
         return [(f'SELECT {columns} FROM "{table.table}" WHERE id > ? AND id <= ? ORDER BY id',
                  [bounds.after.get(table.name, 0), bounds.upto.get(table.name, 0)])]
     joined = (f'SELECT {columns}, {table.key_sql()}, d.digest FROM "{table.table}" '
-              f"LEFT JOIN export_digests d ON d.tbl = '{table.name}' AND d.record_key = {table.key_sql()}")
+              f"LEFT JOIN export_digests d ON d.dest = {int(bounds.dest)} AND d.tbl = '{table.name}' "
+              f"AND d.record_key = {table.key_sql()}")
     if table.how == COMPARED:
         return [(joined, [])]
     # Two ranges of the mirrored_at index (an OR of them would scan all of it): the rows written
@@ -138,13 +143,30 @@ def _array(column: Column, values: Sequence[Any]) -> pa.Array:
         return pa.array([fitted(v, column.type) for v in values], column.type)
 
 
+# A \uD800-\uDFFF escape: the JSON text may hold a lone surrogate (the store keeps one as its escape).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
 def _loaded(text: Any) -> Any:
+    """A JSON column's value parsed; a lone surrogate in it (valid in JSON, not in UTF-8, so Arrow
+    cannot write it) becomes U+FFFD, as it does in the store's text columns."""
     if text is None or not isinstance(text, str):
         return text
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError:
         return None
+    return _storable(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {storable_text(key): _storable(item) for key, item in value.items()}
+    return value
 
 
 def _times(values: Sequence[Any]) -> pa.Array:

@@ -1,5 +1,11 @@
 """Writing Delta Lake tables with delta-rs (``deltalake``): appends that name their batch, and compaction.
 
+One timeout rule for every call to DEST (``export.timeout``): delta-rs' requests and retries
+(``timeout``, ``retry_timeout``) and s3fs' (botocore's ``connect_timeout`` and ``read_timeout``,
+one attempt, s3fs' own retries off) each give up after it, where botocore's defaults under s3fs
+held a silent endpoint, and the mirror's lock, for 425 s without a word. A call that has waited
+half of it says so in one line (:meth:`Destination.waiting`).
+
 Each export batch is one commit per table, carrying ``booru_mirror.batch`` in its commit info;
 a run that was killed after a table's commit finds it there and does not write it twice. Writes
 only append (a data file, once written, is never rewritten by an export); :func:`compact` is the
@@ -8,19 +14,28 @@ one thing that rewrites, and only when asked.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 import fsspec
-
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import DeltaError, TableNotFoundError
 
-__all__ = ["Destination", "append", "has_batch", "data_bytes", "compact", "remove_orphans"]
+from ..urls import redact
+
+try:  # the s3 extra: s3fs over botocore
+    from botocore.exceptions import BotoCoreError, ClientError
+    _S3_ERRORS: tuple[type[Exception], ...] = (BotoCoreError, ClientError)
+except ImportError:  # pragma: no cover (no S3 without it)
+    _S3_ERRORS = ()
+
+__all__ = ["Destination", "DESTINATION_ERRORS", "append", "has_batch", "data_bytes", "compact", "remove_orphans"]
 
 BATCH_KEY = "booru_mirror.batch"
 # How many of a table's latest commits are looked at for a killed run's batch: an export makes one
@@ -30,41 +45,73 @@ LOOK_BACK = 20
 # budget (300 MB at a million images), large enough for readers (bench/export.py).
 WRITER = WriterProperties(compression="ZSTD", compression_level=9, max_row_group_size=8_192)
 TARGET_FILE_SIZE = 64 * 2**20
+# What reaching DEST can raise: delta-rs' errors, fsspec's OSErrors, and botocore's, which s3fs
+# passes on as they are for an endpoint it cannot reach at all (EndpointConnectionError).
+DESTINATION_ERRORS: tuple[type[Exception], ...] = (DeltaError, OSError, *_S3_ERRORS)
 
 
 @dataclass(frozen=True)
 class Destination:
-    """DEST: a folder or an ``s3://`` URL, and the options delta-rs needs to reach it."""
+    """DEST: a folder or an ``s3://`` URL, the options delta-rs needs to reach it, the seconds a
+    call may go unanswered, and where a line is said when one waits."""
 
     url: str
     options: Mapping[str, str]
+    timeout: float = 60.0
+    say: Callable[[str], None] | None = field(default=None, compare=False)
 
     def table(self, name: str) -> str:
         return f"{self.url.rstrip('/')}/{name}"
 
     def files(self) -> tuple[Any, str]:
-        """DEST as an fsspec file system and the root path in it."""
-        options = {"endpoint_url": self.options["AWS_ENDPOINT_URL"]} if "AWS_ENDPOINT_URL" in self.options else {}
-        return fsspec.core.url_to_fs(self.url, **options)
+        """DEST as an fsspec file system and the root path in it (an S3 one with the timeout rule)."""
+        if not self.url.startswith("s3://"):
+            return fsspec.core.url_to_fs(self.url)
+        options: dict[str, Any] = {"config_kwargs": {"connect_timeout": self.timeout, "read_timeout": self.timeout,
+                                                     "retries": {"max_attempts": 1, "mode": "standard"}}}
+        if "AWS_ENDPOINT_URL" in self.options:
+            options["endpoint_url"] = self.options["AWS_ENDPOINT_URL"]
+        fs, root = fsspec.core.url_to_fs(self.url, **options)
+        fs.retries = 1  # s3fs retries a timed-out call 5 times of its own, past the rule
+        return fs, root
+
+    @contextmanager
+    def waiting(self, what: str) -> Iterator[None]:
+        """Around a call to DEST that should answer at once: one line once it has waited half its timeout."""
+        half = self.timeout / 2
+        timer = threading.Timer(half, lambda: self.say and self.say(
+            f"export: waiting for {redact(self.url)} ({what}): no answer for {half:g} s; it is given up on after "
+            f"export.timeout = {self.timeout:g} s"))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
 
 
-def destination(url: str, endpoint_url: str | None = None) -> Destination:
+def destination(url: str, endpoint_url: str | None = None, *, timeout: float = 60.0,
+                say: Callable[[str], None] | None = None) -> Destination:
     """DEST as the file store reaches it: credentials from the environment (``AWS_ACCESS_KEY_ID``,
-    ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``...), an S3-compatible endpoint from ``store.endpoint_url``."""
+    ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``...), an S3-compatible endpoint from ``store.endpoint_url``;
+    every call given up on after ``timeout`` seconds unanswered, retries included."""
     options: dict[str, str] = {}
     if url.startswith("s3://"):
         # One writer at a time (the mirror's lock), so delta-rs needs no locking service.
         options["AWS_S3_ALLOW_UNSAFE_RENAME"] = "true"
+        options.update({"timeout": f"{timeout:g}s", "connect_timeout": f"{timeout:g}s",
+                        "retry_timeout": f"{timeout:g}s", "max_retries": "3"})
         if endpoint_url:
             options["AWS_ENDPOINT_URL"] = endpoint_url
             options["AWS_ALLOW_HTTP"] = "true" if endpoint_url.startswith("http://") else "false"
             options.setdefault("AWS_REGION", "us-east-1")
-    return Destination(url, options)
+    return Destination(url, options, timeout, say)
 
 
 def _open(where: Destination, name: str) -> DeltaTable | None:
     try:
-        return DeltaTable(where.table(name), storage_options=dict(where.options))
+        with where.waiting(f"table {name}"):
+            return DeltaTable(where.table(name), storage_options=dict(where.options))
     except TableNotFoundError:
         return None
 
@@ -116,8 +163,9 @@ def remove_orphans(where: Destination, name: str) -> int:
     compaction replaced is older than the commit that replaced it, and is left to :func:`compact`."""
     fs, root = where.files()
     folder = f"{root}/{name}"
-    if not fs.exists(folder):
-        return 0
+    with where.waiting(f"table {name}'s files"):
+        if not fs.exists(folder):
+            return 0
     table = _open(where, name)
     kept: set[str] = set()
     since = None
@@ -125,7 +173,9 @@ def remove_orphans(where: Destination, name: str) -> int:
         kept = {path.rsplit("/", 1)[-1] for path in pa.table(table.get_add_actions(flatten=True))["path"].to_pylist()}
         since = datetime.fromtimestamp(table.history(1)[0]["timestamp"] / 1000, timezone.utc)
     orphans = []
-    for path, info in fs.find(folder, detail=True).items():
+    with where.waiting(f"table {name}'s files"):
+        listed = fs.find(folder, detail=True).items()
+    for path, info in listed:
         relative = path[len(folder):].lstrip("/")
         if any(part.startswith(("_", ".")) for part in relative.split("/")) or relative.rsplit("/", 1)[-1] in kept:
             continue

@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from deltalake.exceptions import DeltaError
 from sqlite_utils import Database
 
 from ..dates import utc_text
 from ..progress import Reporter
-from ..store.export_state import (forget_export, load_export_cursor, reading_connection, save_digests,
-                                  save_export_cursor)
-from ..urls import redact
+from ..store.export_state import (dest_number, forget_export, load_export_cursor, reading_connection,
+                                  save_digests, save_export_cursor)
+from ..urls import error_text, redact, shortened
 from . import delta
 from .batches import Bounds, Written, record_batches
 from .describe import describe_files
@@ -41,16 +40,19 @@ def location(dest: str) -> str:
 
 
 def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, compact: bool = False,
-                   retention_hours: float = 168.0, reporter: Reporter | None = None) -> ExportReport:
-    """Append to DEST's tables every version the store holds that no export has written yet."""
-    where = delta.destination(location(dest), endpoint_url)
+                   retention_hours: float = 168.0, timeout: float = 60.0,
+                   reporter: Reporter | None = None) -> ExportReport:
+    """Append to DEST's tables every version the store holds that no export has written yet; a
+    call to DEST unanswered for ``timeout`` seconds ends it (:class:`ExportFailure`)."""
+    where = delta.destination(location(dest), endpoint_url, timeout=timeout, say=reporter.warn if reporter else None)
     report = ExportReport(dest=redact(where.url))
     try:
         cursor = _cursor_for(db, where)
         resumed = bool(cursor.get("pending"))
         pending = cursor.get("pending") or _new_batch(db, cursor)
         save_export_cursor(db, {**cursor, "dest": where.url, "pending": pending})
-        bounds = Bounds(pending["low"], pending["high"], pending["after"], pending["upto"])
+        bounds = Bounds(pending["low"], pending["high"], pending["after"], pending["upto"],
+                        dest_number(db, where.url))
         report.batch = pending["batch"]
         conn = reading_connection(db)
         try:
@@ -67,26 +69,26 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
                                 "ids": pending["upto"], "exported_at": utc_text()})
         if compact:
             report.compacted = _compact(where, retention_hours)
-    except (DeltaError, OSError) as e:
+    except delta.DESTINATION_ERRORS as e:
         raise ExportFailure(f"export: cannot write {redact(where.url)} ({_reason(e)}); what is exported so far is "
-                            "kept, and the next export goes on from it. Check DEST and its credentials.") from e
+                            "kept, and the next export goes on from it. Check DEST and its credentials (a call "
+                            f"unanswered for export.timeout = {timeout:g} s is given up on).") from e
     return report
 
 
 def _reason(error: BaseException) -> str:
-    return " ".join(str(error).split())[:200] or type(error).__name__
+    return shortened(error_text(error))
 
 
 def _cursor_for(db: Database, where: delta.Destination) -> dict[str, Any]:
-    """The export cursor for DEST; a first export to a new, empty DEST starts afresh."""
-    cursor = load_export_cursor(db)
-    if cursor.get("dest") == where.url:
+    """The export cursor for DEST (each DEST has its own); a first export to a new, empty DEST starts afresh."""
+    cursor = load_export_cursor(db, where.url)
+    if cursor:
         return cursor
     if any(delta.exists(where, name) for name in EXPORT_TABLES):
-        raise ExportFailure(f"export: {redact(where.url)} already holds tables this database did not export last "
-                            f"(its last export went to {redact(cursor.get('dest') or 'nowhere')}); nothing was "
-                            "written. Export to an empty DEST, or to the last one.")
-    forget_export(db)
+        raise ExportFailure(f"export: {redact(where.url)} already holds tables this database did not export; "
+                            "nothing was written. Export to an empty DEST, or to one this database exported to.")
+    forget_export(db, where.url)
     return {}
 
 
@@ -113,7 +115,7 @@ def _export_table(db: Database, conn: sqlite3.Connection, where: delta.Destinati
             report.bytes += delta.data_bytes(where, table.name) - before
         report.tables[table.name] = written.rows
         report.fetched += written.rows
-    save_digests(db, table.name, written.digests())
+    save_digests(db, bounds.dest, table.name, written.digests())
 
 
 def _then(first: pa.RecordBatch | None, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -125,8 +127,9 @@ def _write_texts(where: delta.Destination) -> None:
     fs, root = where.files()
     for name, text in {**describe_files(), **view_files(where.url)}.items():
         path = f"{root}/{name}"
-        fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-        fs.pipe_file(path, text.encode())
+        with where.waiting(name):
+            fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+            fs.pipe_file(path, text.encode())
 
 
 def _compact(where: delta.Destination, retention_hours: float) -> dict[str, int]:

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ..asof import Moment, record_as_of, versions_of
+from ..asof import Moment, record_as_of, versions_page
 from ..asof.search import images_out_of_sight_then
 from ..asof.tables import tables_as_of
 from ..search.postings import json_ids
@@ -60,7 +60,8 @@ from .http import (
     parse_integer_id,
 )
 from .lanes import RETRY_AFTER, Overloaded, lanes_of
-from .memento import AS_OF_PREFIX, TIMEMAP_PREFIX, memento_headers, moment_of, timegate, timemap
+from .memento import (AS_OF_PREFIX, TIMEMAP_PAGE, TIMEMAP_PREFIX, memento_headers, moment_of, timegate, timemap,
+                      timemap_after)
 
 __all__ = ["api_routes", "Context", "IMAGE_COLUMNS"]
 
@@ -183,13 +184,16 @@ def _timemap_endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
         board: Board = request.app.state.board
         params = {name: value for name, value in request.path_params.items() if name != "kind"}
         try:
+            after = timemap_after(request)
             ctx = Context.from_request(request, board)
             ctx.moment, ctx.found = None, []
             handler(ctx, **params)
         except ErrorAnswer as error:
             return error.response()
         resource, key, row = ctx.found[0]
-        return timemap(request, versions_of(board.connection(), resource, record_key(key), dict(row)))
+        versions, more = versions_page(board.connection(), resource, record_key(key), dict(row),
+                                       after=after.text if after else "", limit=TIMEMAP_PAGE)
+        return timemap(request, versions, first=after is None, more=more)
 
     async def endpoint(request: Request) -> Response:
         return await lanes_of(request).for_search(request.url.path, request.query_params).run(lambda: answer(request))

@@ -32,24 +32,41 @@ from .reverse import reverse_routes
 __all__ = ["create_serve_app", "run_serve"]
 
 
+# What SQLite says of a file that is no longer the database it opened (overwritten in place).
+REPLACED = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
 def unavailable(request: Request, error: Exception) -> Response:
     """The database deleted, or overwritten in place, under the server: every answer says so (503),
-    and so does the log, rather than answering from what is gone or failing with a traceback."""
-    message = str(error) if isinstance(error, BoardGone) else (
-        f"the mirror database cannot be read ({error}): was it overwritten while being served? "
-        "Put a sound copy in place, or restart mirror serve")
-    logging.getLogger("mirror.serve").error(message)
+    and so does the log, rather than answering from what is gone or failing with a traceback. Any
+    other error of SQLite's (a table an old mirror lacks, a query past a limit) is that request's
+    own: a 500 saying it, not a replaced file."""
+    log = logging.getLogger("mirror.serve")
+    if isinstance(error, BoardGone):
+        message = str(error)
+    elif getattr(error, "sqlite_errorname", None) in REPLACED:
+        message = (f"the mirror database cannot be read ({error}): was it overwritten while being served? "
+                   "Put a sound copy in place, or restart mirror serve")
+    else:
+        message = (f"the mirror database could not answer this request ({error}); other requests are answered. "
+                   "Run `mirror sync` once to bring an older mirror's tables up to date")
+        log.error("%s %s: %s", request.method, redact(str(request.url.path)), message)
+        return JsonAnswer({"error": message}, status_code=500)
+    log.error(message)
     return JsonAnswer({"error": message}, status_code=503)
 
 
-def create_serve_app(board: Board, storage: Storage, moment: Moment | None = None) -> Starlette:
+def create_serve_app(board: Board, storage: Storage, moment: Moment | None = None,
+                     public_url: str | None = None) -> Starlette:
     """The JSON API over ``board`` and its kept files under ``/img`` from ``storage``; the plain
-    API answered as of ``moment`` when one is given (``mirror serve --as-of``)."""
+    API answered as of ``moment`` when one is given (``mirror serve --as-of``); links and file URLs
+    naming ``public_url`` when given (a proxy in front), else the address each request came in on."""
     app = Starlette(routes=kept_file_routes() + reverse_routes() + api_routes(), middleware=[Middleware(ProxyMiddleware)],
                     exception_handlers={BoardGone: unavailable, sqlite3.DatabaseError: unavailable})
     app.state.board = board
     app.state.storage = storage
     app.state.moment = moment
+    app.state.public_url = public_url.rstrip("/") if public_url else None
     return app
 
 
@@ -64,10 +81,10 @@ class RedactedKeys(logging.Filter):
 
 
 def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Callable[[str], None] = print,
-              moment: Moment | None = None) -> None:
+              moment: Moment | None = None, public_url: str | None = None) -> None:
     """Serve in the foreground until interrupted, with an access log line per request."""
     sock = listen(host, port)
-    config = uvicorn.Config(create_serve_app(board, storage, moment), host=host, port=port, log_level="info",
+    config = uvicorn.Config(create_serve_app(board, storage, moment, public_url), host=host, port=port, log_level="info",
                             access_log=True, lifespan="off")
     logging.getLogger("uvicorn.access").addFilter(RedactedKeys())
     server = uvicorn.Server(config)
@@ -77,7 +94,8 @@ def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Cal
             await asyncio.sleep(0.02)
         bound = server.servers[0].sockets[0].getsockname()[1]
         pinned = f", as of {moment.text}" if moment is not None else ""
-        echo(f"Serving the mirror {Path(board.path)} (read-only{pinned}) at http://{host}:{bound}{API_PREFIX}")
+        public = f", its links naming {public_url}" if public_url else ""
+        echo(f"Serving the mirror {Path(board.path)} (read-only{pinned}{public}) at http://{host}:{bound}{API_PREFIX}")
         echo(f"  any record as it was at a moment: http://{host}:{bound}/as-of/WHEN{API_PREFIX}/images/N "
              "(WHEN: 2025-01-05, 2025-01-05T12:00:00Z or 20250105120000)")
         echo(f"  files kept in {storage.describe('')}; for gallery-dl, add a philomena instance with "

@@ -51,8 +51,23 @@ class JsonAnswer(JSONResponse):
 
 
 def origin_of(request: Request) -> str:
-    """Where the request was sent (scheme, host and port): served file URLs point there."""
-    return f"{request.url.scheme}://{request.url.netloc}"
+    """Where the mirror is reached (scheme, host and port): redirects, Memento links, TimeMaps and
+    served file URLs point there. The public address ``mirror serve --public-url`` was given (a
+    proxy in front), else the address of the socket the request came in on; never the request's
+    ``Host``, which a client chooses: ``Host: evil.example`` would send redirects there, and a
+    cache in front would keep them for everyone. (The local site, a stand-in for a real one in
+    tests, answers under the ``Host`` it is asked with: ``origin_from_host``.)"""
+    state = request.app.state
+    if getattr(state, "origin_from_host", False):
+        return f"{request.url.scheme}://{request.url.netloc}"
+    public = getattr(state, "public_url", None)
+    if public:
+        return public
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        return f"{request.url.scheme}://127.0.0.1"
+    host, port = server
+    return f"{request.url.scheme}://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 class ErrorAnswer(Exception):

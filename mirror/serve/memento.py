@@ -6,7 +6,11 @@
 - The plain URL of a record is its *TimeGate*: asked with ``Accept-Datetime``, it redirects (302)
   to the Memento of that moment, ``Vary: accept-datetime`` on that answer only.
 - ``/timemap/link/api/v1/json/...`` lists every version of the record the mirror knows, in
-  ``application/link-format``; ``/timemap/json/...`` the same as JSON.
+  ``application/link-format``; ``/timemap/json/...`` the same as JSON. A record hammered by bots
+  has hundreds of thousands of versions, so a TimeMap is paged as web archives page theirs
+  (RFC 7089's paged TimeMaps): :data:`TIMEMAP_PAGE` versions, then a ``rel="next"`` TimeMap of
+  those after the last (``?after=WHEN``); the first and last mementos are marked on the first
+  and last pages.
 
 ``mirror serve --as-of WHEN`` pins the plain API to a moment, for clients that cannot change paths.
 """
@@ -21,11 +25,15 @@ from starlette.responses import RedirectResponse, Response
 from ..asof import Moment, moment_of_http_date, parse_moment
 from .http import API_PREFIX, ErrorAnswer, JsonAnswer, origin_of
 
-__all__ = ["AS_OF_PREFIX", "TIMEMAP_PREFIX", "moment_of", "memento_headers", "timegate", "timemap"]
+__all__ = ["AS_OF_PREFIX", "TIMEMAP_PREFIX", "TIMEMAP_PAGE", "moment_of", "memento_headers", "timegate", "timemap",
+           "timemap_after"]
 
 AS_OF_PREFIX = "/as-of/{when}"
 TIMEMAP_PREFIX = "/timemap/{kind}"
+TIMEMAP_KINDS = ("link", "json")
 LINK_FORMAT = "application/link-format"
+# The versions one TimeMap page lists: some 250 KB of link-format, in well under 300 ms.
+TIMEMAP_PAGE = 2_000
 
 
 def moment_of(request: Request) -> Moment | None:
@@ -75,19 +83,39 @@ def timegate(request: Request) -> Response | None:
     return RedirectResponse(target, status_code=302, headers={"Vary": "accept-datetime", "Link": _links(request)})
 
 
-def timemap(request: Request, versions: Sequence[str]) -> Response:
-    """Every version of a record the mirror knows (the times each began, oldest first)."""
+def timemap_after(request: Request) -> Moment | None:
+    """The moment a TimeMap page starts after (``?after=WHEN``), None for the first page; and a
+    404 for a TimeMap kind there is none of, before any record is read."""
+    if request.path_params.get("kind") not in TIMEMAP_KINDS:
+        raise ErrorAnswer(404, "Not Found")
+    after = request.query_params.get("after")
+    try:
+        return parse_moment(after) if after is not None else None
+    except ValueError as error:
+        raise ErrorAnswer(400, str(error)) from None
+
+
+def timemap(request: Request, versions: Sequence[str], *, first: bool = True, more: bool = False) -> Response:
+    """One page of the versions of a record the mirror knows (the times each began, oldest first):
+    ``first`` says it is the first page, ``more`` that a next one follows."""
     origin, path = origin_of(request), original_path(request).split("?", 1)[0]
     mementos = [(Moment(at), f"{origin}/as-of/{Moment(at).digits}{path}") for at in versions]
-    if request.path_params.get("kind") == "json":
-        return JsonAnswer({"original_uri": f"{origin}{path}", "timegate_uri": f"{origin}{path}",
-                           "mementos": {"list": [{"datetime": m.text, "uri": uri} for m, uri in mementos]}})
-    if request.path_params.get("kind") != "link":
-        raise ErrorAnswer(404, "Not Found")
+    kind = request.path_params["kind"]
+    own = f"{origin}/timemap/{kind}{path}"
+    here = own + (f"?after={request.query_params['after']}" if not first else "")
+    following = f"{own}?after={mementos[-1][0].digits}" if more and mementos else None
+    if kind == "json":
+        answer = {"original_uri": f"{origin}{path}", "timegate_uri": f"{origin}{path}", "self": here,
+                  "mementos": {"list": [{"datetime": m.text, "uri": uri} for m, uri in mementos]}}
+        return JsonAnswer({**answer, "next": following} if following else answer)
     lines = [f'<{origin}{path}>; rel="original"', f'<{origin}{path}>; rel="timegate"',
-             f'<{origin}/timemap/link{path}>; rel="self"; type="{LINK_FORMAT}"']
+             f'<{here}>; rel="self"; type="{LINK_FORMAT}"'
+             + (f'; from="{mementos[0][0].http_date}"; until="{mementos[-1][0].http_date}"' if mementos else "")]
+    if following:
+        lines.append(f'<{following}>; rel="next"; type="{LINK_FORMAT}"')
+    last = len(mementos) - 1
     for n, (moment, uri) in enumerate(mementos):
-        rel = " ".join(word for word, here in (("first", n == 0), ("last", n == len(mementos) - 1), ("memento", True))
-                       if here)
+        rel = " ".join(word for word, is_it in (("first", first and n == 0), ("last", not more and n == last),
+                                                 ("memento", True)) if is_it)
         lines.append(f'<{uri}>; rel="{rel}"; datetime="{moment.http_date}"')
     return Response(",\n".join(lines) + "\n", media_type=LINK_FORMAT)

@@ -128,6 +128,17 @@ def mark_failed(db: Database, image_id: int, representation: str, reason: str, *
     db.conn.commit()
 
 
+# The reason of a kept file its fingerprint could not be read from, and never will be.
+NOT_FINGERPRINTED = "not fingerprinted"
+
+
+def mark_not_fingerprinted(db: Database, image_id: int, representation: str, why: str) -> None:
+    """Note on a kept file that its fingerprint is not read, and ``why``: later runs leave it be."""
+    with db.conn:
+        db.execute("UPDATE downloads SET reason = ?, updated_at = ? WHERE image_id = ? AND representation = ? "
+                   "AND status = 'done'", [f"{NOT_FINGERPRINTED}: {why}", utc_text(), image_id, representation])
+
+
 def requeue(db: Database, keys: Sequence[tuple[int, str]], reason: str) -> None:
     """Make kept or failed files pending again (``mirror verify --repair``)."""
     with db.atomic():

@@ -24,7 +24,7 @@ from typing import Any
 from .history import EVENTS
 
 __all__ = ["EVENTS", "Change", "FirstSeen", "TagChange", "RESOURCES", "SITE_EVENTS", "changes_since", "changes_page",
-           "first_seen", "record_history", "tag_changes"]
+           "first_seen", "record_history", "tag_changes", "parse_cursor", "cursor_text"]
 
 # The tables history is kept under, in the order a summary lists them.
 RESOURCES = ("images", "tags", "users", "comments", "posts", "galleries", "forums", "topics", "filters")
@@ -105,10 +105,9 @@ def _fill(conn: sqlite3.Connection, found: list[Change]) -> list[Change]:
     """Add the tags added and removed, the records' names and the site's users' names."""
     images = {c.id: c for c in found if c.resource == "images"}
     if images:
-        marks = ",".join("?" * len(images))
         for history_id, sign, tag_id, name in conn.execute(
-                f"SELECT history_id, change, tag_id, tag_name FROM image_tag_changes WHERE history_id IN ({marks}) "
-                "ORDER BY id", list(images)):
+                "SELECT history_id, change, tag_id, tag_name FROM image_tag_changes "
+                "WHERE history_id IN (SELECT value FROM json_each(?)) ORDER BY id", [json.dumps(list(images))]):
             shown = name if name is not None else f"tag {tag_id}"
             (images[history_id].tags_added if sign == "+" else images[history_id].tags_removed).append(shown)
     for resource, column in _NAMES.items():
@@ -220,13 +219,31 @@ def first_seen(conn: sqlite3.Connection, *, since: str | None = None,
     return found
 
 
-def record_history(conn: sqlite3.Connection, resource: str, key: str) -> list[Change]:
-    """Every change of one record, newest first by time (the site's own changes in their place)."""
+def record_history(conn: sqlite3.Connection, resource: str, key: str, *, before: tuple[str, int] | None = None,
+                   limit: int = 50) -> list[Change]:
+    """The ``limit`` newest changes of one record before ``before`` (a (seen_at, id) cursor), newest
+    first by time (the site's own changes in their place): a page, from one index range, however
+    long the record's history (bots have given one image 75,260 tag changes)."""
     if not _kept(conn, "history"):
         return []
+    cursor = before or ("\uffff", 2**62)
     rows = conn.execute(f"SELECT {_COLUMNS} FROM history WHERE resource = ? AND record_key = ? "
-                        "ORDER BY seen_at DESC, id DESC", [resource, key]).fetchall()
+                        "AND (seen_at < ? OR (seen_at = ? AND id < ?)) ORDER BY seen_at DESC, id DESC LIMIT ?",
+                        [resource, key, cursor[0], cursor[0], cursor[1], limit]).fetchall()
     return _fill(conn, [_change(row) for row in rows])
+
+
+def parse_cursor(text: str) -> tuple[str, int]:
+    """The (seen_at, id) cursor an "older" link carries (``SEEN_AT~ID``); ValueError for anything else."""
+    at, _, last = text.rpartition("~")
+    if not last.isdigit() or not at or len(last) > 18:
+        raise ValueError("before: give the cursor an 'older' link carries")
+    return at, int(last)
+
+
+def cursor_text(change: Change) -> str:
+    """The cursor of the page after ``change`` (the last one shown), for an "older" link."""
+    return f"{change.seen_at}~{change.id}"
 
 
 @dataclass(frozen=True)

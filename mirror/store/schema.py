@@ -8,6 +8,7 @@ appended to :data:`migrations`; an applied migration is never edited.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 
@@ -614,7 +615,39 @@ def _image_crops(db: Database) -> None:
         ) STRICT, WITHOUT ROWID""")
 
 
-@migrations(name="0032_raw_rebuilt_from_columns")
+@migrations(name="0032_history_by_record_and_time")
+def _history_by_record_and_time(db: Database) -> None:
+    """One record's history by time (with its event, so a filter on it reads no row): a record as
+    of a moment undoes only the changes after it, its TimeMap and its history page read a page
+    at a time, and a record hammered by bots (300,000 versions) is one index range, not a scan.
+    An image's tag changes by tag: its tags as of a moment are one seek per tag it ever had
+    changed (:mod:`mirror.asof.records`), not a sort of every change since."""
+    db.execute("CREATE INDEX history_by_record_time ON history (resource, record_key, seen_at, event)")
+    db.execute("CREATE INDEX image_tag_changes_by_image_tag ON image_tag_changes (image_id, tag_id, seen_at, id)")
+
+
+@migrations(name="0033_export_state_per_dest")
+def _export_state_per_dest(db: Database) -> None:
+    """The export's state kept per DEST (:mod:`mirror.store.export_state`): each DEST's cursor in
+    ``export_dests``, and the digests of what was exported there, by the DEST's number. Kept for
+    one DEST at a time, a one-off export to another folder forgot the nightly DEST's, which then
+    refused every night after. What was kept moves to the DEST the last export went to."""
+    db.execute("""CREATE TABLE export_dests (
+        id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, cursor TEXT NOT NULL) STRICT""")
+    row = db.execute("SELECT cursor FROM sync_state WHERE name = 'export'").fetchone()
+    dest = json.loads(row[0]).get("dest") if row else None
+    if dest:
+        db.execute("INSERT INTO export_dests (id, url, cursor) VALUES (1, ?, ?)", [dest, row[0]])
+    db.execute("""CREATE TABLE export_digests_by_dest (
+        dest INTEGER NOT NULL, tbl TEXT NOT NULL, record_key TEXT NOT NULL, digest INTEGER NOT NULL,
+        PRIMARY KEY (dest, tbl, record_key)) STRICT, WITHOUT ROWID""")
+    if dest:
+        db.execute("INSERT INTO export_digests_by_dest SELECT 1, tbl, record_key, digest FROM export_digests")
+    db.execute("DROP TABLE export_digests")
+    db.execute("ALTER TABLE export_digests_by_dest RENAME TO export_digests")
+
+
+@migrations(name="0034_raw_rebuilt_from_columns")
 def _raw_rebuilt_from_columns(db: Database) -> None:
     """Images, comments and posts keep ``raw`` as a column SQLite rebuilds from the typed columns
     and a small patch, not as a second copy of the record (:mod:`.raw_rebuilt`): half of a whole

@@ -12,11 +12,8 @@ import sys
 import httpx
 import pytest
 
-from mirror.localsite.board.editor import BoardEditor
-from mirror.localsite.http.server import SiteServer
-
 from ..support.browsing import browse_client
-from ..support.configs import RESOURCES, mirror_config, sync, write_config
+from ..support.configs import synced_board, write_config
 
 HUGE = str(2**66)  # past SQLite's 64-bit integers
 
@@ -25,9 +22,7 @@ HUGE = str(2**66)  # past SQLite's 64-bit integers
 def mirrored(tmp_path_factory):
     """A mirror of every resource of a small board, with a forum whose short name holds a `/` (and a topic in it)."""
     tmp = tmp_path_factory.mktemp("browse-errors")
-    with SiteServer(BoardEditor.generate(seed=4, images=30)) as site:
-        config = mirror_config(site, tmp, site.editor.everything_filter_id)
-        sync(config, RESOURCES)
+    config = synced_board(tmp, seed=4, images=30)
     with sqlite3.connect(config.database) as db:
         forum = {"short_name": "a/b", "name": "Slashed Forum", "description": "", "topic_count": 1, "post_count": 0}
         db.execute("INSERT INTO forums (short_name, name, description, topic_count, post_count, raw, mirrored_at) "

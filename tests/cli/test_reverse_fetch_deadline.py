@@ -3,15 +3,16 @@ byte now and then (each read well within its timeout) cannot hold it forever."""
 
 from __future__ import annotations
 
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from click.testing import CliRunner
 
 from mirror.cli import cli
 from mirror.commands import reverse
+
+from ..support.raw_servers import handler_server
 
 
 class Drip(BaseHTTPRequestHandler):
@@ -34,12 +35,8 @@ class Drip(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def dripping():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Drip)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/slow.png"
-    server.shutdown()
-    server.server_close()
+    with handler_server(Drip) as url:
+        yield f"{url}/slow.png"
 
 
 def test_a_slow_drip_is_cut_off_at_the_deadline_with_one_line(dripping, monkeypatch, tmp_path):

@@ -896,3 +896,51 @@ def test_a_large_run_reads_fingerprints_on_worker_processes_with_the_same_values
                 "image_id, view, kind, value, source_representation, version FROM image_hashes",
                 "* FROM image_sketches", "* FROM image_crops")]
     assert all(kept["thread"]) and kept["processes"] == kept["thread"]
+
+
+def test_a_killed_fingerprint_worker_is_replaced_and_a_file_that_kills_two_is_kept_unfingerprinted(tmp_path,
+                                                                                                   monkeypatch):
+    """What the OOM killer does to a worker reading a huge picture: the run starts a fresh pool and
+    goes on; a file that kills a worker twice is kept, marked "not fingerprinted" with the reason,
+    and not read again by the next run."""
+    from mirror.download import fingerprints
+
+    from ..support import poisoned_workers
+
+    board = BoardEditor.generate(seed=3, images=8, with_pictures=True)
+    with SiteServer(board) as server:
+        config = configure(server, tmp_path, representations=["thumb"])
+        sync(config)
+        shown = [i for i, image in sorted(board.images.items()) if not image["hidden_from_users"]
+                 and image["thumbnails_generated"] and image["format"] in ("png", "jpeg")]
+        thumbs = {i: hashlib.sha256(httpx.get(httpx.get(f"{server.api_url}/images/{i}").json()["image"]
+                                              ["representations"]["thumb"]).content).hexdigest() for i in shown}
+        killer = shown[0]
+        unlucky = next(i for i in shown if thumbs[i] != thumbs[killer])  # a board may show one picture twice
+        shown = [i for i in shown if thumbs[i] != thumbs[killer] or i == killer]
+        (tmp_path / "marks").mkdir()
+        monkeypatch.setenv(poisoned_workers.ALWAYS, thumbs[killer])
+        monkeypatch.setenv(poisoned_workers.ONCE, thumbs[unlucky])
+        monkeypatch.setenv(poisoned_workers.MARKS, str(tmp_path / "marks"))
+        monkeypatch.setattr(fingerprints, "worker_pool", poisoned_workers.poisoned_pool)
+        monkeypatch.setattr(fingerprints, "POOL_FROM", 0)
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+        path = write_config(config, tmp_path / "m.toml")
+        result = CliRunner().invoke(cli, ["-c", str(path), "download"])
+        assert result.exit_code == 0, result.output
+        assert "Traceback" not in result.output and "BrokenProcessPool" not in result.output
+        said = [line for line in result.output.splitlines() if "not fingerprinted" in line]
+        assert len(said) == 1 and f"image {killer} thumb: kept, but not fingerprinted" in said[0], result.output
+        assert "killed" in said[0]
+        db = open_database(config.database)
+        fingerprinted = {row[0] for row in db.execute("SELECT DISTINCT image_id FROM image_hashes")}
+        assert unlucky in fingerprinted and killer not in fingerprinted
+        assert set(shown) - {killer} <= fingerprinted
+        assert db.execute("SELECT status, reason FROM downloads WHERE image_id = ? AND representation = 'thumb'",
+                          [killer]).fetchone()[0] == "done"
+        assert "not fingerprinted" in db.execute("SELECT reason FROM downloads WHERE image_id = ? "
+                                                 "AND representation = 'thumb'", [killer]).fetchone()[0]
+        kills = (tmp_path / "marks" / thumbs[killer]).stat().st_size
+        again = CliRunner().invoke(cli, ["-c", str(path), "download"])
+        assert again.exit_code == 0 and "not fingerprinted" not in again.output, again.output
+        assert (tmp_path / "marks" / thumbs[killer]).stat().st_size == kills >= 2  # not read again

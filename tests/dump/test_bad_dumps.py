@@ -333,3 +333,19 @@ def test_an_import_says_how_much_disk_it_needs_before_it_starts(plain_dump, tmp_
     assert result.exit_code == 0, result.output
     first = result.output.splitlines()[0]
     assert "the import needs about" in first and "are free" in first
+
+
+@pytest.mark.parametrize("table, columns, missing", [
+    ("users", "(name)", "id"),
+    ("tags", "(id, name)", "slug"),
+])
+def test_a_column_list_without_a_column_the_importer_reads_names_the_table_and_column(plain_dump, tmp_path, table,
+                                                                                       columns, missing):
+    """A damaged COPY statement that drops ``id`` (or a tag's ``slug``): the dump lacks a column the
+    import reads, which is the dump's fault (exit 2), not the database's ("no such column", exit 5)."""
+    path = with_copy_statement(plain_dump, tmp_path / "columns.pgdump", table,
+                               f"COPY public.{table} {columns} FROM stdin;\n")
+    result, _ = import_dump(tmp_path, path)
+    assert result.exit_code == 2, result.output
+    said = error_line(result)
+    assert said.startswith(f"Error: {path}: table {table}: ") and f"no column {missing}" in said, said

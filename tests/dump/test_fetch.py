@@ -6,6 +6,7 @@ Any bytes do as the dump: the fetcher neither knows nor cares that it is a pg_du
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
 import time
@@ -256,3 +257,17 @@ async def test_a_host_that_trickles_or_stalls_is_cut_off_and_its_part_kept(tmp_p
     assert time.monotonic() - started < 30  # two attempts of about a second each, not 750 s of trickle
     assert "the transfer stalled: " in str(raised.value) and said in str(raised.value)
     assert 0 < (tmp_path / "board.pgdump.part").stat().st_size < SIZE
+
+
+@pytest.mark.parametrize("trickle, stall, said", [
+    ((0, 60.0), Stall(2), "not one byte came in 2 s (download.dump_stall_seconds)"),
+    ((1, 1.0), Stall(2, 100), "bytes came in 2 s, under download.dump_min_rate (100 bytes/s over"),
+])
+async def test_a_host_slow_from_its_first_byte_is_cut_off_within_the_stall_window(tmp_path, trickle, stall, said):
+    started = time.monotonic()
+    with FileHost(content(11), trickle=trickle) as host:  # silent, or 1 byte a second, from the start
+        with pytest.raises(SiteUnavailable) as raised:
+            await asyncio.wait_for(fetch_from(host, tmp_path, stall=stall), 30)
+        assert len(host.ranges) == 2  # both attempts were abandoned, each at its first window's end
+    assert time.monotonic() - started < 2 * 2 + 4  # two windows of 2 s, plus slack
+    assert "the transfer stalled: " in str(raised.value) and said in str(raised.value)

@@ -862,3 +862,283 @@ def test_serve_and_browse_a_database_on_a_read_only_mount(full_mirror: Config, t
                       "remounted read-only, then served and browsed", SERVER,
                       f"serve: a search {search.status_code} ({search.json()['total']} images); browse: /-/tags {page}",
                       "nothing: no -wal or -shm file could be made, none was needed", started, tmp_path))
+
+
+# --- round five (issue 52): the calendar's edges, a long history, the export's failure paths -----------
+
+def test_moments_at_the_calendars_edges(full_mirror: Config, tmp_path: Path, ledger: list, capfd) -> None:
+    started = time.monotonic()
+    with sqlite3.connect(full_mirror.database) as db:
+        image = db.execute("SELECT min(id) FROM images WHERE hidden_from_users = 0").fetchone()[0]
+    record = f"/api/v1/json/images/{image}"
+    edges = ["00010101000000", "0001-01-01T00:00:00%2B05:00", "9999-12-31T23:00:00-05:00",
+             "%D9%A2%D9%A0%D9%A2%D9%A5-%D9%A0%D9%A1-%D9%A0%D9%A5"]  # year 1; offsets past 1 and 9999; Arabic-Indic
+    dates = {"Mon, 01 Jan 0001 00:00:00 GMT": "0001", f"Mon, 01 Jan {10**20} 00:00:00 GMT": "10^20"}
+    capfd.readouterr()
+    with LoopbackServer(create_serve_app(Board(full_mirror.database), open_storage(full_mirror))) as served:
+        answers = {f"/as-of/{when}{path}": httpx.get(f"{served.url}/as-of/{when}{path}", timeout=30).status_code
+                   for when in edges for path in (record, "/api/v1/json/search/images?q=*")}
+        gates = {asked: httpx.get(served.url + record, headers={"Accept-Datetime": asked}, timeout=30)
+                 for asked in dates}
+        answers |= {f"Accept-Datetime {label}": gates[asked].status_code for asked, label in dates.items()}
+        answers["/timemap/UNKNOWN"] = httpx.get(f"{served.url}/timemap/UNKNOWN{record}", timeout=30).status_code
+
+    async def browse() -> dict[str, int]:
+        datasette = make_datasette(full_mirror.database, base_url=full_mirror.site.base_url,
+                                   files=full_mirror.store.files)
+        await datasette.invoke_startup()
+        return {f"browse /as-of/{when}/": (await datasette.client.get(f"/as-of/{when}/")).status_code for when in edges}
+
+    answers |= asyncio.run(browse())
+    logged = "".join(capfd.readouterr())
+    assert 500 not in answers.values() and "Traceback" not in logged, (answers, logged[-2000:])
+    assert "/as-of/00010101000000/" in gates["Mon, 01 Jan 0001 00:00:00 GMT"].headers["location"]  # not 2001
+    assert gates[f"Mon, 01 Jan {10**20} 00:00:00 GMT"].status_code == 400
+    ledger.append(row("moments at the calendar's edges (serve and browse)",
+                      "a record, a search and the front page as of year 1, offsets past year 1 and 9999, Arabic-Indic "
+                      "digits; Accept-Datetime of year 0001 and 10^20; /timemap/UNKNOWN/...", SERVER, statuses(answers),
+                      "nothing: no 500, no traceback; year 0001 read as written (not 2001), the rest 400 in one line",
+                      started, tmp_path))
+
+
+def test_a_host_header_naming_another_site(full_mirror: Config, tmp_path: Path, ledger: list) -> None:
+    started = time.monotonic()
+    with sqlite3.connect(full_mirror.database) as db:
+        image = db.execute("SELECT min(id) FROM images WHERE hidden_from_users = 0").fetchone()[0]
+    record, evil = f"/api/v1/json/images/{image}", {"Host": "evil.example"}
+    with LoopbackServer(create_serve_app(Board(full_mirror.database), open_storage(full_mirror))) as served:
+        answers = {path: httpx.get(served.url + path, headers={**evil, **extra}, timeout=30) for path, extra in (
+            (record, {"Accept-Datetime": "Sun, 05 Jan 2025 12:00:00 GMT"}), (record, {}),
+            (f"/timemap/link{record}", {}), ("/api/v1/json/search/images?q=*", {}))}
+    named = [path for path, answer in answers.items()
+             if "evil.example" in answer.text + " ".join(answer.headers.values())]
+    assert not named, named
+    ledger.append(row("a Host header naming another site (mirror serve)", "Host: evil.example on a TimeGate (302), a "
+                      "record, a TimeMap and a search", SERVER,
+                      statuses({path: answer.status_code for path, answer in answers.items()}),
+                      "nothing: no redirect, link or file URL names evil.example (they name the socket's address, or "
+                      "--public-url)", started, tmp_path))
+
+
+def test_a_record_with_tens_of_thousands_of_versions(full_mirror: Config, tmp_path: Path, ledger: list) -> None:
+    from mirror.asof import Moment
+    from mirror.dates import utc_text
+    from mirror.store.history import SiteChange, save_site_changes
+    from datetime import datetime, timedelta, timezone
+
+    started = time.monotonic()
+    path = copied(full_mirror.database, tmp_path / "mirror.db")
+    db = open_database(path)
+    image = db.execute("SELECT min(id) FROM images WHERE hidden_from_users = 0").fetchone()[0]
+    start = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(days=2)
+    versions = 40_000
+    with db.conn:
+        save_site_changes(db, None, [SiteChange(image, utc_text(start + timedelta(seconds=n)), 1, "site_tags",
+                                                tags=(("+-"[n % 2], 987_654, "bot war"),)) for n in range(versions)])
+    db.close()
+
+    class StandardBoard(Board):  # SQLite's default limit of 32,766 variables (Debian's build allows 250,000)
+        def _connect(self, file: Path) -> sqlite3.Connection:
+            conn = super()._connect(file)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 32_766)
+            return conn
+
+    def timed(get: Callable[[], httpx.Response]) -> tuple[int, float]:
+        began = time.monotonic()
+        return get().status_code, (time.monotonic() - began) * 1000
+
+    middle = Moment(utc_text(start + timedelta(seconds=versions // 2)))
+    with LoopbackServer(create_serve_app(StandardBoard(path), None)) as served:
+        as_of = timed(lambda: httpx.get(f"{served.url}/as-of/{middle.digits}/api/v1/json/images/{image}", timeout=60))
+        url, pages, slowest = f"{served.url}/timemap/link/api/v1/json/images/{image}", 0, 0.0
+        while url:
+            began = time.monotonic()
+            answer = httpx.get(url, timeout=60)
+            slowest, pages = max(slowest, (time.monotonic() - began) * 1000), pages + 1
+            assert answer.status_code == 200
+            following = re.search(r'<([^>]+)>; rel="next"', answer.text)
+            url = following.group(1) if following else None
+
+    async def history_page() -> tuple[int, float]:
+        datasette = make_datasette(path, base_url=full_mirror.site.base_url, files=full_mirror.store.files)
+        await datasette.invoke_startup()
+        began = time.monotonic()
+        page = await datasette.client.get(f"/-/image/{image}/history")
+        return page.status_code, (time.monotonic() - began) * 1000
+
+    page = asyncio.run(history_page())
+    assert as_of[0] == 200 and page[0] == 200 and pages > 1
+    ledger.append(row("a record with 40,000 versions (serve and browse)", "an image's tag added and removed 20,000 "
+                      "times each (a bot's tag war; the site has an image with 75,260 tag changes), SQLite held to "
+                      "its default 32,766 variables", SERVER,
+                      f"as of a moment inside it: {as_of[0]} in {as_of[1]:.0f} ms; its TimeMap: {pages} pages linked "
+                      f"by rel=\"next\", the slowest {slowest:.0f} ms; its history page: {page[0]} in {page[1]:.0f} ms",
+                      "nothing: no 'too many SQL variables', no 503 calling it a replaced file; one page at a time",
+                      started, tmp_path))
+
+
+@pytest.fixture(scope="module")
+def export_mirror(site: SiteServer, tmp_path_factory) -> Config:
+    """A mirror of the site's images, to export (no files)."""
+    tmp = tmp_path_factory.mktemp("export-mirror")
+    config = site_config(site, tmp)
+    sync(config, ("images", "tags"))
+    return config
+
+
+def copied(database: str | Path, path: Path) -> Path:
+    """A whole copy of ``database`` (SQLite's backup) at ``path``."""
+    with closing(sqlite3.connect(database)) as source, closing(sqlite3.connect(path)) as copy:
+        source.backup(copy)
+    return path
+
+
+def export_run(config: Config, folder: Path, dest: str, before: Callable[[Path], None] | None = None,
+               **store: Any) -> Result:
+    """`mirror export DEST` over a copy of ``config``'s database in ``folder`` (made), ``before`` done
+    to it first, ``store`` keys changed, ``export.timeout`` 2 s."""
+    folder.mkdir()
+    path = copied(config.database, folder / "mirror.db")
+    if before is not None:
+        before(path)
+    config = changed(config, store={"database": str(path), **store}, export={"timeout": 2.0})
+    return CliRunner().invoke(cli, ["-c", str(write_config(config, folder / "mirror.toml")), "export", dest])
+
+
+def killed_export(path: Path, dest: str = "s3://bucket/board") -> None:
+    """The database as an export killed mid-batch leaves it: a pending batch for ``dest``."""
+    from mirror.store.export_state import save_export_cursor
+
+    db = open_database(path)
+    save_export_cursor(db, {"dest": dest, "pending": {"batch": 1, "low": "", "high": "2026-01-01T00:00:00Z",
+                                                      "after": {}, "upto": {}}})
+    db.close()
+
+
+def a_lone_surrogate_in_a_tag(path: Path) -> None:
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("UPDATE images SET tags = ? WHERE id = (SELECT min(id) FROM images WHERE tags IS NOT NULL)",
+                   ['["\\ud800 lone", "safe"]'])
+
+
+@pytest.fixture
+def aws_env(monkeypatch) -> None:
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+        monkeypatch.setenv(key, value)
+
+
+def test_export_failure_paths(export_mirror: Config, tmp_path: Path, ledger: list, aws_env) -> None:
+    from ..support.ports import a_closed_port
+    from ..support.raw_servers import silent_server
+
+    started, odd = time.monotonic(), tmp_path / "odd"
+    done = export_run(export_mirror, odd, str(odd / "dest"), before=a_lone_surrogate_in_a_tag)
+    assert done.exit_code == 0 and "Traceback" not in done.output, done.output
+    ledger.append(row("a lone surrogate in a tag (mirror export)", "an image's tags hold \"\\ud800\" (sync keeps it as "
+                      "its JSON escape)", 0, STAMP.sub("", done.output.strip().splitlines()[-1]),
+                      "nothing: every record exported, the tag as U+FFFD (a UnicodeEncodeError failed every export)",
+                      started, odd))
+
+    started, where, closed = time.monotonic(), tmp_path / "password", a_closed_port()
+    done = export_run(export_mirror, where, "s3://bucket/board", endpoint_url=f"http://keyid:hunter2@127.0.0.1:{closed}")
+    assert done.exit_code == 2 and "hunter2" not in done.output, done.output
+    ledger.append(row("a password in store.endpoint_url (mirror export)", "`endpoint_url = \"http://keyid:hunter2@...\"`"
+                      " in [store]", 2, excerpt(done, 2).replace(str(closed), "PORT"), "nothing: refused before any request; the password printed "
+                      "nowhere (delta-rs' errors quote the whole request URL)", started, where))
+
+    started, where, closed = time.monotonic(), tmp_path / "unreachable", a_closed_port()
+    done = export_run(export_mirror, where, "s3://bucket/board", before=killed_export,
+                      endpoint_url=f"http://127.0.0.1:{closed}")
+    assert done.exit_code == 5 and "Traceback" not in done.output, done.output
+    ledger.append(row("an unreachable S3 endpoint after a killed export (mirror export)", "nothing listens at "
+                      "store.endpoint_url; the last export was killed mid-batch", 5,
+                      excerpt(done, 5).replace(str(closed), "PORT"),
+                      "nothing: the pending batch kept for the next export (a botocore traceback, exit 1, before)",
+                      started, where))
+
+    started, where = time.monotonic(), tmp_path / "silent"
+    with silent_server() as endpoint:
+        done = export_run(export_mirror, where, "s3://bucket/board", endpoint_url=endpoint)
+    port = endpoint.rsplit(":", 1)[1]
+    took = time.monotonic() - started
+    assert done.exit_code == 5 and took < 30 and "waiting for s3://bucket/board" in done.output, (took, done.output)
+    ledger.append(row("a silent S3 endpoint (mirror export)", "store.endpoint_url takes every connection and never "
+                      "answers (export.timeout = 2)", 5, excerpt(done, 5).replace(str(port), "PORT"),
+                      f"nothing: a line once it waited 1 s, given up on in {took:.1f} s, the lock released (botocore's "
+                      "defaults under s3fs held it 425 s without a word)", started, where))
+
+
+@pytest.fixture(scope="module")
+def picture_site() -> Iterator[SiteServer]:
+    """A few images with real pictures, to fingerprint."""
+    with SiteServer(BoardEditor.generate(seed=3, images=8, with_pictures=True)) as server:
+        yield server
+
+
+def test_a_fingerprint_worker_killed(picture_site: SiteServer, tmp_path: Path, ledger: list, monkeypatch) -> None:
+    from mirror.download import fingerprints
+
+    from ..support import poisoned_workers
+
+    started, site = time.monotonic(), picture_site
+    config = changed(site_config(site, tmp_path, download={**FILES, "enabled": True,
+                                                           "partial_dir": str(tmp_path / "partial")}),
+                     store={"files": str(tmp_path / "files")})
+    sync(changed(config, download={"enabled": False}), ("images",))  # the files come with `mirror download`
+    shown = [r for r in site_images(site) if not r.get("hidden_from_users") and r.get("thumbnails_generated")
+             and r.get("format") in ("png", "jpeg")]
+    thumb = hashlib.sha256(httpx.get(shown[0]["representations"]["thumb"], timeout=30).content).hexdigest()
+    (tmp_path / "marks").mkdir()
+    monkeypatch.setenv(poisoned_workers.ALWAYS, thumb)
+    monkeypatch.setenv(poisoned_workers.ONCE, "")
+    monkeypatch.setenv(poisoned_workers.MARKS, str(tmp_path / "marks"))
+    monkeypatch.setattr(fingerprints, "worker_pool", poisoned_workers.poisoned_pool)
+    monkeypatch.setattr(fingerprints, "POOL_FROM", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    done = CliRunner().invoke(cli, ["-c", str(write_config(config, tmp_path / "mirror.toml")), "download"])
+    assert done.exit_code == 0 and "Traceback" not in done.output, done.output
+    said = [STAMP.sub("", line) for line in done.output.splitlines() if "not fingerprinted" in line]
+    with sqlite3.connect(config.database) as db:
+        fingerprinted = db.execute("SELECT count(DISTINCT image_id) FROM image_hashes").fetchone()[0]
+        kept = db.execute("SELECT count(*) FROM downloads WHERE status = 'done'").fetchone()[0]
+    assert said and fingerprinted > 0
+    ledger.append(row("a fingerprint worker killed (the OOM killer)", "every worker reading one image's thumbnail is "
+                      "SIGKILLed mid-file", 0, said[0], f"nothing: {kept} files kept; a fresh pool went on, "
+                      f"{fingerprinted} images fingerprinted; the killer's file kept, marked not fingerprinted (a "
+                      "BrokenProcessPool traceback, before)", started, tmp_path, site))
+
+
+@needs_postgres
+def test_a_copy_column_list_without_id(tmp_path: Path, ledger: list) -> None:
+    from mirror.localsite.dump.damaged import with_copy_statement
+
+    started = time.monotonic()
+    board = BoardEditor.generate(seed=5, images=20)
+    try:
+        dump = make_dump(board, tmp_path, compress=False)
+    finally:
+        board.close()
+    damaged = with_copy_statement(dump, tmp_path / "damaged.pgdump", "users", "COPY public.users (name) FROM stdin;\n")
+    env = {"MIRROR_DATABASE": str(tmp_path / "mirror.db"), "MIRROR_BASE_URL": "http://127.0.0.1:9"}
+    done = CliRunner().invoke(cli, ["import-dump", str(damaged)], env=env)
+    assert done.exit_code == 2 and "no column id" in done.output, done.output
+    ledger.append(row("a COPY column list without id (import-dump)", "the users table's COPY statement names `(name)` "
+                      "only", 2, excerpt(done, 2), "nothing: stopped before writing; the dump named as damaged, not the "
+                      "database (exit 5 \"no such column\", before)", started, tmp_path))
+
+
+def test_a_dump_host_silent_from_its_first_byte(tmp_path: Path, ledger: list) -> None:
+    from ..support.file_host import FileHost
+
+    started = time.monotonic()
+    with FileHost(os.urandom(100_000), trickle=(0, 60.0)) as host:
+        env = {"MIRROR_DATABASE": str(tmp_path / "mirror.db"), "MIRROR_BASE_URL": "http://127.0.0.1:9"}
+        config = tmp_path / "mirror.toml"
+        config.write_text("[download]\ndump_stall_seconds = 2.0\n[polite]\nmax_retries = 1\nbackoff = 0.1\n")
+        done = CliRunner().invoke(cli, ["-c", str(config), "import-dump", f"{host.url}/board.pgdump"], env=env)
+    took = time.monotonic() - started
+    assert done.exit_code == 3 and took < 20 and "stalled" in done.output, (took, done.output)
+    ledger.append(row("a dump host silent from its first byte (import-dump URL)", "the host sends its headers, then "
+                      "nothing (download.dump_stall_seconds = 2)", 3, excerpt(done, 3).replace(host.url, "http://127.0.0.1:PORT"),
+                      f"nothing: each attempt abandoned at the window's end, {took:.1f} s in all, its part kept to "
+                      "resume (the first window ended the machine's uptime later, before)", started, tmp_path))

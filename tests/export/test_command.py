@@ -4,6 +4,7 @@ metrics file; and the one line said when the export extra is missing."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -53,14 +54,36 @@ def test_export_needs_a_dest(exported, tmp_path):
     assert done.returncode == 2 and "[export] dest" in done.stderr
 
 
-def test_a_dest_another_export_wrote_is_refused(exported, tmp_path):
+def test_a_dest_another_database_exported_to_is_refused(exported, tmp_path):
+    other = changed(exported.config, store={"database": str(copy_of(exported.db, tmp_path / "other.db"))})
+    assert mirror("-c", str(write_config(other, tmp_path / "other.toml")), "export", str(tmp_path / "one")).returncode == 0
+    before = sorted(p.name for p in (tmp_path / "one" / "images").rglob("*"))
     config = changed(exported.config, store={"database": str(copy_of(exported.db, tmp_path / "mirror.db"))})
-    path = write_config(config, tmp_path / "mirror.toml")
-    assert mirror("-c", str(path), "export", str(tmp_path / "one")).returncode == 0
-    before = sorted(p.name for p in (exported.dest / "images").rglob("*"))
-    done = mirror("-c", str(path), "export", str(exported.dest))
+    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", str(tmp_path / "one"))
     assert done.returncode == 5 and "already holds tables" in done.stderr
-    assert sorted(p.name for p in (exported.dest / "images").rglob("*")) == before
+    assert sorted(p.name for p in (tmp_path / "one" / "images").rglob("*")) == before
+
+
+def test_a_one_off_export_elsewhere_leaves_the_nightly_dest_going_on(exported, tmp_path):
+    """The export's state is kept per DEST: an export to another folder once (a copy for a friend)
+    neither forgets what the nightly DEST holds nor makes it refuse every night after."""
+    nightly, elsewhere = tmp_path / "nightly", tmp_path / "elsewhere"
+    db_path = copy_of(exported.db, tmp_path / "mirror.db")
+    path = write_config(changed(exported.config, store={"database": str(db_path)}), tmp_path / "mirror.toml")
+    assert mirror("-c", str(path), "export", str(nightly)).returncode == 0
+    assert mirror("-c", str(path), "export", str(elsewhere)).returncode == 0
+    with sqlite3.connect(db_path) as db:
+        edited = exported.done["edited"]
+        db.execute("UPDATE images SET score = score + 1, mirrored_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
+                   "WHERE id = ?", [edited])
+    done = mirror("-c", str(path), "export", str(nightly), "--json")
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)
+    assert run["export"]["batch"] == 2 and run["export"]["tables"]["images"] == 1  # only what changed since
+    images = pl.read_delta(str(nightly / "images"))
+    assert images.height == images["id"].n_unique() + 1
+    again = json.loads(mirror("-c", str(path), "export", str(elsewhere), "--json").stdout)
+    assert again["export"]["batch"] == 2 and again["export"]["tables"]["images"] == 1
 
 
 def test_export_json_says_what_it_wrote_and_counts_no_files(exported, tmp_path):
@@ -72,3 +95,22 @@ def test_export_json_says_what_it_wrote_and_counts_no_files(exported, tmp_path):
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
     assert run["command"] == "export" and run["export"]["versions"] > 0 and run["files"] is None
+
+
+def test_a_lone_surrogate_in_a_list_field_is_exported_as_u_fffd_and_holds_back_nothing(exported, tmp_path):
+    """Sync keeps a tag ``"\\ud800"`` as its JSON escape; the export writes it as U+FFFD, as it does a
+    description's, and the record's batch goes out whole."""
+    db = sqlite3.connect(copy_of(exported.db, tmp_path / "mirror.db"))
+    odd = exported.done["edited"]
+    with db:
+        db.execute("UPDATE images SET tags = ?, mirrored_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
+                   ['["\\ud800 lone", "safe"]', odd])
+        shown = db.execute("SELECT count(*) FROM images").fetchone()[0]
+    db.close()
+    config = changed(exported.config, store={"database": str(tmp_path / "mirror.db")})
+    done = mirror("-c", str(write_config(config, tmp_path / "mirror.toml")), "export", str(tmp_path / "dest"))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    images = pl.read_delta(str(tmp_path / "dest" / "images"))
+    assert images["id"].n_unique() == shown
+    assert images.filter(pl.col("id") == odd)["tags"].to_list() == [["\ufffd lone", "safe"]]

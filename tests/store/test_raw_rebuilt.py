@@ -20,7 +20,7 @@ from mirror.store.writer import RecordWriter
 from ..support.mirrored import BASE
 from ..support.real_fixtures import fixture_files, records_in
 
-LAYOUT = "0032_raw_rebuilt_from_columns"
+LAYOUT = "0034_raw_rebuilt_from_columns"
 CONTEXT = {"posts": {"forum_short_name": "art", "topic_slug": "chat"}}
 
 

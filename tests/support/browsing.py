@@ -33,10 +33,12 @@ def browsing(config_path: Path, preexec_fn: Callable[[], None] | None = None,
 
 
 @contextmanager
-def serving(config_path: Path, preexec_fn: Callable[[], None] | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
-    """The API address `mirror serve -c CONFIG --port 0` answers at, and its process (its output
+def serving(config_path: Path, preexec_fn: Callable[[], None] | None = None,
+            args: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The API address `mirror serve -c CONFIG --port 0 [ARGS]` answers at, and its process (its output
     readable line by line), while it runs (``preexec_fn`` as for :func:`browsing`)."""
-    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "serve", "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), "serve", "--port", "0",
+                                *args],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn,
                                cwd=None if preexec_fn is None else "/")
     try:

@@ -94,3 +94,14 @@ class Archive(NamedTuple):
 
 
 LONG_TOPIC = 2  # the generated topic with 80 posts (two pages), in forum "art"
+
+
+def synced_board(tmp_path: Path, *, seed: int, images: int) -> Config:
+    """A mirror of every resource of a board the local site generates, synced once with its files
+    (the site stopped after: what serve and browse answer from)."""
+    from mirror.localsite.board.editor import BoardEditor
+
+    with SiteServer(BoardEditor.generate(seed=seed, images=images)) as site:
+        config = mirror_config(site, tmp_path, site.editor.everything_filter_id)
+        sync(config, RESOURCES)
+    return config

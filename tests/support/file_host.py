@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class FileHost:
     """Serves ``data`` at every path, ``Range: bytes=N-`` honoured (206). The first ``cut``
     answers send half of what they promise and close; with ``trickle=(BYTES, PAUSE)`` every answer
-    sends BYTES every PAUSE seconds until the client leaves. ``ranges`` lists each request's
-    Range header (None when it had none)."""
+    sends BYTES every PAUSE seconds until the client leaves (``BYTES`` 0: its headers, then not one
+    byte for PAUSE seconds). ``ranges`` lists each request's Range header (None when it had none)."""
 
     def __init__(self, data: bytes, *, cut: int = 0, trickle: tuple[int, float] | None = None) -> None:
         self.data, self.cut, self.trickle = data, cut, trickle
@@ -68,6 +68,10 @@ def _handler(host: FileHost) -> type[BaseHTTPRequestHandler]:
                     self.close_connection = True
                 elif host.trickle:
                     step, pause = host.trickle
+                    if not step:
+                        time.sleep(pause)
+                        self.close_connection = True
+                        return
                     for offset in range(0, len(body), step):
                         self.wfile.write(body[offset:offset + step])
                         self.wfile.flush()

@@ -66,4 +66,7 @@ def create_app(editor: BoardEditor, faults: FaultProfile | str | None = None,
     app.state.fetch_url = fetch_loopback
     app.state.request_log = log
     app.state.dumps_dir = dumps_dir
+    # A stand-in for a real site in tests: its file URLs name whatever address it is asked under,
+    # a fault proxy's in front of it included (mirror serve never trusts the Host header so).
+    app.state.origin_from_host = True
     return app
