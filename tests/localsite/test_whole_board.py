@@ -127,7 +127,7 @@ def test_images_have_gaps_in_their_ids_and_uploads_growing_over_fourteen_years(b
     years = Counter(int(c[:4]) for c in created)
     assert min(years) == 2012 and max(years) == 2026 and years[2025] > 1.5 * years[2013]
     hidden = {int(i) for i, flag in zip(ids, column(board, "images", "hidden_from_users")) if flag == "t"}
-    listed = {int(r[0]) for r in board["tables"]["image_hides"]} | {int(r[0]) for r in board["tables"]["image_duplicates"]}
+    listed = {int(row[0]) for table in ("image_hides", "image_duplicates") for row in board["tables"][table]}
     assert hidden == listed and 0.02 < len(hidden) / len(ids) < 0.05
     assert all(re.fullmatch(r"[0-9a-f]{128}", h) for h in column(board, "images", "image_sha512_hash"))
     descriptions = column(board, "images", "description")

@@ -142,7 +142,8 @@ def _entries(tables: Sequence[Table], dbname: str) -> list[_Entry]:
     settings = first_data + len(tables) + 3
     entries = [
         _Entry(settings, "ENCODING", "ENCODING", _SECTION_PRE_DATA, "SET client_encoding = 'UTF8';\n"),
-        _Entry(settings + 1, "STDSTRINGS", "STDSTRINGS", _SECTION_PRE_DATA, "SET standard_conforming_strings = 'on';\n"),
+        _Entry(settings + 1, "STDSTRINGS", "STDSTRINGS", _SECTION_PRE_DATA,
+               "SET standard_conforming_strings = 'on';\n"),
         _Entry(settings + 2, "SEARCHPATH", "SEARCHPATH", _SECTION_PRE_DATA,
                "SELECT pg_catalog.set_config('search_path', '', false);\n"),
         _Entry(settings + 3, dbname, "DATABASE", _SECTION_PRE_DATA,

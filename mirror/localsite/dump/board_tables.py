@@ -9,7 +9,7 @@ The tables agree with each other as the site's do: ``images.comment_count`` and 
 count the comments and favourites written, ``tags.image_count`` the taggings, a source change
 sets a source the image has, every merged image has an accepted duplicate report. Proportions per
 image at the whole board (chosen, where nobody publishes the site's counts): 3 comments, 5
-favourites, 1.2 sources, a user per 4 images, a gallery per 40 images of 20 images each, a topic
+favourites, 0.9 sources, a user per 4 images, a gallery per 40 images of 20 images each, a topic
 per 100 images of 20 posts each, 97% with intensities.
 
 A table also counts what the board's summary prints (:class:`Tally`): tags per image, ``safe``,
