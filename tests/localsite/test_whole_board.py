@@ -197,6 +197,19 @@ def test_a_cached_dump_is_written_once_and_never_left_half_written(tmp_path):
     assert Archive.open(path).created == datetime.fromisoformat(DUMPED + "+00:00")
 
 
+def test_a_run_that_fails_part_way_leaves_no_file_behind(tmp_path, monkeypatch):
+    from mirror.localsite.dump import board_tables
+
+    def broken(board):
+        yield b"1\tKa\n"
+        raise OSError("no space left on device")
+
+    monkeypatch.setitem(board_tables.TABLES, "users", broken)
+    with pytest.raises(OSError, match="no space left"):
+        cached_dump(1_000, 5, tmp_path / "cache", processes=1)
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
 def test_the_summary_prints_counts_and_shapes_and_so_does_mirror_site(tmp_path, board):
     lines = summary_lines(board["summary"])
     tags = board["summary"]["tags_per_image"]

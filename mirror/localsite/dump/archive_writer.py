@@ -230,12 +230,13 @@ class ArchiveWriter:
         return len(data)
 
     def close(self) -> None:
+        """Point the table of contents at the blocks written, and close the file (an archive
+        left without some table's block is closed too, and the error says which)."""
         missing = set(self.data_ids) - set(self.offsets)
-        if missing:
-            raise ValueError(f"no data written for {', '.join(sorted(missing))}")
-        self.handle.seek(self._toc_at)
-        self.handle.write(self._toc())
-        self.handle.close()
-
-    def abandon(self) -> None:
-        self.handle.close()
+        try:
+            if missing:
+                raise ValueError(f"no data written for {', '.join(sorted(missing))}")
+            self.handle.seek(self._toc_at)
+            self.handle.write(self._toc())
+        finally:
+            self.handle.close()

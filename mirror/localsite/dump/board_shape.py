@@ -234,7 +234,7 @@ class Shape:
         drawn = np.rint(rng.lognormal(np.log(_BATCH_MEDIAN), _BATCH_SIGMA, n))
         batches = np.where(rng.random(n) < _EDITED, np.clip(drawn, 1, _MOST_BATCHES), 0).astype(np.int64)
         scale = n / _WHOLE_BOARD
-        for row, rows, least in zip(rng.choice(n, 2, replace=False), _OUTLIERS, _OUTLIERS_AT_LEAST):
+        for row, rows, least in zip(rng.choice(n, min(n, 2), replace=False), _OUTLIERS, _OUTLIERS_AT_LEAST):
             batches[row] = int(np.ceil(max(rows * scale, least) / (1 + _TAGS_PER_BATCH)))
         return batches
 

@@ -55,11 +55,13 @@ GROUPS = (
 
 def write_whole_board(out: str | Path, images: int, seed: int = 1, *, processes: int = 2,
                       level: int | None = LEVEL) -> dict[str, Any]:
-    """Write the dump of a board of ``images`` images (seed ``seed``) to ``out``; returns its summary."""
+    """Write the dump of a board of ``images`` images (seed ``seed``) to ``out``; returns its summary.
+
+    The archive is written under a temporary name beside ``out`` and renamed once whole: a killed
+    run leaves no half file."""
     started = time.perf_counter()
     out = Path(out)
-    tables = LAYOUTS["2026"]
-    with tempfile.TemporaryDirectory(prefix=".whole-board-", dir=out.parent) as scratch:
+    with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as scratch:
         parts = [Path(scratch) / f"part-{n}" for n in range(len(GROUPS))]
         jobs = [(images, seed, group, str(part), level) for group, part in zip(GROUPS, parts)]
         if processes > 1:
@@ -67,14 +69,15 @@ def write_whole_board(out: str | Path, images: int, seed: int = 1, *, processes:
                 done = list(pool.map(_write_group, *zip(*jobs)))
         else:
             done = [_write_group(*job) for job in jobs]
-        writer = ArchiveWriter(out, tables, datetime.fromtimestamp(DUMPED, timezone.utc), level=level)
+        whole = Path(scratch) / "whole.pgdump"
+        writer = ArchiveWriter(whole, LAYOUTS["2026"], datetime.fromtimestamp(DUMPED, timezone.utc), level=level)
         try:
             for part, (starts, _, _) in zip(parts, done):
                 writer.append_blocks(part, starts)
+                part.unlink()
+        finally:
             writer.close()
-        except BaseException:
-            writer.abandon()
-            raise
+        os.replace(whole, out)
     return _summary(images, seed, out, done, time.perf_counter() - started)
 
 
@@ -158,15 +161,9 @@ def cached_dump(images: int, seed: int, folder: str | Path, *, processes: int = 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"derpibooru-shape-{images}-seed{seed}-v{GENERATOR_VERSION}.pgdump"
-    if path.exists():
-        return path
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        summary = write_whole_board(temporary, images, seed, processes=processes)
-        _write_json(path.with_suffix(".json"), summary)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    summary = path.with_suffix(".json")
+    if not (path.exists() and summary.exists()):  # a run killed between the two writes them again
+        _write_json(summary, write_whole_board(path, images, seed, processes=processes))
     return path
 
 
