@@ -40,8 +40,8 @@ __all__ = ["GENERATOR_VERSION", "write_whole_board", "cached_dump", "cached_summ
            "whole_board_site"]
 
 GENERATOR_VERSION = 1  # bump whenever the same parameters would give other bytes
-# The compression level: zlib's default (6, pg_dump's too) costs about twice level 1's time on this
-# text for a file a quarter larger; measured on the whole board, level 6 still meets the target.
+# The compression level: zlib's default (6, pg_dump's too). On this text it is some 70% of the CPU
+# time, five times level 1's, for a file a fifth smaller; the target is met with it (docs/dump.md).
 LEVEL = zlib.Z_DEFAULT_COMPRESSION
 # The tables of each process, balanced by their measured cost (the history and the taggings are
 # the heavy ones, each a pass over every image's tags).
@@ -57,8 +57,8 @@ def write_whole_board(out: str | Path, images: int, seed: int = 1, *, processes:
                       level: int | None = LEVEL) -> dict[str, Any]:
     """Write the dump of a board of ``images`` images (seed ``seed``) to ``out``; returns its summary.
 
-    The archive is written under a temporary name beside ``out`` and renamed once whole: a killed
-    run leaves no half file."""
+    The archive is written in a scratch folder beside ``out`` (``.NAME.*``, removed at the end)
+    and renamed once whole: a run killed or failed leaves no half file under the name."""
     started = time.perf_counter()
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as scratch:
