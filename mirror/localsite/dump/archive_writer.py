@@ -25,6 +25,7 @@ their own and :meth:`ArchiveWriter.append_blocks` copies them in.
 from __future__ import annotations
 
 import os
+import shutil
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -216,18 +217,20 @@ class ArchiveWriter:
         base = self.handle.tell()
         self.handle.flush()
         with Path(part).open("rb") as source:
-            size = os.fstat(source.fileno()).st_size
-            copied = 0
-            while copied < size:
-                copied += os.copy_file_range(source.fileno(), self.handle.fileno(), size - copied) \
-                    if hasattr(os, "copy_file_range") else self._copy(source)
-        self.handle.seek(base + size)
+            size, copied = os.fstat(source.fileno()).st_size, 0
+            try:  # in the kernel, without passing the bytes through Python
+                while copied < size:
+                    done = os.copy_file_range(source.fileno(), self.handle.fileno(), size - copied)
+                    if not done:
+                        raise OSError("copy_file_range copied nothing")
+                    copied += done
+            except (AttributeError, OSError):  # not Linux, or a file system that cannot
+                source.seek(0)
+                self.handle.seek(base)
+                shutil.copyfileobj(source, self.handle, 1 << 20)
+                self.handle.flush()
+        self.handle.seek(0, os.SEEK_END)
         self.offsets.update({name: base + start for name, start in starts.items()})
-
-    def _copy(self, source: BinaryIO) -> int:
-        data = source.read(1 << 20)
-        self.handle.write(data)
-        return len(data)
 
     def close(self) -> None:
         """Point the table of contents at the blocks written, and close the file (an archive
