@@ -93,12 +93,13 @@ def _tab(n: int) -> np.ndarray:
     return constant(b"\t", n)
 
 
-def _row(*columns: np.ndarray | Pool.Picked) -> bytes:
-    """A batch of rows from its columns: tab-separated, newline-ended."""
+def _row(*columns: np.ndarray | Pool.Picked | list) -> bytes:
+    """A batch of rows from its columns: tab-separated, newline-ended (a column given as a list is
+    made of those pieces)."""
     n = len(columns[0]) if isinstance(columns[0], np.ndarray) else len(columns[0].indexes)
     pieces: list[np.ndarray | Pool.Picked] = []
     for column in columns:
-        pieces += [column, _tab(n)]
+        pieces += [*(column if isinstance(column, list) else [column]), _tab(n)]
     pieces[-1] = constant(b"\n", n)
     return lines(pieces) if n else b""
 
@@ -117,37 +118,52 @@ def _after(rng: np.random.Generator, start: np.ndarray, power: float) -> np.ndar
 
 _FORMAT_NAMES = [f for f, _, _ in FORMATS]
 _FORMAT_CDF = np.cumsum([w for _, _, w in FORMATS]) / sum(w for _, _, w in FORMATS)
+_FORMATS, _MIMES = strings(_FORMAT_NAMES), strings([m for _, m, _ in FORMATS])
 _BYTES_PER_PIXEL = np.array([{"png": 1.2, "jpg": 0.35, "gif": 0.6, "webm": 2.0, "svg": 0.05}[f] for f in _FORMAT_NAMES])
 
 
 def images(board: Board) -> Iterator[bytes]:
     shape = board.shape
-    formats, mimes = strings(_FORMAT_NAMES), strings([m for _, m, _ in FORMATS])
     for chunk in range(shape.chunks):
         rows, rng = shape.span(chunk), shape.rng(10, chunk)
         n, ids, created = rows.stop - rows.start, board.ids(chunk), shape.created[rows]
-        kind = np.searchsorted(_FORMAT_CDF, rng.random(n), side="right")
-        width = np.clip(rng.lognormal(np.log(1400), 0.6, n), 5, 20_000).astype(np.int64)
-        height = np.clip(width / rng.lognormal(0, 0.35, n), 5, 20_000).astype(np.int64)
-        size = np.clip(width * height * _BYTES_PER_PIXEL[kind] * rng.lognormal(0, 0.5, n), 89, 101_331_051)
-        faves = shape.faves[rows]
-        up = faves + rng.negative_binomial(1, 0.2, n)
-        down = rng.poisson(0.05 * up + 0.2)
+        kind, width, height, size = _files(rng, n)
+        up, down = _votes(rng, shape.faves[rows])
         digest = rng.integers(0, 256, (n, 64), dtype=np.uint8)
         original = np.where(rng.random(n)[:, None] < 0.7, digest, rng.integers(0, 256, (n, 64), dtype=np.uint8))
-        year, month, day, *_ = civil(created)
         name = board.file_names.pick(rng.integers(0, len(board.file_names), n))
-        version = [constant(b"/img/view/", n), ints(year), constant(b"/", n), ints(month), constant(b"/", n),
-                   ints(day), constant(b"/", n), ints(ids), constant(b".", n), formats[kind]]
-        yield lines([ints(ids), _tab(n), timestamps(created), _tab(n),
-                     timestamps(created + rng.integers(60, 30 * 86_400, n)), _tab(n), ints(width), _tab(n),
-                     ints(height), _tab(n), ints(size.astype(np.int64)), _tab(n), ints(shape.comments[rows]), _tab(n),
-                     signed_ints(up - down), _tab(n), ints(faves), _tab(n), ints(up), _tab(n), ints(down), _tab(n),
-                     ints(rng.poisson(0.3, n)), _tab(n), decimals(width / height, 10), _tab(n),
-                     _user(shape.uploaders[rows]), _tab(n), bools(shape.fate[rows] != 0), _tab(n), mimes[kind],
-                     _tab(n), formats[kind], _tab(n), name, constant(b".", n), formats[kind], _tab(n), *version,
-                     _tab(n), hex_digests(digest), _tab(n), hex_digests(original), _tab(n),
-                     board.descriptions.pick(rng.integers(0, len(board.descriptions), n)), constant(b"\n", n)])
+        updated, hides = created + rng.integers(60, 30 * 86_400, n), rng.poisson(0.3, n)
+        description = board.descriptions.pick(rng.integers(0, len(board.descriptions), n))
+        fmt = _FORMATS[kind]
+        yield _row(ints(ids), timestamps(created), timestamps(updated), ints(width), ints(height), ints(size),
+                   ints(shape.comments[rows]), signed_ints(up - down), ints(shape.faves[rows]), ints(up), ints(down),
+                   ints(hides), decimals(width / height, 10), _user(shape.uploaders[rows]),
+                   bools(shape.fate[rows] != 0), _MIMES[kind], fmt, [name, constant(b".", n), fmt],
+                   _view_path(ids, created, fmt), hex_digests(digest), hex_digests(original), description)
+
+
+def _files(rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
+    """Each file's format (an index into FORMATS), width, height and size in bytes."""
+    kind = np.searchsorted(_FORMAT_CDF, rng.random(n), side="right")
+    width = np.clip(rng.lognormal(np.log(1400), 0.6, n), 5, 20_000).astype(np.int64)
+    height = np.clip(width / rng.lognormal(0, 0.35, n), 5, 20_000).astype(np.int64)
+    size = np.clip(width * height * _BYTES_PER_PIXEL[kind] * rng.lognormal(0, 0.5, n), 89, 101_331_051)
+    return kind, width, height, size.astype(np.int64)
+
+
+def _votes(rng: np.random.Generator, faves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Up and down votes: every favourite an upvote, and some more."""
+    up = faves + rng.negative_binomial(1, 0.2, len(faves))
+    return up, rng.poisson(0.05 * up + 0.2)
+
+
+def _view_path(ids: np.ndarray, created: np.ndarray, fmt: np.ndarray) -> np.ndarray:
+    """``/img/view/Y/M/D/ID.FORMAT``, the path of the file's view (month and day not zero-padded)."""
+    year, month, day, *_ = civil(created)
+    n = len(ids)
+    slash = constant(b"/", n)
+    return np.hstack([constant(b"/img/view/", n), ints(year), slash, ints(month), slash, ints(day), slash, ints(ids),
+                      constant(b".", n), fmt])
 
 
 def image_taggings(board: Board) -> Iterator[bytes]:
@@ -239,8 +255,7 @@ def _sources(board: Board, chunk: int) -> tuple[np.ndarray, list[np.ndarray]]:
 def image_sources(board: Board) -> Iterator[bytes]:
     for chunk in range(board.shape.chunks):
         image, url = _sources(board, chunk)
-        n = len(image)
-        yield lines([ints(board.ids(chunk)[image]), _tab(n), *url, constant(b"\n", n)]) if n else b""
+        yield _row(ints(board.ids(chunk)[image]), url)
 
 
 def source_changes(board: Board) -> Iterator[bytes]:
@@ -255,8 +270,7 @@ def source_changes(board: Board) -> Iterator[bytes]:
         rng = shape.rng(13, chunk)
         when = timestamps(_after(rng, shape.created[shape.span(chunk)][image], 4))
         users = np.where(rng.random(n) < 0.2, 0, rng.integers(1, shape.users + 1, n))
-        yield lines([ints(first[chunk] + np.arange(n)), _tab(n), ints(board.ids(chunk)[image]), _tab(n), when, _tab(n),
-                     when, _tab(n), _user(users), _tab(n), *url, constant(b"\n", n)])
+        yield _row(ints(first[chunk] + np.arange(n)), ints(board.ids(chunk)[image]), when, when, _user(users), url)
 
 
 def image_faves(board: Board) -> Iterator[bytes]:
