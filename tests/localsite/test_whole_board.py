@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from mirror.cli import cli
 from mirror.dump.archive import Archive, BadRow
+from mirror.localsite.dump.board_tables import AWKWARD
 from mirror.localsite.dump.tables import LAYOUTS
 from mirror.localsite.dump.whole_board import cached_dump, cached_summary, summary_lines, write_whole_board
 
@@ -132,6 +133,7 @@ def test_images_have_gaps_in_their_ids_and_uploads_growing_over_fourteen_years(b
     assert all(re.fullmatch(r"[0-9a-f]{128}", h) for h in column(board, "images", "image_sha512_hash"))
     descriptions = column(board, "images", "description")
     assert 0.2 < sum(bool(d) for d in descriptions) / len(ids) < 0.5
+    assert AWKWARD in descriptions and None in descriptions  # every escape, and NULL, read back exactly
     comments = Counter(int(i) for i in column(board, "comments", "image_id"))
     assert {int(i): int(n) for i, n in zip(ids, column(board, "images", "comment_count")) if int(n)} == comments
     faves = Counter(int(i) for i in column(board, "image_faves", "image_id"))
@@ -220,6 +222,9 @@ def test_mirror_import_dump_holds_its_images_tags_and_tag_changes(board, tmp_pat
         assert count("SELECT count(*) FROM history WHERE event = 'site_tags'") == rows["tag_changes"]
         assert count("SELECT count(*) FROM image_tag_changes") == rows["tag_change_tags"]
         assert count("SELECT count(*) FROM rejects") == 0
+        awkward = column(board, "images", "description").count(AWKWARD)
+        assert db.execute("SELECT count(*) FROM images WHERE raw ->> '$.description' = ?", [AWKWARD]).fetchone()[0] \
+            == awkward > 0
 
 
 def test_the_same_parameters_give_the_same_bytes_in_one_process_or_two(tmp_path):

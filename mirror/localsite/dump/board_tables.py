@@ -33,8 +33,9 @@ from .board_shape import CHUNK, DUMPED, Shape, syllables, unique_names
 from .copy_text import (Pool, bools, civil, constant, decimals, escape, hex_digests, ints, lines, signed_ints, strings,
                         timestamps, with_nulls)
 
-__all__ = ["Tally", "Board", "TABLES"]
+__all__ = ["Tally", "Board", "TABLES", "AWKWARD"]
 
+AWKWARD = "a\ttab, a\nnew line, a \\ backslash, \\N, \\.\nand a\r\nCRLF ✨"
 _SLICE = 200_000  # rows of a table drawn by id slices per piece
 _POOL = 4_096  # texts per pool: far more than zlib's 32 KB window sees at once
 
@@ -76,9 +77,10 @@ class Board:
 
     @cached_property
     def descriptions(self) -> Pool:
-        """Most images have no description ("" or, on a few old ones, NULL), a third one."""
+        """Most images have no description ("" or, on a few old ones, NULL), a third one; a few
+        hold every character COPY text escapes."""
         texts = _text(lambda rng: message_text(rng, [1, 2, 3]), self.shape.seed + 1)
-        return Pool.of([None] * 200 + [""] * 2400 + texts[:1496])
+        return Pool.of([None] * 200 + [""] * 2400 + [AWKWARD] * 8 + texts[:1488])
 
     @cached_property
     def file_names(self) -> Pool:
