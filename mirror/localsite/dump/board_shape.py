@@ -63,7 +63,7 @@ _ALIASES_PER_TAG = 0.005
 _USERS_PER_IMAGE = 0.25
 _ANONYMOUS = 0.15  # uploads with no uploader
 # Tag changes: 60% of images none; the others a log-normal number of batches (median 4.4, sigma
-# 1.3: a long tail), 1 + Poisson(1.7) tags each. At 3.5M images: some 14M batches, 38M rows.
+# 1.3: a long tail), 1 + Poisson(1.7) tags each. At 3.5M images: some 14M batches, 37M rows.
 _EDITED, _BATCH_MEDIAN, _BATCH_SIGMA, _MOST_BATCHES = 0.40, 4.4, 1.3, 2_000
 _TAGS_PER_BATCH = 1.7
 _OUTLIERS = (75_260, 14_351)  # the two images with the most tag-change rows at the whole board
@@ -206,7 +206,14 @@ class Shape:
             raise ValueError("a board has at least one image")
         self.images, self.seed = images, seed
         rng = np.random.default_rng([seed, 0])
-        n = images
+        self._place(rng)
+        self._count(rng)
+        self.batches = self._batches(rng)
+        self.tags = Tags.made(max(3_000, int(images * _TAGS_PER_IMAGE)))
+
+    def _place(self, rng: np.random.Generator) -> None:
+        """Ids with gaps, upload times increasing with them, and which rows are hidden or merged."""
+        n = self.images
         id_space = max(n, round(n / _KEPT_IDS))
         dropped = np.zeros(id_space, bool)
         dropped[rng.choice(np.arange(1, id_space), id_space - n, replace=False)] = True
@@ -217,17 +224,19 @@ class Shape:
         fate = rng.random(n)
         self.fate = np.where(fate < _HIDDEN, 1, np.where(fate < _HIDDEN + _MERGED, 2, 0)).astype(np.int8)
         self.fate[0] = 0
+
+    def _count(self, rng: np.random.Generator) -> None:
+        """How many tags, comments, favourites and sources each image gets, and who uploaded it."""
+        n = self.images
         sigma = np.where(rng.random(n) < _TAGS_WIDE, _WIDE_SIGMA, _TAGS_SIGMA)
         self.tag_counts = np.clip(np.rint(rng.lognormal(np.log(_TAGS_MEDIAN), sigma)), 2, _MOST_TAGS).astype(np.int16)
         self.comments = rng.negative_binomial(0.6, 0.6 / 3.6, n)  # mean 3, most a few, some hundreds
-        self.faves = rng.negative_binomial(0.5, 0.5 / 5.5, n)  # mean 5: kept modest, a large table
+        faves = rng.negative_binomial(0.5, 0.5 / 5.5, n)  # mean 5: kept modest, a large table
         self.sources = rng.choice(4, n, p=[0.25, 0.63, 0.09, 0.03])
         self.users = max(50, int(n * _USERS_PER_IMAGE))
-        self.faves = np.minimum(self.faves, self.users)  # by distinct users
+        self.faves = np.minimum(faves, self.users)  # by distinct users
         self.uploaders = np.where(rng.random(n) < _ANONYMOUS, 0,
                                   (self.users * rng.random(n) ** 2.5).astype(np.int64) + 1)
-        self.batches = self._batches(rng)
-        self.tags = Tags.made(max(3_000, int(n * _TAGS_PER_IMAGE)))
 
     def _batches(self, rng: np.random.Generator) -> np.ndarray:
         n = self.images
