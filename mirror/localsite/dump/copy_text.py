@@ -1,12 +1,12 @@
 """COPY text for a million rows at a time, made with numpy instead of a Python loop per row.
 
-The whole board's dump is some 200 million rows; formatting them one by one in Python would take
+The whole board's dump is some 160 million rows; formatting them one by one in Python would take
 most of the 20 minutes it is allowed. Here each column of a batch of rows is rendered at once as
 a byte matrix, one row per line, narrower values padded with zero bytes (PostgreSQL text never
 holds a NUL, so a zero is never a real byte); the line is the matrices side by side, and the
 text is the matrix with its zero bytes dropped, which keeps every row's bytes in order. Long
 texts (descriptions, comment bodies) are too uneven in length for a matrix: they come from a
-:class:`Pool` of texts escaped once, and are copied into place with one gather per column.
+:class:`Pool` of texts escaped once, and such rows are joined from their parts' bytes.
 
 Everything written here is already COPY text: numbers, timestamps (``YYYY-MM-DD HH:MM:SS``, UTC
 as ``timestamp without time zone``), ``t``/``f``, ``\\N`` for NULL; pool texts and short strings
@@ -16,8 +16,8 @@ are escaped when the pool is made.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -146,9 +146,6 @@ class Pool:
 
     def __len__(self) -> int:
         return len(self.texts)
-
-    def lengths(self) -> np.ndarray:
-        return np.array([len(t) for t in self.texts], np.int64)
 
     def pick(self, indexes: np.ndarray) -> Pool.Picked:
         return Pool.Picked(self, np.asarray(indexes, np.int64))
