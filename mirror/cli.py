@@ -555,6 +555,16 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
                echo=click.echo, moment=moment)
 
 
+def _dump_whole_board(dump_path: str | None, seed: int, image_count: int, layout: str, fixtures: str | None) -> None:
+    """``mirror site --dump OUT --shape derpibooru``: the archive written, its counts and shapes printed."""
+    if not dump_path or layout != "2026" or fixtures:
+        _fail("--shape derpibooru writes a dump of the 2026 layout of a generated board: give --dump OUT, "
+              "without --dump-layout 2022 or --fixtures", 2)
+    from .localsite.dump.whole_board import whole_board_site
+
+    click.echo(whole_board_site(dump_path, images=image_count, seed=seed))
+
+
 @cli.command()
 @click.option("--seed", default=1, show_default=True, help="Seed of the generated data set.")
 @click.option("--images", "image_count", default=500, show_default=True, help="How many images to generate.")
@@ -570,6 +580,10 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
               help="Write the board as the site's public database dump (pg_dump -Fc) to this file, and exit.")
 @click.option("--dump-layout", type=click.Choice(["2026", "2022"]), default="2026", show_default=True,
               help="The dump's layout: the site's tables as of 2026, or of 2022.")
+@click.option("--shape", type=click.Choice(["board", "derpibooru"]), default="board", show_default=True,
+              help="With --dump: the board the site serves (board), or a board of Derpibooru's shape drawn straight "
+              "into the archive, without PostgreSQL, in minutes at the whole board's 3.5 million images "
+              "(derpibooru; prints its counts and shapes).")
 @click.option("--dumps-dir", type=click.Path(exists=True, file_okay=False), default=None,
               help="Serve the files in this folder under /dumps/NAME (with Range), as the site's file host serves "
               "its dumps.")
@@ -577,7 +591,7 @@ def browse(ctx: click.Context, host: str, port: int, open_browser: bool, print_m
               help="Serve files of a few bytes instead of pictures (drawn artwork from Battle for Wesnoth for the "
                    "first 243 images, then shapes): quicker to download, nothing to look at.")
 def site(seed: int, image_count: int, host: str, port: int, faults: str, fixtures: str | None,
-         processing_delay: float, dump_path: str | None, dump_layout: str, dumps_dir: str | None,
+         processing_delay: float, dump_path: str | None, dump_layout: str, shape: str, dumps_dir: str | None,
          stand_ins: bool) -> None:
     """Run the local Philomena-compatible site (for tests, demos and benchmarks).
 
@@ -594,6 +608,9 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
       curl SITE/_control/requests                           every request seen, as JSON
       curl -X POST SITE/_control/requests/clear             forget them
     """
+    if shape == "derpibooru":
+        _dump_whole_board(dump_path, seed, image_count, dump_layout, fixtures)
+        return
     if dump_path:
         from .localsite.dump import dump_site
 

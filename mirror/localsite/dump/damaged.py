@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import shutil
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from ...dump.archive import Archive, _Reader
+from .archive_writer import pg_int, write_block
 
 __all__ = ["with_table_data", "with_copy_statement", "offset_place", "entry_count_place"]
-
-_CHUNK = 1 << 16
 
 
 def offset_place(dump: str | Path, table: str) -> int:
@@ -40,7 +39,7 @@ def with_copy_statement(dump: str | Path, out: str | Path, table: str, statement
     marks, data = _marked(dump), Path(dump).read_bytes()
     start, end = marks.copies[table]
     text = statement.encode()
-    new = _int(len(text), marks.int_size) + text
+    new = pg_int(len(text), marks.int_size) + text
     moved = len(new) - (end - start)
     changed = bytearray(data[:start] + new + data[end:])
     for place, state, offset in marks.offsets:
@@ -60,28 +59,10 @@ def with_table_data(dump: str | Path, out: str | Path, table: str, data: Iterabl
     shutil.copyfile(dump, out)  # the header and table of contents as they are
     with out.open("r+b") as handle:
         end = handle.seek(0, 2)
-        handle.write(bytes([1]) + _int(entry.dump_id, archive.int_size))
-        for chunk in _chunks(data, archive.compression):
-            handle.write(_int(len(chunk), archive.int_size) + chunk)
-        handle.write(_int(0, archive.int_size))
+        write_block(handle, entry.dump_id, data, None if archive.compression == "none" else zlib.Z_DEFAULT_COMPRESSION)
         handle.seek(place)
         handle.write(bytes([2]) + end.to_bytes(archive.offset_size, "little"))
     return out
-
-
-def _int(value: int, size: int) -> bytes:
-    return bytes([value < 0]) + abs(value).to_bytes(size, "little")
-
-
-def _chunks(data: Iterable[bytes], compression: str) -> Iterator[bytes]:
-    if compression == "none":
-        yield from (piece for piece in data if piece)
-        return
-    deflate = zlib.compressobj()
-    for piece in data:
-        if packed := deflate.compress(piece):
-            yield packed
-    yield deflate.flush()
 
 
 def _marked(dump: str | Path) -> _Marking:
