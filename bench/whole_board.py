@@ -1,127 +1,171 @@
-"""A whole board, on paper: what mirroring Derpibooru would cost, from figures measured here.
+"""The whole board, measured: a dump of Derpibooru's size and shape, imported, then the archive's
+size beside PostgreSQL's, where its bytes go, and the commands a user runs on it.
 
-Measured on a sample board (``--sample`` images and what goes with them, every resource mirrored
-whole, unpaced): the requests each resource's first sync makes per record (from the site's
-request log), the database bytes per record of each kind (SQLite's ``dbstat``: the table, its
-indexes and full-text index), and the requests of a sync with nothing changed. Those are scaled
-to Derpibooru's size. The board's counts and its daily changes are *assumptions* (flags, printed
-with the table); so are the file sizes, since the local site's files are tiny stand-ins.
+    .venv/bin/python bench/whole_board.py [--images 350000] [--work DIR] [--skip-import] [--no-postgres]
 
-    .venv/bin/python bench/whole_board.py [--sample 2000] [--images 3500000] [--comments 12000000] ...
+1. The dump (:mod:`mirror.localsite.dump.whole_board`, cached in the work folder by its
+   parameters): its counts and shapes are printed first, as every figure below stands on them.
+2. ``mirror import-dump`` in a subprocess: wall and CPU time, peak resident memory.
+3. The archive's size (after a checkpoint) beside the same dump restored by the test extras'
+   PostgreSQL with ``pg_restore`` (tables only: the dump has no index), and the ratio; then the
+   archive's largest tables and indexes by ``dbstat``.
+4. ``mirror serve`` on the archive: a search mix (anonymous, the Default filter), the first
+   search after start, the server's peak memory; ``mirror status`` and ``mirror verify --sample``.
+
+What stays on paper here (``docs/performance.md``): the files (the local board's are stand-ins),
+the API-only walk of a whole board (weeks at the polite pace), the nights after the import (the
+local site cannot serve a board made as a dump), browse's pages and the duplicate finder at
+this size. The load average is printed beside every step: the machines are shared.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
-import math
+import os
 import sqlite3
+import subprocess
 import tempfile
+import time
 from pathlib import Path
 
-from common import ALL, PAGE, logged, mirror_config, print_table, sync
-from crawl_cost import itemise
+import httpx
+from common import percentile, print_table, run_cli_measured, serve_process
 
-from mirror.localsite.board.editor import BoardEditor
-from mirror.localsite.http.server import SiteServer
+from mirror.localsite.dump.whole_board import cached_dump, cached_summary, summary_lines
 
-# The record that each resource's requests scale with, and the tables that hold what it keeps.
-UNIT = {"images": "images", "tags": "tags", "comments": "comments", "galleries": "galleries",
-        "forums": "posts", "posts": "posts", "filters": None, "profiles": "users"}
-TABLES = {"images": ("images", "image_tags", "image_intensities"), "tags": ("tags",), "comments": ("comments",),
-          "posts": ("posts", "topics", "forums"), "galleries": ("galleries", "gallery_images"), "users": ("users",)}
-# Average bytes per file of each representation set (assumed: not measurable on the local site).
-FILE_SETS = {"thumb": 0.03, "thumb + full": 0.03 + 1.0,
-             "all eight (full, large, tall, medium, small, thumb*)": 1.0 + 0.4 + 0.4 + 0.15 + 0.05 + 0.03 + 0.015 + 0.01}
+SEARCHES = {
+    "safe (2 images in 3)": "safe",
+    "one common tag": "pony",
+    "two tags": "safe, solo",
+    "tag and NOT tag": "pony, -safe",
+    "an artist": "artist:ka",
+    "description words": "description:orchard",
+    "score range": "score.gt:100",
+    "sorted by score": ("safe", "score"),
+}
 
 
-def bytes_per_record(db: Path, counts: dict[str, int]) -> dict[str, float]:
-    """Database bytes per record of each kind: its tables, their indexes and FTS shadow tables."""
-    with sqlite3.connect(db) as conn:
+def load() -> str:
+    return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
+def import_archive(dump: Path, work: Path) -> tuple[Path, dict]:
+    database = work / "mirror.db"
+    for leftover in work.glob("mirror.db*"):
+        leftover.unlink()
+    config = work / "mirror.toml"
+    config.write_text(f'[site]\nbase_url = "https://derpibooru.org"\n[store]\ndatabase = "{database}"\n'
+                      f'files = "{work / "files"}"\n')
+    before = load()
+    measured = run_cli_measured(["-c", str(config), "import-dump", str(dump)])
+    if measured.returncode:
+        raise SystemExit(f"import-dump failed:\n{measured.stderr[-3000:]}")
+    steps = [line.split("Z ", 1)[1] for line in measured.stderr.splitlines() if " imported in " in line]
+    return database, {"wall": measured.wall, "cpu": measured.cpu, "peak_mb": measured.peak_mb, "steps": steps,
+                      "load": f"{before} -> {load()}"}
+
+
+def archive_bytes(database: Path) -> tuple[int, list[tuple[str, float, int]]]:
+    with sqlite3.connect(database) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        pages = dict(conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall())
-        owner = dict(conn.execute("SELECT name, tbl_name FROM sqlite_master").fetchall())
-    per_kind: collections.Counter[str] = collections.Counter()
-    for name, size in pages.items():
-        table = owner.get(name, name)
-        for kind, tables in TABLES.items():
-            if table in tables or any(table.startswith(f"{t}_fts") for t in tables):
-                per_kind[kind] += size
-    return {kind: per_kind[kind] / counts[kind] for kind in TABLES if counts.get(kind)}
+        biggest = conn.execute("SELECT name, sum(pgsize) / 1e6, sum(ncell) FROM dbstat GROUP BY name "
+                               "ORDER BY 2 DESC LIMIT 18").fetchall()
+    return database.stat().st_size, biggest
 
 
-def measure(sample: int, work: Path) -> tuple[dict[str, int], dict[str, int], dict[str, float], int]:
-    """(first-sync requests per resource, records per kind, bytes per record, no-change requests)."""
-    with SiteServer(BoardEditor.generate(seed=12, images=sample)) as site:
-        config = mirror_config(site.url, site.editor.everything_filter_id, work, resources=ALL)
-        sync(config, ALL)
-        first = collections.Counter()
-        for (resource, _), n in itemise(logged(site)).items():
-            first[resource] += n
-        site.clear_requests()
-        sync(config, ALL)
-        nightly_floor = len(logged(site))
-    with sqlite3.connect(work / "mirror.db") as conn:
-        counts = {kind: conn.execute(f"SELECT count(*) FROM {kind}").fetchone()[0] for kind in TABLES}
-    return dict(first), counts, bytes_per_record(work / "mirror.db", counts), nightly_floor
+def postgres_bytes(dump: Path) -> int:
+    """The dump restored by PostgreSQL (its tables: the dump holds no index), in bytes."""
+    from mirror.localsite.dump.postgres import running_postgres
+
+    with running_postgres() as server, server.new_database() as pg:
+        subprocess.run(pg.client("psql", "-q", "-c", "DROP SCHEMA public CASCADE"), check=True, capture_output=True)
+        restore = [str(pg.bin / "pg_restore"), *pg.client("psql")[1:5], "-d", pg.database, "--no-owner", str(dump)]
+        subprocess.run(restore, check=True, capture_output=True)
+        subprocess.run(pg.client("psql", "-q", "-c", "VACUUM ANALYZE"), check=True, capture_output=True)
+        out = subprocess.run(pg.client("psql", "-At", "-c", "SELECT sum(pg_total_relation_size(oid)) FROM pg_class "
+                                       "WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace"),
+                             check=True, capture_output=True, text=True)
+    return int(out.stdout.strip())
 
 
-def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=int, default=2000, help="images on the sample board measured")
-    board = parser.add_argument_group("the board (assumed, roughly Derpibooru's size)")
-    for name, default in (("images", 3_500_000), ("tags", 600_000), ("comments", 12_000_000),
-                          ("posts", 5_000_000), ("galleries", 100_000), ("users", 400_000)):
-        board.add_argument(f"--{name}", type=int, default=default)
-    daily = parser.add_argument_group("a day on the board (assumed)")
-    for name, default in (("new-images", 1_500), ("changed-images", 30_000), ("new-comments", 4_000),
-                          ("new-posts", 1_000), ("new-users", 300)):
-        daily.add_argument(f"--{name}", type=int, default=default)
-    parser.add_argument("--full-mb", type=float, default=1.0, help="average original file, MB (assumed)")
-    return parser.parse_args()
+def serve_figures(database: Path, work: Path, rounds: int) -> tuple[list[list], dict]:
+    started = time.perf_counter()
+    server = serve_process(database, work)
+    try:
+        with httpx.Client(base_url=server.url, timeout=600) as http:
+            first = _search(http, "safe")
+            first_ms = (time.perf_counter() - started) * 1000
+            rows, timings = [], []
+            for name, search in SEARCHES.items():
+                found, times = 0, []
+                for _ in range(rounds):
+                    began = time.perf_counter()
+                    found = _search(http, *search) if isinstance(search, tuple) else _search(http, search)
+                    times.append((time.perf_counter() - began) * 1000)
+                timings += times
+                rows.append([name, found, percentile(times, 0.5), percentile(times, 0.95)])
+            rows.append(["all searches", "", percentile(timings, 0.5), percentile(timings, 0.95)])
+        memory = server.memory()
+    finally:
+        server.stop()
+    return rows, {"first_search_ms_after_start": first_ms, "first_total": first, "peak_mib": memory["VmHWM"] / 1024}
+
+
+def _search(http: httpx.Client, q: str, sf: str | None = None) -> int:
+    params = {"q": q, "per_page": 50, **({"sf": sf, "sd": "desc"} if sf else {})}
+    answer = http.get("/search/images", params=params)
+    answer.raise_for_status()
+    return answer.json()["total"]
+
+
+def command_seconds(database: Path, work: Path, *args: str) -> float:
+    config = work / "mirror.toml"
+    measured = run_cli_measured(["-c", str(config), *args])
+    return measured.wall if measured.returncode in (0, 1) else float("nan")
 
 
 def main() -> None:
-    args = arguments()
-    with tempfile.TemporaryDirectory() as tmp:
-        first, counts, per_record, floor = measure(args.sample, Path(tmp))
-    board = {"images": args.images, "tags": args.tags, "comments": args.comments, "posts": args.posts,
-             "galleries": args.galleries, "users": args.users}
-    print(f"measured on a sample board of {args.sample:,} images ({', '.join(f'{n:,} {k}' for k, n in counts.items())})")
-    rows, total = [], 0
-    for resource, unit in UNIT.items():
-        per = first.get(resource, 0) / counts[unit] if unit else 0.0
-        requests = math.ceil(per * board[unit]) if unit else first.get(resource, 0)
-        total += requests
-        rows.append((resource, unit or "-", per, requests, requests / 3600, requests / 5 / 3600))
-    rows.append(("all", "", total / args.images, total, total / 3600, total / 5 / 3600))
-    print_table(["resource", "per record of", "requests per record (sample)", "requests (board)",
-                 "hours at 1/s", "hours at 5/s"], rows, "first sync of the whole board")
-    size_rows = [(kind, per_record[kind], board[kind], per_record[kind] * board[kind] / 2**30) for kind in TABLES]
-    size_rows.append(("all", 0.0, 0, sum(r[3] for r in size_rows)))
-    print_table(["records", "bytes each (sample)", "board", "GiB"], size_rows, "database")
-    files = [(name, mb, mb * args.images / 2**20) for name, mb in FILE_SETS.items()]
-    print_table(["representations", "MB per image (assumed)", "TiB"], files, "file storage")
-    print_nightly(args, first, counts, floor)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=350_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "mirror-whole-board")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--skip-import", action="store_true", help="measure the archive the last run imported")
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args()
+    work = args.work / f"images-{args.images}"
+    work.mkdir(parents=True, exist_ok=True)
 
+    started = time.perf_counter()
+    dump = cached_dump(args.images, args.seed, args.work)
+    print(f"dump {dump} ({time.perf_counter() - started:.0f} s, {load()})")
+    for line in summary_lines(cached_summary(dump)):
+        print(f"  {line}")
 
-def print_nightly(args: argparse.Namespace, first: dict[str, int], counts: dict[str, int], floor: int) -> None:
-    """A night's requests once current: the no-change floor measured, plus the day's changes."""
-    changed = args.new_images + args.changed_images
-    tags_per_image = 10 / 1000  # measured by bench/crawl_cost.py: 10 tag lookups per 1,000 new or changed images
-    rows = [
-        ("nothing changed (measured)", floor),
-        ("new + changed images", math.ceil(changed / PAGE) + 1),
-        ("their tags", math.ceil(changed * tags_per_image)),
-        ("new comments", math.ceil(args.new_comments / PAGE)),
-        ("new posts (forums walk and posts search)", 2 * math.ceil(args.new_posts / PAGE)),
-        ("new users' profiles", args.new_users),
-    ]
-    night = sum(r[1] for r in rows)
-    rows.append(("a night", night))
-    print_table(["part", "requests"], rows, f"nightly once current ({args.new_images:,} new and "
-                f"{args.changed_images:,} changed images, {args.new_comments:,} comments, {args.new_posts:,} posts a day)")
-    print(f"a night: {night:,} requests, {night / 60:.0f} min at 1/s, {night / 5 / 60:.1f} min at 5/s")
+    database = work / "mirror.db"
+    if not args.skip_import:
+        database, imported = import_archive(dump, work)
+        print(f"\nimport-dump: {imported['wall'] / 60:.1f} min wall, {imported['cpu'] / 60:.1f} min CPU, "
+              f"peak {imported['peak_mb']:.0f} MB ({imported['load']})")
+        for step in imported["steps"]:
+            print(f"  {step}")
+
+    size, biggest = archive_bytes(database)
+    dump_size = dump.stat().st_size
+    print(f"\narchive {size / 1e9:.2f} GB: {size / dump_size:.1f} times the dump ({dump_size / 1e9:.2f} GB)")
+    if not args.no_postgres:
+        pg = postgres_bytes(dump)
+        print(f"PostgreSQL's restore of the same dump (tables, no index): {pg / 1e9:.2f} GB; "
+              f"the archive is {size / pg:.2f} times that")
+    print_table(["table or index", "MB", "entries"], biggest, "where the archive's bytes go (dbstat)")
+
+    rows, served = serve_figures(database, work, args.rounds)
+    print_table(["search", "found", "p50 ms", "p95 ms"], rows, f"mirror serve, {args.rounds} rounds each ({load()})")
+    print(f"first search after start {served['first_search_ms_after_start']:.0f} ms (process start included); "
+          f"serve's peak memory {served['peak_mib']:.0f} MiB")
+    print(f"mirror status {command_seconds(database, work, 'status'):.1f} s; "
+          f"mirror verify --sample 1/30 {command_seconds(database, work, 'verify', '--sample', '1/30'):.1f} s "
+          f"({load()})")
 
 
 if __name__ == "__main__":
