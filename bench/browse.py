@@ -141,8 +141,8 @@ def board_pages(db: sqlite3.Connection, seed: int) -> dict[str, list[str]]:
 def history_pages(db: sqlite3.Connection, seed: int) -> dict[str, list[str]]:
     """An image's history (edited images, and images seen once), and /-/changes as its filters and
     pages reach it (bench/board_history.py writes the history they read)."""
-    edited = [row[0] for row in sample(db, "SELECT record_key FROM history INDEXED BY history_by_event "
-                                           "WHERE event = 'changed' LIMIT 5000", 4, seed)]
+    edited = [row[0] for row in sample(db, "SELECT record_key FROM history INDEXED BY history_by_resource_event "
+                                           "WHERE resource = 'images' AND event = 'changed' LIMIT 5000", 4, seed)]
     quiet = [row[0] for row in sample(db, "SELECT id FROM images LIMIT 100000", 4, seed)]
     middle = quote(f"{stamp(FIRST_SYNC + timedelta(days=15))}~{2**40}")
     return {

@@ -338,7 +338,7 @@ class KeptSiteTags:
 
     @classmethod
     def before_now(cls, db: Database) -> KeptSiteTags | None:
-        newest = db.execute("SELECT max(seen_at) FROM history WHERE event = 'site_tags'").fetchone()[0]
+        newest = db.execute("SELECT max(seen_at) FROM history WHERE resource = 'images' AND event = 'site_tags'").fetchone()[0]
         if newest is None:
             return None
         return cls(db.execute("SELECT max(id) FROM history").fetchone()[0], _seconds(newest) + SITE_TAGS_WINDOW)
