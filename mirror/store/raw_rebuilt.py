@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
 
 from .records import to_json
@@ -100,22 +101,37 @@ def split(spec: TableSpec, record: Mapping[str, Any],
     back from ``columns`` (the typed values the writer stores): the ``raw_rest`` patch, the
     ``raw_more`` fields, or, for a record SQLite's JSON cannot hold (``NaN``, ``Infinity``), the
     whole text in ``raw_full``. None where nothing is needed."""
-    aside = _aside(spec)
     rest: dict[str, Any] = {}
-    for name, kind in spec.fields.items():
+    ordered: dict[str, Any] = {}
+    for name, check, aside in _plan(spec.table):
         if name not in record:
             rest[name] = None  # a merge patch's null: the key goes
-        elif name in aside:
-            if record[name] is not None:
-                rest[name] = record[name]
-        elif not _renders_alike(kind, columns.get(name), record[name]):
-            rest[name] = record[name]
-    more = {name: value for name, value in record.items() if name not in spec.fields}
-    text = to_json(canonical(spec, record))
+            continue
+        value = ordered[name] = record[name]
+        if aside:
+            if value is not None:
+                rest[name] = value
+        elif value is None:
+            if columns.get(name) is not None:
+                rest[name] = value  # what no patch can say: the read-back keeps the record whole
+        elif not check(columns.get(name), value):
+            rest[name] = value
+    more = {name: value for name, value in record.items() if name not in spec.fields} \
+        if len(ordered) < len(record) else {}
+    ordered.update(more)
+    text = to_json(ordered)
     try:
         return text, _strict_json(rest), _strict_json(more), None
     except ValueError:
         return text, None, None, text
+
+
+@cache
+def _plan(table: str) -> tuple[tuple[str, Callable[[Any, Any], bool], bool], ...]:
+    """Each field of ``table`` in order: its name, how its column is compared, whether it is kept aside."""
+    spec = REBUILT[table]
+    aside = _aside(spec)
+    return tuple((name, _CHECKS[kind], name in aside) for name, kind in spec.fields.items())
 
 
 def stored(spec: TableSpec, record: Mapping[str, Any], columns: Mapping[str, Any]) -> dict[str, str | None]:
@@ -166,12 +182,20 @@ def _same_text(column: Any, value: Any) -> bool:
 
 
 def _same_json(column: Any, value: Any) -> bool:
-    return isinstance(value, (list, dict)) and column == to_json(value)
+    # The column is this very value as JSON (the writer made it so): only its kind is checked, and
+    # the read-back of every write holds the rest.
+    return isinstance(value, (list, dict)) and column is not None
+
+
+def _same_url_map(column: Any, value: Any) -> bool:
+    # Made https only where a URL was not: a map of https URLs is kept as it came.
+    return isinstance(value, dict) and column is not None and all(
+        type(url) is str and url.startswith("https://") for url in value.values())
 
 
 _CHECKS: dict[str, Callable[[Any, Any], bool]] = {
     "int": _same_int, "float": _same_float, "bool": _same_bool, "text": _same_text, "url": _same_text,
-    "json": _same_json, "url_map": _same_json,
+    "json": _same_json, "url_map": _same_url_map,
 }
 
 
