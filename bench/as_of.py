@@ -63,7 +63,7 @@ INDEXED = ("images", "image_tags", "history", "image_tag_changes")
 # The full-text indexes over images (external content: rebuilt from the table once the rows are in).
 FTS = ("images_fts", "images_description")
 # What the as-of reading of a record reads, beside the row: one record's history and its tag changes.
-AS_OF_INDEXES = ("history_by_record", "image_tag_changes_by_history")
+AS_OF_INDEXES = ("history_by_record_time", "image_tag_changes_by_history", "image_tag_changes_by_image_tag")
 BOARD_VERSION = 1
 
 

@@ -36,7 +36,7 @@ from mirror.store.writer import RecordWriter
 BASE = "https://derpibooru.org"
 NIGHT = {"new images": 1500, "votes": 27000, "tag edits": 2500, "description edits": 500,
          "new comments": 4000, "new posts": 1000}
-HISTORY_OBJECTS = ("history", "image_tag_changes", "history_by_time", "history_by_record", "history_by_record_time",
+HISTORY_OBJECTS = ("history", "image_tag_changes", "history_by_time", "history_by_record_time",
                    "history_by_resource_event", "image_tag_changes_by_tag", "image_tag_changes_by_image_tag",
                    "image_tag_changes_by_history")
 

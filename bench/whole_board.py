@@ -60,7 +60,8 @@ def import_archive(dump: Path, work: Path) -> tuple[Path, dict]:
     measured = run_cli_measured(["-c", str(config), "import-dump", str(dump)])
     if measured.returncode:
         raise SystemExit(f"import-dump failed:\n{measured.stderr[-3000:]}")
-    steps = [line.split("Z ", 1)[1] for line in measured.stderr.splitlines() if " imported in " in line]
+    said = (measured.stdout + measured.stderr).splitlines()
+    steps = [line.split("Z ", 1)[-1] for line in said if " imported in " in line or line.split("Z ", 1)[-1].startswith("copied ")]
     return database, {"wall": measured.wall, "cpu": measured.cpu, "peak_mb": measured.peak_mb, "steps": steps,
                       "load": f"{before} -> {load()}"}
 

@@ -181,7 +181,7 @@ class Changes:
         if named and rows:
             events = tuple(e for e in _UNDONE if e != "counters" or set(named) & COUNTERS["images"])
             for key, field, value in self.conn.execute(
-                    "SELECT h.record_key, field.key, field.value FROM history h INDEXED BY history_by_record, "
+                    "SELECT h.record_key, field.key, field.value FROM history h INDEXED BY history_by_record_time, "
                     "json_each(h.changes) field WHERE h.resource = 'images' AND h.record_key IN "
                     f"(SELECT value FROM json_each(?)) AND h.event IN ({_marks(events)}) AND h.seen_at > ? "
                     f"AND field.key IN ({_marks(named)}) ORDER BY h.seen_at DESC, h.id DESC",
