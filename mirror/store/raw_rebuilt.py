@@ -24,7 +24,8 @@ read back and compared with the text the writer expected, and a row whose rebuil
 that text in ``raw_full``. One thing is normalised, as whitespace and escapes always were (``raw``
 has never been the bytes on the wire): the order of the record's keys. JSON objects are
 unordered and the site's own order is its hash order, which differs from one release to the next;
-``raw`` lists the fields with a column in the table's order, then the others (:func:`canonical`).
+``raw`` lists the fields with a column in the table's order, then the others (:func:`canonical`),
+and an image's ``representations`` in the order of the rule that makes them (:mod:`.derived`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
+from .derived import DERIVED, ordered_representations
 from .records import to_json
 from .specs import COMMENTS, IMAGES, POSTS, TableSpec
 
@@ -90,9 +92,15 @@ def raw_expression(spec: TableSpec) -> str:
 def canonical(spec: TableSpec, record: Mapping[str, Any]) -> dict[str, Any]:
     """``record`` with its keys in the order ``raw`` gives them: the fields the table has columns
     for, in the table's order, then the others as received."""
+    record = _nested_in_order(spec, record)
     ordered = {name: record[name] for name in spec.fields if name in record}
     ordered.update((name, value) for name, value in record.items() if name not in spec.fields)
     return ordered
+
+
+def _nested_in_order(spec: TableSpec, record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An image's ``representations`` in their rule's order too (:mod:`.derived`)."""
+    return ordered_representations(record) if spec.table in DERIVED else record
 
 
 def split(spec: TableSpec, record: Mapping[str, Any],
@@ -101,6 +109,7 @@ def split(spec: TableSpec, record: Mapping[str, Any],
     back from ``columns`` (the typed values the writer stores): the ``raw_rest`` patch, the
     ``raw_more`` fields, or, for a record SQLite's JSON cannot hold (``NaN``, ``Infinity``), the
     whole text in ``raw_full``. None where nothing is needed."""
+    record = _nested_in_order(spec, record)
     rest: dict[str, Any] = {}
     ordered: dict[str, Any] = {}
     for name, check, aside in _plan(spec.table):
@@ -189,8 +198,9 @@ def _same_json(column: Any, value: Any) -> bool:
 
 def _same_url_map(column: Any, value: Any) -> bool:
     # Made https only where a URL was not: a map of https URLs is kept as it came.
-    return isinstance(value, dict) and column is not None and all(
-        type(url) is str and url.startswith("https://") for url in value.values())
+    if not isinstance(value, dict) or column is None:
+        return False
+    return all(type(url) is str and url.startswith("https://") for url in value.values()) or column == to_json(value)
 
 
 _CHECKS: dict[str, Callable[[Any, Any], bool]] = {

@@ -22,7 +22,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from . import raw_rebuilt
+from . import derived, raw_rebuilt
+from .records import to_json
 from .specs import TableSpec
 
 __all__ = ["relayout", "LOUD_FROM"]
@@ -47,7 +48,11 @@ def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = 
     definition = (f'"raw_rest" TEXT, "raw_more" TEXT, "raw_full" TEXT, '
                   f'"raw" TEXT GENERATED ALWAYS AS ({raw_rebuilt.raw_expression(spec)}) VIRTUAL')
     renamed = re.sub(rf'^CREATE TABLE\s+"?{table}"?', f'CREATE TABLE "{new}"', create, count=1)
-    db.execute(_RAW.sub(lambda _: definition, renamed, count=1))
+    renamed = _RAW.sub(lambda _: definition, renamed, count=1)
+    for column, kept in derived.DERIVED.get(table, {}).items():
+        made = f'"{kept}" TEXT, "{column}" TEXT GENERATED ALWAYS AS ({derived.derived_sql(table, column)}) VIRTUAL'
+        renamed = re.sub(rf'"{column}" TEXT(?=[,\n )])', lambda _: made, renamed, count=1)
+    db.execute(renamed)
     _copy(db, spec, table, new, say)
     db.execute(f'DROP TABLE "{table}"')
     db.execute("PRAGMA legacy_alter_table = ON")  # views naming the table are not re-checked mid-swap
@@ -62,6 +67,7 @@ def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = 
 def _copy(db: Database, spec: TableSpec, table: str, new: str, say: Callable[[str], None]) -> None:
     columns = [row[1] for row in db.execute(f'PRAGMA table_info("{table}")') if row[1] != "raw"]
     names = ", ".join(f'"{c}"' for c in columns)
+    stored_names = ", ".join(f'"{derived.stored_name(table, c)}"' for c in columns)
     total = db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
     marks = f"({', '.join('?' * (len(columns) + 3))})"
     done, after, step = 0, None, max(1, total // 10)
@@ -71,18 +77,49 @@ def _copy(db: Database, spec: TableSpec, table: str, new: str, say: Callable[[st
                           params).fetchall()
         if not rows:
             break
-        values, texts = [], {}
+        values, texts, made = [], {}, {}
         for rowid, *kept, raw in rows:
-            text, *stored = _split(spec, dict(zip(columns, kept)), raw)
-            values += [*kept, *stored]
+            named = _ordered(dict(zip(columns, kept)))
+            text, *stored = _split(spec, named, raw)
+            for column in derived.DERIVED.get(table, {}):
+                made[rowid] = named[column]
+                named[column] = derived.kept_value(named)
+            values += [*named.values(), *stored]
             texts[rowid] = text
-        db.execute(f'INSERT INTO "{new}" ({names}, "raw_rest", "raw_more", "raw_full") VALUES '
+        db.execute(f'INSERT INTO "{new}" ({stored_names}, "raw_rest", "raw_more", "raw_full") VALUES '
                    f'{", ".join([marks] * len(rows))}', values)
+        _keep_made(db, new, made)
         _keep_whole(db, new, texts)
         after = rows[-1][0]
         before, done = done, done + len(rows)
         if total >= LOUD_FROM and done // step > before // step:
             say(f"{table}: moved {done:,} of {total:,} records to the compact layout")
+
+
+def _ordered(columns: dict[str, Any]) -> dict[str, Any]:
+    """The row's ``representations`` in the order the records' are now kept (:mod:`.derived`)."""
+    text = columns.get("representations")
+    if isinstance(text, str) and text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return columns
+        columns["representations"] = to_json(derived.ordered_representations({"representations": value})
+                                              ["representations"])
+    return columns
+
+
+def _keep_made(db: Database, table: str, made: dict[int, str | None]) -> None:
+    """Keep the value of each row whose ``representations`` SQLite makes otherwise than it was."""
+    if not made:
+        return
+    marks = ",".join("?" * len(made))
+    got = dict(db.execute(f'SELECT rowid, representations FROM "{table}" WHERE rowid IN ({marks})',
+                          list(made)).fetchall())
+    for rowid, value in made.items():
+        if got.get(rowid) != value:
+            db.execute(f'UPDATE "{table}" SET representations_kept = ? WHERE rowid = ?',
+                       ["null" if value is None else value, rowid])
 
 
 def _split(spec: TableSpec, columns: dict[str, Any], raw: str) -> tuple[str, str | None, str | None, str | None]:
@@ -94,7 +131,7 @@ def _split(spec: TableSpec, columns: dict[str, Any], raw: str) -> tuple[str, str
         record = None
     if not isinstance(record, dict):
         return raw, None, None, raw
-    return raw_rebuilt.split(spec, record, columns)
+    return raw_rebuilt.split(spec, derived.ordered_representations(record), columns)
 
 
 def _keep_whole(db: Database, table: str, texts: dict[int, str]) -> None:

@@ -15,7 +15,7 @@ from sqlite_utils import Database
 from sqlite_utils.db import jsonify_if_needed
 
 from ..dates import utc_text
-from . import raw_rebuilt
+from . import derived, raw_rebuilt
 from .history import Seen, note_event, recorder_for
 from .records import MAX_ID, column_converters, shape, shape_values, to_json, valid_id
 from .rejects import reject
@@ -63,6 +63,10 @@ class RecordWriter:
         # A large table's ``raw`` is rebuilt from its columns (:mod:`.raw_rebuilt`): what is written
         # is the patch the rebuild needs, and the whole text only where the rebuild falls short.
         self.rebuilt = raw_rebuilt.is_rebuilt(spec.table)
+        # Columns SQLite makes from the others (:mod:`.derived`) are written where the rule falls short.
+        self._derived = derived.DERIVED.get(spec.table, {}) if self.rebuilt else {}
+        self._field_columns = tuple(self._derived.get(name, name) for name in spec.fields)
+        self._at = {name: index for index, name in enumerate(spec.fields)}
         record_columns = raw_rebuilt.STORED_COLUMNS if self.rebuilt else ("raw",)
         self._extra = (*record_columns, "mirrored_at", *(("stub", *hidden) if spec.hideable else ()))
         self._hidden_at = list(spec.fields).index("hidden_from_users") if spec.hideable and not hidden else None
@@ -89,7 +93,7 @@ class RecordWriter:
         now = utc_text()
         # Context columns not given (a post found by search has no topic) keep what the row has.
         given = {c: jsonify_if_needed(context[c]) for c in self.spec.context if c in context}
-        columns = (*self.spec.fields, *given, *self._extra)
+        columns = (*self._field_columns, *given, *self._extra)
         with self.db.atomic():
             for record in bad:
                 reject(self.db, self.spec.table, record, f"a {self.spec.table} record needs {self._pk_text()}")
@@ -97,10 +101,11 @@ class RecordWriter:
             known = result.raw_before = self._kept_raw(before, columns)
             # A key twice in one batch: the last record wins, as with one upsert after another.
             texts: dict[Key, str] = {}
-            latest = {key: self._full_row(record, given, now, texts, key) for key, record in full}
+            made: dict[Key, dict[str, Any]] = {}
+            latest = {key: self._full_row(record, given, now, texts, made, key) for key, record in full}
             self.rows.write(columns, latest, before)
             if self.rebuilt:
-                self._keep_what_the_rebuild_misses(texts)
+                self._keep_what_the_rebuild_misses(texts, made)
             # A stub whose key also came in full in this batch (a record hidden while the site built
             # the page) marks the row just written, as it marks a row kept from earlier, whichever
             # came first: inserting it as new would break the primary key and lose the whole batch.
@@ -129,9 +134,18 @@ class RecordWriter:
         found = self.rows.read(list(before), ("raw",))
         return {key: found[key][0] for key in before}
 
-    def _keep_what_the_rebuild_misses(self, texts: Mapping[Key, str]) -> None:
-        """Read back the ``raw`` of the rows just written, and keep whole the records whose rebuild
-        is not the very text expected: nothing the site sent may be lost to the layout."""
+    def _keep_what_the_rebuild_misses(self, texts: Mapping[Key, str], made: Mapping[Key, dict[str, Any]]) -> None:
+        """Read back the rows just written, and keep the value of every column SQLite made otherwise
+        than expected (:mod:`.derived`), and whole the records whose rebuild is not the very text
+        expected: nothing the site sent may be lost to the layout."""
+        if self._derived:
+            names = tuple(self._derived)
+            for key, row in self.rows.read(list(made), names).items():
+                wrong = [(self._derived[name], made[key][name]) for name, got in zip(names, row)
+                         if got != made[key][name]]
+                if wrong:
+                    self.rows.update(key, tuple(c for c, _ in wrong),
+                                     tuple("null" if value is None else value for _, value in wrong))
         rebuilt = {key: row[0] for key, row in self.rows.read(list(texts), ("raw",)).items()}
         for key, text in raw_rebuilt.mismatches(rebuilt, texts).items():
             self.rows.update(key, ("raw_full",), (text,))
@@ -181,15 +195,23 @@ class RecordWriter:
         return {**record, **{f: record[a] for f, a in missing.items()}} if missing else record
 
     def _full_row(self, record: Mapping[str, Any], given: Mapping[str, Any], now: str, texts: dict[Key, str],
-                  key: Key) -> Row:
+                  made: dict[Key, dict[str, Any]], key: Key) -> Row:
         """The values of every column a full record sets, in the order of ``save``'s ``columns``;
-        the record's ``raw`` text goes into ``texts`` under ``key``."""
+        the record's ``raw`` text goes into ``texts`` under ``key``, and the values SQLite is to
+        make of the columns it derives into ``made``."""
+        if self._derived:
+            record = derived.ordered_representations(record)
         values = shape_values(self._aliased(record) if self.spec.aliases else record, self._fields)
         if self._hidden_at is not None and values[self._hidden_at] is None:
             values[self._hidden_at] = 0
         values += given.values()
         if self.rebuilt:
-            text, *stored = raw_rebuilt.split(self.spec, record, dict(zip(self.spec.fields, values)))
+            named = dict(zip(self.spec.fields, values))
+            text, *stored = raw_rebuilt.split(self.spec, record, named)
+            if self._derived:
+                made[key] = {name: named[name] for name in self._derived}
+                for name in self._derived:
+                    values[self._at[name]] = derived.kept_value(named)
             values += (*stored, now)
         else:
             text = to_json(record)
@@ -210,6 +232,10 @@ class RecordWriter:
             fields = [f for f in self.spec.fields if f in record or self._has_alias(f, record)]
         source = self._aliased(record) if self.spec.aliases else record
         row = shape(source, self.converters, tuple(fields))
+        for name, kept in self._derived.items():  # a stub never names its files; were one to, kept as it came
+            if name in row:
+                value = row.pop(name)
+                row[kept] = "null" if value is None else value
         row.update(given)
         row.update(stub=to_json(record), mirrored_at=now, hidden_from_users=1)
         if known:

@@ -163,3 +163,20 @@ def test_an_archive_of_the_old_layout_is_moved_with_every_record_and_its_search_
     assert db.execute("SELECT rowid FROM comments_fts WHERE comments_fts MATCH 'zyzzogeton'").fetchall() == \
         [(edited["id"],)]
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_an_images_files_are_made_by_the_sites_rule_and_kept_only_where_it_falls_short(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    images = [r for r in real_records()["images"] if isinstance(r.get("representations"), dict)]
+    elsewhere = {**images[0], "id": 10**9, "representations": {**images[0]["representations"],
+                                                              "thumb": "https://cdn.example/t.png"}}
+    save(db, "images", [*images, elsewhere])
+    for record in [*images, elsewhere]:
+        column, kept = db.execute("SELECT representations, representations_kept FROM images WHERE id = ?",
+                                  [record["id"]]).fetchone()
+        assert json.loads(column) == record["representations"]
+        if record is elsewhere:
+            assert kept is not None
+    made = db.execute("SELECT count(*) FROM images WHERE (representations_kept IS NULL OR representations_kept = 'sized') "
+                      "AND id < ?", [10**9]).fetchone()
+    assert made[0] >= len({r["id"] for r in images}) * 9 // 10

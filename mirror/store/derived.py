@@ -1,0 +1,108 @@
+"""Columns SQLite makes from the others: an image's ``representations``, from its ``view_url``.
+
+An image record names eight files (``thumb_tiny`` ... ``full``, a GIF's ``webm`` and ``mp4`` too),
+some 500 bytes a record, a fifth of an image's row, and all of them follow from its view URL (the
+files' host and folder, its upload day), its size and its format, by the site's own rule
+(``image_view.ex`` ``thumb_urls``, :func:`mirror.philomena.representations`). So ``representations`` is a virtual generated column:
+SQLite writes it on read by that rule, unless ``representations_kept`` holds the value, which
+the writer stores only for a record the rule does not give (another host for thumbnails, a file
+the site never made; ``'null'`` for none at all; ``'sized'`` for the older records, whose every
+size names a file of its own). Each write is read back and compared, as ``raw`` is (:mod:`.raw_rebuilt`).
+
+The record's own ``representations`` is kept in the rule's order (the sizes, ``full``, the
+videos, then any other name as received): a JSON object's keys have no order, and the site's
+is its hash order, which differs between releases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..philomena import GIF_VIDEOS, SIZE_BOXES
+from .records import to_json
+
+__all__ = ["DERIVED", "stored_name", "derived_sql", "kept_value", "ordered_representations"]
+
+# table -> {column made by SQLite: the column that keeps its value where the rule does not give it}
+DERIVED: dict[str, dict[str, str]] = {"images": {"representations": "representations_kept"}}
+
+_ORDER = (*SIZE_BOXES, "full", *GIF_VIDEOS)
+# Kept for an image whose every size names a file of its own, as the site's records did until a
+# release that names ``full`` for a picture no larger than a size's box (the rule above).
+SIZED = "sized"
+
+
+def stored_name(table: str, column: str) -> str:
+    """The column a writer stores ``column``'s value in."""
+    return DERIVED.get(table, {}).get(column, column)
+
+
+def derived_sql(table: str, column: str) -> str:
+    """The SQL of ``column``: the value kept, else the one the rule makes.
+
+    Only columns no stub or file check rewrites are read (not ``created_at``: a stub may move it):
+    the folder, the upload day and the id come from the view URL, ``ROOT/view/Y/M/D/ID__....EXT``."""
+    assert (table, column) == ("images", "representations")
+    view = "instr(view_url, '/view/')"
+    root = f"substr(view_url, 1, {view} - 1)"
+    after = f"substr(view_url, {view} + 6)"
+    name_at = f"coalesce(nullif(instr({after}, '/' || id || '__'), 0), instr({after}, '/' || id || '.'))"
+    day = f"substr({after}, 1, {name_at} - 1)"
+    ext = "CASE format WHEN 'svg' THEN 'png' ELSE format END"
+    folder = f"{root} || '/' || {day} || '/' || id || '/'"
+    every = "representations_kept IS 'sized'"
+    sized = ", ".join(f"'{name}', {folder} || CASE WHEN {every} OR width > {w} OR height > {h} THEN '{name}' "
+                      f"ELSE 'full' END || '.' || {ext}" for name, (w, h) in SIZE_BOXES.items())
+    full = f"'full', {root} || '/view/' || {day} || '/' || id || '.' || {ext}"
+    videos = ", ".join(f"'{video}', {folder} || 'full.{video}'" for video in GIF_VIDEOS)
+    made = (f"CASE WHEN {view} > 0 AND {name_at} > 1 THEN json_patch(json_object({sized}, {full}), "
+            f"CASE WHEN mime_type = 'image/gif' THEN json_object({videos}) ELSE '{{}}' END) END")
+    return f"CASE WHEN representations_kept IS NULL OR {every} THEN {made} " \
+           f"WHEN representations_kept != 'null' THEN representations_kept END"
+
+
+def kept_value(columns: Mapping[str, Any]) -> str | None:
+    """What ``representations_kept`` holds for an image row of ``columns`` (their typed values):
+    None where the rule gives the ``representations`` column as it is."""
+    value = columns.get("representations")
+    if value is None:
+        return None if _made(columns) is None else "null"  # read as NULL: no representations, none made
+    if _made(columns) == value:
+        return None
+    return SIZED if _made(columns, every_size=True) == value else value
+
+
+def _made(columns: Mapping[str, Any], *, every_size: bool = False) -> str | None:
+    """The ``representations`` the rule makes of these columns, as SQLite would write them."""
+    view_url, image_id = columns.get("view_url"), columns.get("id")
+    if not isinstance(view_url, str) or "/view/" not in view_url or type(image_id) is not int:
+        return None
+    root, _, after = view_url.partition("/view/")
+    place = after.find(f"/{image_id}__")
+    place = place if place >= 0 else after.find(f"/{image_id}.")
+    if place < 1:
+        return None
+    day, fmt, width, height = after[:place], columns.get("format"), columns.get("width"), columns.get("height")
+    if not isinstance(fmt, str) or type(width) is not int or type(height) is not int:
+        return "unmade"  # SQLite makes something of these, which is kept apart from the value
+    ext = "png" if fmt == "svg" else fmt
+    folder = f"{root}/{day}/{image_id}/"
+    urls = {name: f"{folder}{name if every_size or width > w or height > h else 'full'}.{ext}"
+            for name, (w, h) in SIZE_BOXES.items()}
+    urls["full"] = f"{root}/view/{day}/{image_id}.{ext}"
+    if columns.get("mime_type") == "image/gif":
+        urls.update((video, f"{folder}full.{video}") for video in GIF_VIDEOS)
+    return to_json(urls)
+
+
+def ordered_representations(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``record`` with its ``representations`` in the rule's order (the record itself when they are)."""
+    found = record.get("representations")
+    if not isinstance(found, dict):
+        return record
+    ordered = {name: found[name] for name in _ORDER if name in found}
+    ordered.update((name, url) for name, url in found.items() if name not in ordered)
+    if list(ordered) == list(found):
+        return record
+    return {**record, "representations": ordered}
