@@ -2,12 +2,13 @@
 
 An import that runs out of disk an hour in loses nothing (every batch is committed with its
 cursor), but it has cost that hour and leaves a full disk behind. What it will need is known
-closely enough beforehand from the size of the dump: the archive grows by about
-:data:`ARCHIVE_PER_DUMP_BYTE` bytes for each byte of the (compressed) dump, and the scratch copy
-of the dump's tables (:mod:`.staging`, removed at the end) takes about
-:data:`STAGING_PER_DUMP_BYTE`. Both were measured on generated boards of Derpibooru's shape
-(``docs/performance.md``, "The whole board"), where ids, hashes and texts compress as the real
-dump's do. A resumed import needs only what the files it already wrote do not hold yet.
+closely enough beforehand from the size of the dump's tables (their data blocks, compressed): the
+archive grows by about :data:`ARCHIVE_PER_DUMP_BYTE` bytes for each byte of a table the mirror
+keeps as records, history and search, :data:`ARCHIVE_PER_FAVE_BYTE` for the favourites (pairs of
+ids, the real dump's largest table), and the scratch copy of the dump's tables (:mod:`.staging`,
+removed at the end) takes about :data:`STAGING_PER_DUMP_BYTE` for each byte of the dump. All three
+were measured on a 350,000-image board of Derpibooru's shape (``docs/performance.md``, "The whole
+board"). A resumed import needs only what the files it already wrote do not hold yet.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store.errors import StoreError
+from .archive import Archive
 
-__all__ = ["ARCHIVE_PER_DUMP_BYTE", "STAGING_PER_DUMP_BYTE", "Space", "space_needed", "check_space"]
+__all__ = ["ARCHIVE_PER_DUMP_BYTE", "ARCHIVE_PER_FAVE_BYTE", "STAGING_PER_DUMP_BYTE", "Space", "space_needed", "check_space"]
 
-ARCHIVE_PER_DUMP_BYTE = 4.0
-STAGING_PER_DUMP_BYTE = 3.0
+ARCHIVE_PER_DUMP_BYTE = 16.5
+ARCHIVE_PER_FAVE_BYTE = 5.0
+STAGING_PER_DUMP_BYTE = 5.0
 _SLACK = 1.1  # the estimate is an estimate: a tenth more is asked for
 
 
@@ -45,8 +48,10 @@ class Space:
 def space_needed(dump: Path, database: Path, staging: Path) -> Space:
     """The disk the import of ``dump`` into ``database`` still needs, on the disk that holds both."""
     size = dump.stat().st_size
+    faves = _table_bytes(dump).get("image_faves", 0)
+    archive = (size - faves) * ARCHIVE_PER_DUMP_BYTE + faves * ARCHIVE_PER_FAVE_BYTE
     written = _size_of(database) + _size_of(staging)
-    needed = max(0, round(size * (ARCHIVE_PER_DUMP_BYTE + STAGING_PER_DUMP_BYTE) * _SLACK) - written)
+    needed = max(0, round((archive + size * STAGING_PER_DUMP_BYTE) * _SLACK) - written)
     folder = database.parent
     return Space(folder, needed, shutil.disk_usage(folder).free)
 
@@ -58,6 +63,14 @@ def check_space(dump: Path, database: Path, staging: Path) -> str:
         raise StoreError(f"not enough disk for the import: {space.line()}. Free some space, or point "
                          "store.database at a larger disk; nothing was written")
     return space.line()
+
+
+def _table_bytes(dump: Path) -> dict[str, int]:
+    """Each table's data block's size, from the offsets of the archive's table of contents."""
+    archive = Archive.open(dump)
+    starts = sorted((entry.offset, name) for name, entry in archive.tables.items() if entry.offset)
+    ends = [offset for offset, _ in starts[1:]] + [dump.stat().st_size]
+    return {name: end - offset for (offset, name), end in zip(starts, ends)}
 
 
 def _size_of(path: Path) -> int:

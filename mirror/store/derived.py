@@ -22,7 +22,7 @@ from typing import Any
 from ..philomena import GIF_VIDEOS, SIZE_BOXES
 from .records import to_json
 
-__all__ = ["DERIVED", "stored_name", "derived_sql", "kept_value", "ordered_representations"]
+__all__ = ["DERIVED", "stored_name", "derived_sql", "has_representation_sql", "kept_value", "ordered_representations"]
 
 # table -> {column made by SQLite: the column that keeps its value where the rule does not give it}
 DERIVED: dict[str, dict[str, str]] = {"images": {"representations": "representations_kept"}}
@@ -60,6 +60,17 @@ def derived_sql(table: str, column: str) -> str:
             f"CASE WHEN mime_type = 'image/gif' THEN json_object({videos}) ELSE '{{}}' END) END")
     return f"CASE WHEN representations_kept IS NULL OR {every} THEN {made} " \
            f"WHEN representations_kept != 'null' THEN representations_kept END"
+
+
+def has_representation_sql(alias: str, name: str) -> str:
+    """SQL true where image row ``alias`` names a file ``name`` (an SQL text expression): from the rule
+    where it made the column, so a scan of every image does not have SQLite make every column."""
+    made = ", ".join(f"'{n}'" for n in (*SIZE_BOXES, "full"))
+    videos = ", ".join(f"'{n}'" for n in GIF_VIDEOS)
+    return (f"CASE WHEN {alias}.representations_kept IS NULL OR {alias}.representations_kept = '{SIZED}' "
+            f"THEN {alias}.view_url LIKE '%/view/%' AND ({name} IN ({made}) "
+            f"OR ({name} IN ({videos}) AND {alias}.mime_type = 'image/gif')) "
+            f"ELSE json_extract({alias}.representations, '$.\"' || {name} || '\"') IS NOT NULL END")
 
 
 def kept_value(columns: Mapping[str, Any]) -> str | None:

@@ -15,14 +15,16 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..dates import utc_text
+from .derived import has_representation_sql
 from .originals import ORIGINAL_REPRESENTATION, SVG_ORIGINAL
+from .raw_rebuilt import absent_sql
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
 # An image whose files may be downloaded: processed by the site, and not hidden. A record from
 # the site's dump does not say whether it was processed (the key is absent, not false): the site
 # dumps what it shows, processed long before, so its files are planned as the record names them.
-_UNKNOWN = "json_type(i.raw, '$.thumbnails_generated') IS NULL"
+_UNKNOWN = absent_sql("i", "thumbnails_generated")
 _READY = (f"(i.thumbnails_generated = 1 OR (i.thumbnails_generated IS NULL AND {_UNKNOWN})) "
           "AND coalesce(i.hidden_from_users, 0) = 0")
 
@@ -31,8 +33,8 @@ _ELIGIBLE = f"""
     SELECT i.id AS image_id, r.value AS representation, {ORIGINAL_REPRESENTATION.format(name="r.value")} AS original
     FROM images i, json_each(:names) r
     WHERE {_READY}
-      AND (json_extract(i.representations, '$."' || r.value || '"') IS NOT NULL
-           OR (r.value = :svg AND i.format = 'svg' AND json_extract(i.representations, '$.full') IS NOT NULL))
+      AND ({has_representation_sql("i", "r.value")}
+           OR (r.value = :svg AND i.format = 'svg' AND {has_representation_sql("i", "'full'")}))
 """
 
 

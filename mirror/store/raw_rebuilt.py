@@ -40,7 +40,7 @@ from .derived import DERIVED, ordered_representations
 from .records import to_json
 from .specs import COMMENTS, IMAGES, POSTS, TableSpec
 
-__all__ = ["REBUILT", "KEPT_ASIDE", "is_rebuilt", "raw_expression", "canonical", "split",
+__all__ = ["REBUILT", "KEPT_ASIDE", "is_rebuilt", "absent_sql", "raw_expression", "canonical", "split",
            "STORED_COLUMNS", "stored", "mismatches"]
 
 REBUILT: dict[str, TableSpec] = {spec.table: spec for spec in (IMAGES, COMMENTS, POSTS)}
@@ -87,6 +87,13 @@ def raw_expression(spec: TableSpec) -> str:
     joined = (f"CASE WHEN raw_more IS NULL THEN {base} ELSE substr({base}, 1, length({base}) - 1) "
               f"|| CASE WHEN length({base}) > 2 THEN ',' ELSE '' END || substr(raw_more, 2) END")
     return f"coalesce(raw_full, {joined})"
+
+
+def absent_sql(alias: str, name: str) -> str:
+    """SQL true where the record of row ``alias`` lacks the field ``name`` (a rebuilt table's):
+    read from the patch, not from ``raw``, which SQLite would rebuild whole for every row scanned."""
+    return (f"CASE WHEN {alias}.raw_full IS NULL THEN coalesce(json_type({alias}.raw_rest, '$.\"{name}\"') = 'null', 0) "
+            f"ELSE json_type({alias}.raw_full, '$.\"{name}\"') IS NULL END")
 
 
 def canonical(spec: TableSpec, record: Mapping[str, Any]) -> dict[str, Any]:

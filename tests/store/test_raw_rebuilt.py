@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mirror.store import ImageWriter, open_database, relayout
-from mirror.store.raw_rebuilt import REBUILT, canonical
+from mirror.store.derived import has_representation_sql
+from mirror.store.raw_rebuilt import REBUILT, absent_sql, canonical
 from mirror.store.records import to_json
 from mirror.store.schema import migrations
 from mirror.store.specs import SPECS
@@ -180,3 +181,22 @@ def test_an_images_files_are_made_by_the_sites_rule_and_kept_only_where_it_falls
     made = db.execute("SELECT count(*) FROM images WHERE (representations_kept IS NULL OR representations_kept = 'sized') "
                       "AND id < ?", [10**9]).fetchone()
     assert made[0] >= len({r["id"] for r in images}) * 9 // 10
+
+
+def test_the_scans_that_read_the_layout_agree_with_the_columns_sqlite_makes(tmp_path):
+    """What a scan of every image asks without having SQLite make ``raw`` and ``representations``
+    for each row (a file named? a field absent?) is what those columns say."""
+    db = open_database(tmp_path / "m.db")
+    images = real_records()["images"]
+    gif = {**images[0], "id": 10**9, "mime_type": "image/gif", "format": "gif"}
+    gif.pop("thumbnails_generated", None)
+    save(db, "images", [*images, gif])
+    names = ["thumb_tiny", "thumb", "large", "full", "webm", "mp4", "svg", "nothing"]
+    for name in names:
+        fast = dict(db.execute(f"SELECT id, {has_representation_sql('i', ':name')} FROM images i", {'name': name}).fetchall())
+        slow = dict(db.execute("SELECT id, json_extract(representations, '$.\"' || ? || '\"') IS NOT NULL "
+                               "FROM images", [name]).fetchall())
+        assert fast == slow, name
+    fast = dict(db.execute(f"SELECT id, {absent_sql('i', 'thumbnails_generated')} FROM images i").fetchall())
+    slow = dict(db.execute("SELECT id, json_type(raw, '$.thumbnails_generated') IS NULL FROM images").fetchall())
+    assert fast == slow and fast[gif["id"]] == 1
