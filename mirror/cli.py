@@ -437,9 +437,13 @@ def export_command(ctx: click.Context, dest: str | None, compact: bool, quiet: b
               help="Keep a downloaded dump once imported (it is removed by default: some 5 GB the mirror no longer "
                    "needs). Until the import succeeds it stays beside the database, so a rerun does not fetch it "
                    "again.")
+@click.option("--ignore-space", is_flag=True,
+              help="Import even where the disk seems too small for it (the need is estimated from the dump's size, "
+                   "as measured on boards of Derpibooru's shape; a full disk stops the import with nothing lost).")
 @click.pass_context
 @handle_errors
-def import_dump(ctx: click.Context, source: str, sha256: str | None, file_root: str | None, keep: bool) -> None:
+def import_dump(ctx: click.Context, source: str, sha256: str | None, file_root: str | None, keep: bool,
+                ignore_space: bool) -> None:
     """Import the site's public database dump (a .pgdump file, or its URL), then sync only what changed.
 
     A whole board from its nightly dump instead of a million API requests; a killed import resumes
@@ -455,7 +459,7 @@ def import_dump(ctx: click.Context, source: str, sha256: str | None, file_root: 
     check_source(source)  # before the lock and the database: a mistyped path creates nothing
     if sha256 is not None:
         normalized_sha256(sha256)
-    _run(ctx, run_import, source, sha256=sha256, root=file_root, keep=keep)
+    _run(ctx, run_import, source, sha256=sha256, root=file_root, keep=keep, check_space=not ignore_space)
 
 
 @contextmanager

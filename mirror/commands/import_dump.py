@@ -35,7 +35,8 @@ _FILE_ROOTS = {"derpibooru.org": "https://derpicdn.net/img", "trixiebooru.org": 
 
 
 async def run_import(config: Config, db: Database, source: str, reporter: Reporter | None = None, *,
-                     sha256: str | None = None, root: str | None = None, keep: bool = False) -> ImportReport:
+                     sha256: str | None = None, root: str | None = None, keep: bool = False,
+                     check_space: bool = True) -> ImportReport:
     """Import the dump at ``source`` (a path or an https URL) into ``db`` and hand the mirror over;
     a dump it downloaded is removed once imported, unless ``keep``."""
     reporter = reporter or Reporter(interactive=False)
@@ -47,7 +48,7 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
     try:
         report = import_dump(db, path, file_root=root or file_root(config, db),
                              staging_path=Path(f"{config.database}.dump-staging"), progress=reporter.update,
-                             line=reporter.line, stopping=_cancelled(asyncio.current_task()))
+                             line=reporter.line, stopping=_cancelled(asyncio.current_task()), space_check=check_space)
     except DumpError as e:
         if path == target:
             raise

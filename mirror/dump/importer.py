@@ -52,7 +52,7 @@ from ..store.state import load_cursor, save_cursor, start_run
 from ..store.writer import RecordWriter
 from .archive import Archive, DumpError, printable
 from .records import BUILDERS, Batch, Builder, Reader, dump_time, image_stub, message, topic
-from .space import check_space
+from .space import say_space
 from .staging import INDEXES, Staging, Stopped, Stopping
 
 __all__ = ["LAYOUT", "ImportReport", "import_dump", "STATE_NAME"]
@@ -144,18 +144,20 @@ Progress = Callable[[StepReport], None]
 
 def import_dump(db: Database, path: str | Path, *, file_root: str, staging_path: str | Path,
                 progress: Progress | None = None, line: Callable[[str], None] = print,
-                stopping: Stopping = lambda: False) -> ImportReport:
+                stopping: Stopping = lambda: False, space_check: bool = True) -> ImportReport:
     """Import the dump at ``path`` into ``db``; resume an import of the same dump killed before.
 
     ``file_root`` is where the site's files are (``https://derpicdn.net/img``): image records
     name their files below it, as the API's do. ``staging_path`` is the scratch file; it is
     deleted once the import is complete. Once ``stopping()`` is true the import raises
-    :class:`Stopped` at the next batch boundary.
+    :class:`Stopped` at the next batch boundary. Unless ``space_check`` is false, an import the
+    disk seems too small for is refused before it starts (:mod:`.space`).
     """
     cache = db.execute("PRAGMA cache_size").fetchone()[0]
     db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     try:
-        return _import(db, path, file_root, staging_path, progress, lambda text: line(printable(text)), stopping)
+        return _import(db, path, file_root, staging_path, progress, lambda text: line(printable(text)), stopping,
+                       space_check)
     except sqlite3.OperationalError:
         if stopping():  # a statement cut short by the staging file's progress handler
             raise Stopped() from None
@@ -165,7 +167,7 @@ def import_dump(db: Database, path: str | Path, *, file_root: str, staging_path:
 
 
 def _import(db: Database, path: str | Path, file_root: str, staging_path: str | Path, progress: Progress | None,
-            line: Callable[[str], None], stopping: Stopping) -> ImportReport:
+            line: Callable[[str], None], stopping: Stopping, space_check: bool) -> ImportReport:
     archive = Archive.open(path)
     report = ImportReport(dumped_at=_text_time(archive))
     identity = {"file": Path(path).name, "size": Path(path).stat().st_size, "dumped_at": report.dumped_at}
@@ -178,7 +180,7 @@ def _import(db: Database, path: str | Path, file_root: str, staging_path: str | 
         _remove(Path(staging_path))
     database = db.execute("PRAGMA database_list").fetchone()[2]
     if database:  # not an in-memory database
-        line(check_space(Path(path), Path(database), Path(staging_path)))
+        line(say_space(Path(path), Path(database), Path(staging_path), refuse=space_check))
     report.skipped = _unknown(archive)
     for skipped in report.skipped:
         line(skipped)

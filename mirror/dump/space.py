@@ -20,7 +20,7 @@ from pathlib import Path
 from ..store.errors import StoreError
 from .archive import Archive
 
-__all__ = ["ARCHIVE_PER_DUMP_BYTE", "ARCHIVE_PER_FAVE_BYTE", "STAGING_PER_DUMP_BYTE", "Space", "space_needed", "check_space"]
+__all__ = ["ARCHIVE_PER_DUMP_BYTE", "ARCHIVE_PER_FAVE_BYTE", "STAGING_PER_DUMP_BYTE", "Space", "space_needed", "say_space"]
 
 ARCHIVE_PER_DUMP_BYTE = 16.5
 ARCHIVE_PER_FAVE_BYTE = 5.0
@@ -56,12 +56,13 @@ def space_needed(dump: Path, database: Path, staging: Path) -> Space:
     return Space(folder, needed, shutil.disk_usage(folder).free)
 
 
-def check_space(dump: Path, database: Path, staging: Path) -> str:
-    """The line saying what the import needs; :class:`StoreError` (exit 5) when the disk lacks it."""
+def say_space(dump: Path, database: Path, staging: Path, *, refuse: bool = True) -> str:
+    """The line saying what the import needs; :class:`StoreError` (exit 5) when the disk lacks it,
+    unless not ``refuse`` (``--ignore-space``: the estimate is an estimate)."""
     space = space_needed(dump, database, staging)
-    if not space.enough:
-        raise StoreError(f"not enough disk for the import: {space.line()}. Free some space, or point "
-                         "store.database at a larger disk; nothing was written")
+    if refuse and not space.enough:
+        raise StoreError(f"not enough disk for the import: {space.line()}. Free some space, point store.database "
+                         "at a larger disk, or give --ignore-space; nothing was written")
     return space.line()
 
 

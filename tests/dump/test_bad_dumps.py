@@ -349,3 +349,13 @@ def test_a_column_list_without_a_column_the_importer_reads_names_the_table_and_c
     assert result.exit_code == 2, result.output
     said = error_line(result)
     assert said.startswith(f"Error: {path}: table {table}: ") and f"no column {missing}" in said, said
+
+
+def test_an_import_past_the_estimate_is_allowed_with_ignore_space(plain_dump, tmp_path):
+    huge = tmp_path / "huge.pgdump"
+    shutil.copyfile(plain_dump, huge)
+    with huge.open("r+b") as handle:
+        handle.truncate(shutil.disk_usage(tmp_path).free // 4)
+    result, _ = import_dump(tmp_path, huge, "--ignore-space")
+    assert "not enough disk" not in result.output
+    assert "the import needs about" in result.output.splitlines()[0]
