@@ -68,7 +68,9 @@ def moment_paths(app: Any) -> Any:
             return await _refuse(send, str(error))
         path = found[2] or "/"
         raw = scope.get("raw_path") or quote(scope["path"]).encode("ascii")
-        raw = raw[len(b"/as-of/") + len(found[1].encode()):] or b"/"
+        # the rest of the address as sent: past the moment's own segment, however it was encoded (%3A)
+        after = raw[len(b"/as-of/"):]
+        raw = after[after.index(b"/"):] if b"/" in after else b"/"
         if not _BOARD.match(path):  # a page with no past (Datasette's own): today's, said by its address
             query = scope.get("query_string", b"")
             here = b"/" + raw.lstrip(b"/")  # never //host: another site's address

@@ -258,3 +258,14 @@ def test_the_search_page_as_of_the_moment_searches_the_board_then(board, pages):
     assert board["hidden"] in everything_then and board["uploaded"] not in everything_then
     _, front = page(pages, f"{prefix}/")
     assert f"/-/image/{board['uploaded']}" not in front and f"/-/image/{board['hidden']}" in front
+
+
+def test_a_moment_with_its_colons_percent_encoded_is_the_same_moment(board, pages):
+    """Some clients encode the colons of ``2025-01-05T12:00:00Z`` (``%3A``): the same page, not a 404."""
+    text = board["moment"].text
+    encoded = text.replace(":", "%3A")
+    assert encoded != text
+    status, then = page(pages, f"/as-of/{encoded}/-/image/{board['retagged']}")
+    assert status == 200, then[:300]
+    assert board["dropped"] in then and TAGGED_LATER not in then
+    assert f'rel="original" href="/-/image/{board["retagged"]}"' in then
