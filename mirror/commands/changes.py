@@ -225,6 +225,8 @@ def _scalar(value: Any) -> bool:
 
 
 def _short(value: Any) -> str:
+    if type(value) is float:  # wilson_score, aspect_ratio: to two places, as a reader compares them (and browse)
+        return f"{value:.2f}"
     return "none" if value is None else f'"{value}"' if type(value) is str else str(value)
 
 

@@ -12,8 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from mirror.cli import cli
+from mirror.commands.changes import describe
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
+from mirror.store.history_read import Change
 
 from ..support.configs import RESOURCES, site_config, sync, write_config
 
@@ -201,3 +203,11 @@ def test_lines_of_huge_edits_never_hold_the_huge_texts(tmp_path):
                             "changes", "--since", "2026-11-01", "--json"])
     descriptions = [change["changes"]["description"] for change in json.loads(done.stdout)]
     assert len(descriptions) == 10 and all(len(new) > len(old) == 8 * 2**20 for old, new in descriptions)
+
+
+def test_a_float_that_changed_is_shown_to_two_places_as_a_reader_compares_it():
+    change = Change(1, "2026-11-28T00:00:00Z", "images", "12", "changed", None,
+                    {"wilson_score": [0.42974154645109525, 0.9371902640405398], "score": [3, 40]})
+    line = describe(change)
+    assert "wilson_score 0.43 -> 0.94" in line and "score 3 -> 40" in line
+    assert "0.4297" not in line
