@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store.errors import StoreError
+from ..words import human_bytes
 from .archive import Archive
 
 __all__ = ["ARCHIVE_PER_DUMP_BYTE", "ARCHIVE_PER_FAVE_BYTE", "STAGING_PER_DUMP_BYTE", "Space", "space_needed", "say_space"]
@@ -41,8 +42,8 @@ class Space:
         return self.free >= self.needed
 
     def line(self) -> str:
-        return (f"the import needs about {_size(self.needed)} free in {self.folder} (the archive and a scratch copy "
-                f"of the dump's tables, removed at the end); {_size(self.free)} are free")
+        return (f"the import needs about {human_bytes(self.needed)} free in {self.folder} (the archive and a scratch copy "
+                f"of the dump's tables, removed at the end); {human_bytes(self.free)} are free")
 
 
 def space_needed(dump: Path, database: Path, staging: Path) -> Space:
@@ -77,10 +78,3 @@ def _table_bytes(dump: Path) -> dict[str, int]:
 def _size_of(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
-
-def _size(count: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if count < 1000 or unit == "GB":
-            return f"{count:,.0f} {unit}" if unit == "bytes" else f"{count:,.1f} {unit}"
-        count /= 1000
-    return f"{count:,.1f} TB"

@@ -40,12 +40,11 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from sqlite_utils import Database
 
-from ..dates import utc_text
+from ..dates import parse_utc, utc_text
 from .records import storable_text, tags_in_step
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "KeptSiteTags", "unseen_site_tags", "recording", "recorder_for", "record_key",
@@ -370,10 +369,8 @@ def unseen_site_tags(db: Database, kept: KeptSiteTags | None, changes: Sequence[
 
 
 def _seconds(text: str | None) -> float:
-    try:
-        return datetime.fromisoformat((text or "").replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return float("nan")  # no time: equal to no other
+    moment = parse_utc(text or "")
+    return float("nan") if moment is None else moment.timestamp()  # no time: equal to no other
 
 
 def save_site_changes(db: Database, run_id: int | None, changes: Sequence[SiteChange]) -> None:
