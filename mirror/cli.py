@@ -37,6 +37,7 @@ from .download import Sample
 from .errors import EXIT_DAMAGED, EXIT_ERROR, EXIT_STORE, EXIT_USAGE, MirrorError
 from .progress import Reporter, stamped
 from .store import DEFAULT_BUSY_TIMEOUT, database_errors, open_database, open_read_only, remove_unused, run_lock
+from .store.upkeep import build as build_deferred
 from .store.errors import store_error
 from .urls import public_url_problem, split_credentials
 
@@ -132,8 +133,11 @@ def exit_status(error: BaseException) -> int:
 
 
 def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOutput | None = None,
-         **kwargs: Any) -> Any:
+         defers_upkeep: bool = False, **kwargs: Any) -> Any:
     """Run ``work(config, db, *args, reporter, **kwargs)`` with the progress display, holding the mirror's lock.
+
+    First it builds what an unfinished first import left out (:mod:`mirror.store.upkeep`), unless
+    the work is that import (``defers_upkeep``), which builds them at its own end.
 
     With ``output`` (sync, download, verify) the run also prints its header line, pings the
     health check, writes the metrics file and (``--json``) prints itself as one JSON object,
@@ -156,6 +160,8 @@ def _run(ctx: click.Context, work: Callable[..., Any], *args: Any, output: RunOu
             db = open_database(config.database, busy_timeout=busy_timeout)
             try:
                 with reporter:
+                    if not defers_upkeep:  # what an unfinished first import left out (store.upkeep)
+                        build_deferred(db, reporter.line)
                     result = asyncio.run(work(config, db, *args, reporter, **kwargs))
             except BaseException:
                 if created and remove_unused(db, config.database, folder_too=new_folder):
@@ -459,7 +465,8 @@ def import_dump(ctx: click.Context, source: str, sha256: str | None, file_root: 
     check_source(source)  # before the lock and the database: a mistyped path creates nothing
     if sha256 is not None:
         normalized_sha256(sha256)
-    _run(ctx, run_import, source, sha256=sha256, root=file_root, keep=keep, check_space=not ignore_space)
+    _run(ctx, run_import, source, sha256=sha256, root=file_root, keep=keep, check_space=not ignore_space,
+         defers_upkeep=True)
 
 
 @contextmanager

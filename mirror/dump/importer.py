@@ -49,6 +49,7 @@ from ..store.images import save_file_facts
 from ..store.rejects import reject
 from ..store.specs import COMMENTS, FORUMS, GALLERIES, POSTS, TAGS, TOPICS, USERS
 from ..store.state import load_cursor, save_cursor, start_run
+from ..store.upkeep import archive_is_empty, build, defer
 from ..store.writer import RecordWriter
 from .archive import Archive, DumpError, printable
 from .records import BUILDERS, Batch, Builder, Reader, dump_time, image_stub, message, topic
@@ -174,7 +175,7 @@ def _import(db: Database, path: str | Path, file_root: str, staging_path: str | 
     cursor = load_cursor(db, STATE_NAME)
     if cursor.get("dump") != identity or cursor.get("finished"):
         kept = KeptSiteTags.before_now(db)
-        cursor = {"dump": identity, "done": [], "step": None, "after": None,
+        cursor = {"dump": identity, "done": [], "step": None, "after": None, "bulk": archive_is_empty(db),
                   "site_history_after": cursor.get("site_history_after", {}),
                   "site_tags_kept": None if kept is None else [kept.history_id, kept.newest]}
         _remove(Path(staging_path))
@@ -195,7 +196,7 @@ def _import(db: Database, path: str | Path, file_root: str, staging_path: str | 
             line(f"copied {table}: {copied.rows:,} rows in {time.perf_counter() - started:.1f} s{aside}")
         run, status = start_run(db, STATE_NAME), "failed"
         try:
-            Writing(db, staging, file_root, cursor, report, progress, run.id, stopping).run()
+            Writing(db, staging, file_root, cursor, report, progress, run.id, stopping, line).run()
             status = "done"
         finally:
             run.finish(db, status=status, fetched=sum(s.fetched for s in report.steps),
@@ -257,10 +258,11 @@ class Writing:
     """The second stage: the mirror's records from the staged tables, step by step."""
 
     def __init__(self, db: Database, staging: Staging, file_root: str, cursor: dict[str, Any],
-                 report: ImportReport, progress: Progress | None, run_id: int, stopping: Stopping) -> None:
+                 report: ImportReport, progress: Progress | None, run_id: int, stopping: Stopping,
+                 line: Callable[[str], None] = lambda text: None) -> None:
         self.db, self.staging, self.file_root = db, staging, file_root
         self.cursor, self.report, self.progress, self.run_id = cursor, report, progress, run_id
-        self.stopping = stopping
+        self.stopping, self.line = stopping, line
         self.reader = Reader(staging.conn, staging.staged())
         self.images = ImageWriter(db, file_root)
         self.writers = {spec.table: RecordWriter(db, spec, file_root)
@@ -276,6 +278,8 @@ class Writing:
             ("tag_changes", self._tag_changes), ("source_changes", self._source_changes),
             ("rejects", self._rejects),
         ]
+        if self.cursor.get("bulk") and any(name not in self.cursor["done"] for name, _ in steps):
+            defer(self.db)  # an empty archive: its indexes are built once, at the end (store.upkeep)
         for name, step in steps:
             if name in self.cursor["done"]:
                 continue
@@ -288,6 +292,8 @@ class Writing:
             with self.db.atomic():
                 self.cursor = {**self.cursor, "done": [*self.cursor["done"], name], "step": None, "after": None}
                 save_cursor(self.db, STATE_NAME, self.cursor)
+        self._boundary()
+        build(self.db, self.line)
         with self.db.atomic():
             save_cursor(self.db, STATE_NAME, {**self.cursor, "finished": True})
 

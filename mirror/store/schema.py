@@ -668,3 +668,12 @@ def _indexes_that_earn_their_size(db: Database) -> None:
     the most edited image on Derpibooru)."""
     for index in ("history_by_event", "history_by_record", "image_tag_changes_by_image"):
         db.execute(f"DROP INDEX IF EXISTS {index}")
+
+
+@migrations(name="0036_deferred_upkeep")
+def _deferred_upkeep(db: Database) -> None:
+    """The indexes and full-text triggers a first import leaves to its end (:mod:`.upkeep`), each
+    with the SQL that builds it again and, for a trigger, the full-text index to rebuild."""
+    db.execute("""CREATE TABLE deferred_upkeep (
+        name TEXT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('index', 'trigger')), sql TEXT NOT NULL,
+        rebuild TEXT)""")

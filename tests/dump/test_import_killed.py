@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from mirror.localsite.board.editor import BoardEditor
 from mirror.store import open_database
 
+from ..store.test_upkeep import upkeep
 from ..support.dumps import make_dump, needs_postgres
 from ..support.killing import assert_history_agrees, assert_store_intact, history_state, kill_at, kill_when, \
     mirror_state, reached, rerun
@@ -61,6 +63,10 @@ def same_archive(database: Path, uninterrupted: Path) -> None:
     assert mirror_state(database, files) == mirror_state(uninterrupted, files)
     assert history_state(database) == history_state(uninterrupted)
     assert not Path(f"{database}.dump-staging").exists()
+    # a first import leaves its indexes to its end (store.upkeep): every one is back, as migrations make them
+    with closing(open_database(database)) as db, closing(open_database(database.parent / "fresh.db")) as fresh:
+        assert upkeep(db) == upkeep(fresh)
+        assert db.execute("SELECT count(*) FROM deferred_upkeep").fetchone()[0] == 0
 
 
 def test_killed_while_copying_the_tables(dump, uninterrupted, tmp_path):
@@ -105,3 +111,18 @@ def import_cursor(database: Path) -> dict:
         return json.loads(db.execute("SELECT cursor FROM sync_state WHERE name = 'import-dump'").fetchone()[0])
     finally:
         db.close()
+
+
+def test_a_killed_first_import_leaves_its_indexes_to_the_next_command_that_writes(dump, tmp_path):
+    database = tmp_path / "mirror.db"
+    kill_when(command(dump, database), database, step_is("comments", 0))
+    with closing(open_database(database)) as db:
+        left_out = db.execute("SELECT count(*) FROM deferred_upkeep").fetchone()[0]
+    assert left_out > 20
+    verify = [sys.executable, "-c", "import os; from mirror.cli import cli; "
+              f"os.environ['MIRROR_DATABASE'] = {str(database)!r}; "
+              "os.environ['MIRROR_BASE_URL'] = 'http://127.0.0.1:9'; cli(['verify'])"]
+    done = subprocess.run(verify, capture_output=True, text=True, timeout=120)
+    assert f"building {left_out} indexes" in done.stdout + done.stderr, done.stderr
+    with closing(open_database(database)) as db, closing(open_database(tmp_path / "fresh.db")) as fresh:
+        assert upkeep(db) == upkeep(fresh)
