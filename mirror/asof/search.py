@@ -35,9 +35,10 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap
 
-from ..search.bitmap_search import Evaluator, ImageScope, matching, page_ids
+from ..search.bitmap_search import Evaluator, ImageScope, matching, page_ids, search_images
 from ..search.compile import Sql
 from ..search.engine import Page, read_rows, register, time_limit
+from ..search.images import Reader
 from ..search.indexes import IMAGES
 from ..search.postings import Postings, Snapshot, json_ids
 from ..search.query import Node
@@ -49,7 +50,7 @@ from ..store.specs import IMAGES as IMAGE_SPEC
 from .moments import Moment
 from .records import HIDING, Event, hidden_before, record_as_of
 
-__all__ = ["search_images_as_of", "images_out_of_sight_then", "Changes"]
+__all__ = ["search_images_as_of", "reader", "images_out_of_sight_then", "Changes"]
 
 # Events whose ``changes`` are an image's columns (a hide's stub sets its dates and reasons there
 # too), and events that carry its tag changes (:mod:`.records`).
@@ -83,6 +84,19 @@ def search_images_as_of(conn: sqlite3.Connection, postings: Postings, node: Node
         finally:
             if conn.in_transaction:
                 conn.rollback()
+
+
+def reader(moment: Moment | None) -> Reader:
+    """What answers an image search (:func:`mirror.search.images.search`) on the board as of
+    ``moment``, or today's with None: the choice the callers (serve, browse) make."""
+    if moment is None:
+        return search_images
+
+    def as_of(conn: sqlite3.Connection, postings: Postings, node: Node, scope: ImageScope, order: Order, *,
+              limit: int, offset: int, columns: str, seconds: float) -> Page:
+        return search_images_as_of(conn, postings, node, scope, order, moment, limit=limit, offset=offset,
+                                   columns=columns, seconds=seconds)
+    return as_of
 
 
 def images_out_of_sight_then(conn: sqlite3.Connection, moment: Moment, tag_ids: Iterable[int]) -> BitMap:

@@ -17,6 +17,7 @@ from typing import Any
 from datasette.utils.asgi import NotFound, Response
 
 from ..asof import Moment
+from ..asof import search as as_of_search
 from ..search import images
 from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
@@ -131,7 +132,7 @@ def _tagged_then(conn: sqlite3.Connection, tag_id: int, page: int, moment: Momen
 def _found_then(conn: sqlite3.Connection, q: str, page: int, moment: Moment) -> Listed:
     """One page of the images ``q`` found at ``moment`` (shown then), newest first, and their total."""
     found = images.search(conn, Postings(), images.image_query(q), ImageScope(), sf="id", sd="desc", limit=PER_PAGE,
-                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, moment=moment)
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, reader=as_of_search.reader(moment))
     return Listed([row[0] for row in found.rows], found.total, False)
 
 

@@ -13,6 +13,7 @@ from urllib.parse import quote, urlencode
 from datasette.utils.asgi import Response
 
 from ..asof import Moment
+from ..asof import search as as_of_search
 from ..search import engine, images
 from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
@@ -68,7 +69,7 @@ def search_page_of(conn: sqlite3.Connection, postings: Postings, node: Node, sf:
                    include_gone: bool, chosen: int | None, moment: Moment | None = None) -> tuple[list[ImageCard], int]:
     """(the cards of one page under the filter in use, the total), of the board as of ``moment`` when given."""
     found = images.search(conn, postings, node, ImageScope(deleted=include_gone), sf=sf, sd=sd, limit=PER_PAGE,
-                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, moment=moment)
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, reader=as_of_search.reader(moment))
     ids, used = [row[0] for row in found.rows], filter_in_use(conn, chosen)
     return (image_cards(conn, ids, used) if moment is None else cards_then(conn, ids, used, moment)), found.total
 

@@ -26,6 +26,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..asof import Moment, record_as_of, versions_page
+from ..asof import search as as_of_search
 from ..asof.search import images_out_of_sight_then
 from ..asof.tables import tables_as_of
 from ..search.postings import json_ids
@@ -226,7 +227,7 @@ def search_images(ctx: Context) -> Record:
     with searches.connection() as conn:
         page = images.search(conn, searches.postings, node, scope, sf=ctx.params.get("sf"), sd=ctx.params.get("sd"),
                              limit=ctx.paging.size(15), offset=ctx.paging.offset(15), columns=IMAGE_COLUMNS,
-                             seconds=ctx.board.search_seconds, moment=ctx.moment)
+                             seconds=ctx.board.search_seconds, reader=as_of_search.reader(ctx.moment))
     rows = [ctx.as_of("images", row["id"], row) for row in page.rows] if ctx.moment is not None else page.rows
     records = ctx.board.images(rows, ctx.image_filter, ctx.origin)
     return {"images": records, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
