@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from ..asof import Moment, parse_moment
 
-__all__ = ["AS_OF_PATH", "moment_of", "within", "carried", "moment_paths", "banner"]
+__all__ = ["AS_OF_PATH", "moment_of", "within", "carried", "moment_paths", "banner", "memento_headers"]
 
 SCOPE_KEY = "booru_moment"
 # The front page's date field asks here (never carried: it chooses the moment).
@@ -76,12 +76,20 @@ def moment_paths(app: Any) -> Any:
             here = b"/" + raw.lstrip(b"/")  # never //host: another site's address
             return await _redirect(send, here + (b"?" + query if query else b""))
         inner = {**scope, "path": path, "raw_path": raw, SCOPE_KEY: moment, "booru_today_path": raw.decode("ascii")}
-        await app(inner, receive, _carrying(send, moment))
+        await app(inner, receive, _carrying(send, moment, raw))
     return wrapped
 
 
-def _carrying(send: Any, moment: Moment) -> Any:
-    """``send``, with the board links of an HTML answer, and a redirect's address, carried into ``moment``."""
+def memento_headers(moment: Moment, today: bytes) -> list[tuple[bytes, bytes]]:
+    """What marks a past page as a Memento (RFC 7089), as ``mirror serve``'s past answers are
+    marked: the moment it shows, and the same page today as its original."""
+    return [(b"memento-datetime", moment.http_date.encode()),
+            (b"link", b'<' + today + b'>; rel="original"')]
+
+
+def _carrying(send: Any, moment: Moment, today: bytes) -> Any:
+    """``send``, with the board links of an HTML answer, and a redirect's address, carried into
+    ``moment``; a page answered is marked as a memento."""
     held: dict[str, Any] = {}
     body: list[bytes] = []
 
@@ -92,7 +100,10 @@ def _carrying(send: Any, moment: Moment) -> Any:
             html = any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers)
             if not html:
                 return await send({**message, "headers": headers})
-            held["start"] = {**message, "headers": [(k, v) for k, v in headers if k.lower() != b"content-length"]}
+            kept = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+            if message.get("status") == 200:
+                kept += memento_headers(moment, today)
+            held["start"] = {**message, "headers": kept}
             return None
         if "start" not in held:
             return await send(message)

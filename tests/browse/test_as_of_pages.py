@@ -97,6 +97,10 @@ def test_the_image_page_as_of_the_moment_has_its_old_tags_and_description_and_a_
     assert f'rel="original" href="/-/image/{board["retagged"]}"' in then  # the same page today
     _, today = page(pages, f"/-/image/{board['retagged']}")
     assert TAGGED_LATER in today and 'class="booru-as-of"' not in today
+    marked = httpx.get(f"{pages.rstrip('/')}{prefix}/-/image/{board['retagged']}").headers  # a memento, as serve's
+    assert marked["memento-datetime"] == board["moment"].http_date
+    assert marked["link"] == f'</-/image/{board["retagged"]}>; rel="original"'
+    assert "memento-datetime" not in httpx.get(f"{pages.rstrip('/')}/-/image/{board['retagged']}").headers
     _, then = page(pages, f"{prefix}/-/image/{board['described']}")
     assert board["old_description"] in then and DESCRIBED_LATER not in then
     _, then = page(pages, f"{prefix}/-/image/{board['comment_image']}")
