@@ -18,8 +18,9 @@ from typing import Any
 from urllib.parse import quote
 
 from ..asof import Moment, parse_moment
+from .times import counted_from
 
-__all__ = ["AS_OF_PATH", "moment_of", "within", "carried", "moment_paths", "banner", "memento_headers"]
+__all__ = ["AS_OF_PATH", "moment_of", "is_board_page", "within", "carried", "moment_paths", "banner", "memento_headers"]
 
 SCOPE_KEY = "booru_moment"
 # The front page's date field asks here (never carried: it chooses the moment).
@@ -36,14 +37,19 @@ def moment_of(request: Any) -> Moment | None:
     return request.scope.get(SCOPE_KEY)
 
 
+def is_board_page(href: str) -> bool:
+    """Whether ``href`` is the address of a board page (one that has a past)."""
+    return bool(_BOARD.match(href))
+
+
 def within(href: str, moment: Moment | None) -> str:
     """``href`` carried into ``moment`` when it is a board page's address."""
-    return f"/as-of/{moment.digits}{href}" if moment is not None and _BOARD.match(href) else href
+    return f"/as-of/{moment.digits}{href}" if moment is not None and is_board_page(href) else href
 
 
 def carried(html: str, moment: Moment) -> str:
-    """Every board link of a page carried into ``moment``."""
-    return _LINK.sub(lambda m: f'{m[1]}="{within(m[2], moment)}"', html)
+    """Every board link of a page carried into ``moment``, and its relative times counted from it."""
+    return counted_from(_LINK.sub(lambda m: f'{m[1]}="{within(m[2], moment)}"', html), moment.datetime)
 
 
 def banner(request: Any) -> dict[str, str] | None:
