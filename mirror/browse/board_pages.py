@@ -33,6 +33,7 @@ from .search_page import SECONDS, page_number, quoted_term, search_url
 from .settings import css, database_name, site_address
 from .then import Listed, cards_then, gallery_then, record_then, search_as_of, written_by
 from .times import relative_time
+from .trend_chart import trend_chart
 
 __all__ = ["ROUTES"]
 
@@ -97,6 +98,7 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int, moment: Moment | 
         ],
         "cards_title": "Its newest images", "searchbox_q": quoted_term(name),
         "rows": rows, "pages": pages,
+        "chart": trend_chart(conn, Postings(), images.image_query(quoted_term(name)), moment),
     }
 
 

@@ -26,6 +26,7 @@ from .places import SearchPlace, image_url
 from .searching import run_search
 from .settings import css
 from .then import cards_then
+from .trend_chart import trend_chart
 
 PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
@@ -93,6 +94,8 @@ async def booru_search(datasette: Any, request: Any) -> Response:
             context["error"] = str(e)
         else:
             if not isinstance(node, MatchNone):
+                context["chart"] = await run_search(datasette, lambda conn, postings: trend_chart(
+                    conn, postings, node, moment))
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
                     card.box(image_url(card.image_id, SearchPlace(q, sf, sd, include_gone, (page - 1) * PER_PAGE + n)))
                     for n, card in enumerate(cards)])

@@ -64,7 +64,7 @@ from .lanes import RETRY_AFTER, Overloaded, lanes_of
 from .memento import (AS_OF_PREFIX, TIMEGATE_PREFIX, TIMEMAP_PAGE, TIMEMAP_PREFIX, asked_datetime, memento_headers,
                       moment_of, names_of, now, original_headers, timegate_redirect, timemap, timemap_after)
 
-__all__ = ["api_routes", "Context", "IMAGE_COLUMNS"]
+__all__ = ["api_routes", "Context", "IMAGE_COLUMNS", "image_search_of", "answered"]
 
 Record = dict[str, Any]
 
@@ -146,7 +146,12 @@ class Context:
                                  seconds=self.board.search_seconds)
 
 
-def _endpoint(handler: Callable[..., Any], as_of: bool = False) -> Callable[[Request], Any]:
+def answered(handler: Callable[..., Any]) -> Callable[[Request], Any]:
+    """The route of ``handler``, an answer of the API that is no record's (no Memento headers)."""
+    return _endpoint(handler, memento=False)
+
+
+def _endpoint(handler: Callable[..., Any], as_of: bool = False, memento: bool = True) -> Callable[[Request], Any]:
     """The route of ``handler``; ``as_of``: under ``/as-of/WHEN`` (:mod:`.memento`)."""
     def answer(request: Request) -> Response:
         board: Board = request.app.state.board
@@ -164,6 +169,8 @@ def _endpoint(handler: Callable[..., Any], as_of: bool = False) -> Callable[[Req
         except engine.SearchTooSlow as error:
             return JsonAnswer({"error": str(error)}, status_code=400)
         response = body if isinstance(body, Response) else JsonAnswer(body)
+        if not memento:
+            return response
         if ctx.moment is not None:
             response.headers.update(memento_headers(names_of(request), ctx.moment, ctx.began))
         elif original:
@@ -229,16 +236,22 @@ def can_view_filter(row: Record, user_id: int | None) -> bool:
     return bool(row["system"] or row["public"] or (user_id is not None and row["user_id"] == user_id))
 
 
-def search_images(ctx: Context) -> Record:
+def image_search_of(ctx: Context) -> tuple[Node, ImageScope]:
+    """The image search a request asks (``q``, with ``my:`` and ``filter_id:`` as the caller may
+    use them) and the scope it is answered within (the filter, ``del``, the caller's hides)."""
     transforms = {"my": my_transform(ctx.user_id, ctx.board.my_images),
                   "filter_id": filter_id_transform(ctx.board.filter_row, lambda row: can_view_filter(row, ctx.user_id))}
     node = ctx.query(IMAGE_SEARCH_SPEC, transforms)
-    if isinstance(node, MatchNone):
-        return {"images": [], "interactions": [], "total": 0}
     excluded = None
     if ctx.user_id is not None and ctx.params.get("hidden") != "1":  # the caller's hidden images
         excluded = ctx.board.hidden_by(ctx.user_id)
-    scope = ImageScope(ctx.image_filter, deleted=ctx.params.get("del") == "1", excluded=excluded)
+    return node, ImageScope(ctx.image_filter, deleted=ctx.params.get("del") == "1", excluded=excluded)
+
+
+def search_images(ctx: Context) -> Record:
+    node, scope = image_search_of(ctx)
+    if isinstance(node, MatchNone):
+        return {"images": [], "interactions": [], "total": 0}
     searches = ctx.board.image_searches()
     with searches.connection() as conn:
         page = images.search(conn, searches.postings, node, scope, sf=ctx.params.get("sf"), sd=ctx.params.get("sd"),

@@ -27,6 +27,7 @@ from .api import api_routes
 from .board import Board, BoardGone
 from .files import kept_file_routes
 from .http import API_PREFIX, JsonAnswer, ProxyMiddleware
+from .past import past_routes
 from .reverse import reverse_routes
 
 __all__ = ["create_serve_app", "run_serve"]
@@ -62,7 +63,8 @@ def create_serve_app(board: Board, storage: Storage, moment: Moment | None = Non
     API answered as of ``moment`` when one is given (``mirror serve --as-of``); links and file URLs
     naming ``public_url`` when given (a proxy in front), else the address each request came in on;
     Memento's originals naming the site mirrored, ``site_url`` (its ``base_url``), when given."""
-    app = Starlette(routes=kept_file_routes() + reverse_routes() + api_routes(), middleware=[Middleware(ProxyMiddleware)],
+    routes = kept_file_routes() + reverse_routes() + past_routes() + api_routes()
+    app = Starlette(routes=routes, middleware=[Middleware(ProxyMiddleware)],
                     exception_handlers={BoardGone: unavailable, sqlite3.DatabaseError: unavailable})
     app.state.board = board
     app.state.storage = storage

@@ -141,3 +141,15 @@ def _shoot(tab, element, name: str, tmp_path) -> None:
     element.screenshot(path=str(tmp_path / name))
     if os.environ.get("MIRROR_SCREENSHOTS"):
         tab.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], name))
+
+
+def test_the_tag_and_search_pages_chart_the_search_month_by_month(board, pages):  # noqa: F811
+    q = board["dropped"]
+    for path in (f"/-/booru?q={q}", f"/as-of/{board['moment'].digits}/-/booru?q={q}"):
+        _, found = page(pages, path)
+        total = int(re.search(r'<p class="booru-total">([\d,]+) image', found)[1].replace(",", ""))
+        points = re.findall(r"<title>images ([\d,]+) at ([^<]+)</title>", found)
+        assert "<title>images found, month by month</title>" in found and len(points) >= 2, path
+        assert int(points[-1][0].replace(",", "")) == total, path  # the last month's point is the search's total
+    _, tag = page(pages, f"/-/tag/{board['tag_id']}")
+    assert 'class="booru-chart-figure booru-trend"' in tag

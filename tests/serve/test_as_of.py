@@ -164,3 +164,21 @@ def test_a_moment_that_cannot_be_read_says_what_to_give(history):
         bad = http.get(f"/as-of/yesterday/api/v1/json/images/{history['retagged']}")
         assert bad.status_code == 400 and "give a day" in bad.json()["error"]
 
+
+
+def test_a_trend_and_a_diff_answer_in_one_request_what_the_searches_as_of_each_moment_answer(history):
+    moment, served = history["moment"], history["served"]
+    with httpx.Client(base_url=served.url) as http:
+        for q in ("*", "tagged later", "safe || tagged later"):
+            series = http.get("/as-of/trend", params={"q": q, "from": "2012-01-01", "every": "year"}).json()
+            assert series["every"] == "year" and len(series["steps"]) >= 14
+            for step in series["steps"][-3:]:
+                asked = http.get(f"/as-of/{Moment(step['at']).digits}/api/v1/json/search/images", params={"q": q})
+                assert step["total"] == asked.json()["total"], (q, step)
+        found = http.get("/as-of/diff", params={"q": "tagged later", "from": moment.text}).json()
+        assert [e["id"] for e in found["entered"]] == [history["retagged"]] and found["left"] == []
+        assert (found["total_from"], found["total_to"]) == (0, 1)
+        assert any("+tagged later" in change.get("tags", []) for change in found["entered"][0]["changes"])
+        refused = http.get("/as-of/trend", params={"q": "*", "from": "2025-01-01", "every": "fortnight"})
+        assert refused.status_code == 400 and "every" in refused.json()["error"]
+        assert http.get("/as-of/diff", params={"q": "*"}).status_code == 400
