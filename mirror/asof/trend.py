@@ -22,7 +22,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pyroaring import BitMap
@@ -66,18 +66,15 @@ def steps(start: Moment, end: Moment, every: str) -> list[Moment]:
 
 
 def _add(when: datetime, every: str, n: int) -> datetime | None:
+    """``n`` steps after ``when`` (a month from the 31st: the month's last day); None past the calendar."""
     try:
-        if every == "day":
-            return when.fromordinal(when.toordinal() + n).replace(hour=when.hour, minute=when.minute,
-                                                                  second=when.second, tzinfo=when.tzinfo)
-        if every == "week":
-            return when.fromordinal(when.toordinal() + 7 * n).replace(hour=when.hour, minute=when.minute,
-                                                                      second=when.second, tzinfo=when.tzinfo)
+        if every in ("day", "week"):
+            return when + timedelta(days=n * (7 if every == "week" else 1))
         months = when.month - 1 + (n if every == "month" else 12 * n)
         year, month = when.year + months // 12, months % 12 + 1
         return when.replace(year=year, month=month, day=min(when.day, calendar.monthrange(year, month)[1]))
     except (ValueError, OverflowError):
-        return None  # past year 9999
+        return None
 
 
 def trend(conn: sqlite3.Connection, postings: Postings, node: Node, scope: ImageScope, moments: Sequence[Moment], *,

@@ -93,7 +93,7 @@ async def booru_search(datasette: Any, request: Any) -> Response:
         except (QueryError, engine.SearchTooSlow) as e:
             context["error"] = str(e)
         else:
-            if not isinstance(node, MatchNone):
+            if not isinstance(node, MatchNone) and page == 1:  # the chart once, on the first page
                 context["chart"] = await run_search(datasette, lambda conn, postings: trend_chart(
                     conn, postings, node, moment))
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
