@@ -29,7 +29,7 @@ def trend_chart(conn: sqlite3.Connection, postings: Postings, node: Node, moment
                 scope: ImageScope = ImageScope()) -> Markup | None:
     """The chart of the images ``node`` found each month (each year past 50 years), from the
     board's first upload to ``moment`` (now when None); None when it is not one walk back, the
-    board spans no month, or it takes longer than :data:`SECONDS`."""
+    span is no month or more than 600 years, or it takes longer than :data:`SECONDS`."""
     if not walkable(node, scope):
         return None
     first = conn.execute("SELECT min(created_at) FROM images").fetchone()[0]
@@ -38,10 +38,14 @@ def trend_chart(conn: sqlite3.Connection, postings: Postings, node: Node, moment
     start, end = Moment(first[:19] + "Z"), moment or Moment(utc_text())
     if end < start:
         return None
-    try:
-        moments = steps(start, end, "month")
-    except ValueError:  # more months than a chart draws: years
-        moments = steps(start, end, "year")
+    for every in ("month", "year"):  # years where there are more months than a chart draws
+        try:
+            moments = steps(start, end, every)
+            break
+        except ValueError:
+            continue
+    else:
+        return None  # more years than a chart draws (a moment in year 9999)
     moments += [end] if moments[-1] != end else []  # the last point: the moment shown
     try:
         totals = trend(conn, postings, node, scope, moments, seconds=SECONDS)
