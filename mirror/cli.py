@@ -529,7 +529,7 @@ def serve(ctx: click.Context, host: str, port: int, database: str | None, as_of:
         raise click.BadParameter(problem, param_hint="--public-url")
     config = _config(ctx)
     run_serve(Board(database or config.database), open_storage(config), host=host, port=port, echo=click.echo,
-              moment=moment, public_url=public_url)
+              moment=moment, public_url=public_url, site_url=split_credentials(config.site.base_url)[0])
 
 
 @cli.command()

@@ -32,7 +32,7 @@ from typing import Any
 
 from .moments import Moment
 
-__all__ = ["Event", "AsOf", "record_as_of", "events_of", "versions_page", "HIDING"]
+__all__ = ["Event", "AsOf", "Versions", "record_as_of", "events_of", "versions_page", "versions_around", "HIDING"]
 
 Record = dict[str, Any]
 
@@ -165,6 +165,50 @@ def versions_page(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
             raise
     ordered = sorted(starts)
     return ordered[:limit], len(ordered) > limit
+
+
+@dataclass(frozen=True)
+class Versions:
+    """Where a moment falls among a record's versions (the times each began, as
+    :func:`versions_page` lists them): the one in force then (``at``; the first for a moment
+    before it, since a TimeGate answers with a memento its TimeMap lists, never a 404), the
+    versions either side of it, and the first and last."""
+
+    first: str
+    at: str
+    previous: str | None
+    next: str | None
+    last: str
+
+
+def versions_around(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
+                    when: Moment) -> Versions | None:
+    """The versions around ``when`` of the record of today's ``row``; None when it has none the
+    mirror knows. Five seeks on the record's index range, however long its history."""
+    record = json.loads(row["raw"]) if row.get("raw") else {}
+    created = _created(record if isinstance(record, dict) else {})
+
+    def one(aggregate: str, condition: str, value: str) -> str | None:
+        try:
+            found = conn.execute(f"SELECT {aggregate}(seen_at) FROM history WHERE resource = ? AND record_key = ?"
+                                 f"{condition}", [resource, key, *([value] if condition else [])]).fetchone()[0]
+        except sqlite3.OperationalError as error:
+            if not _no_history(error):
+                raise
+            found = None
+        mine = created if created is not None and (not condition or _holds(created, condition, value)) else None
+        both = [t for t in (found, mine) if t is not None]
+        return (max if aggregate == "max" else min)(both) if both else None
+
+    first, last = one("min", "", ""), one("max", "", "")
+    if first is None or last is None:
+        return None
+    at = one("max", " AND seen_at <= ?", when.text) or first
+    return Versions(first, at, one("max", " AND seen_at < ?", at), one("min", " AND seen_at > ?", at), last)
+
+
+def _holds(value: str, condition: str, bound: str) -> bool:
+    return {"<=": value <= bound, "<": value < bound, ">": value > bound}[condition.split()[-2]]
 
 
 def _created(record: Mapping[str, Any]) -> str | None:

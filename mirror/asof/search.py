@@ -35,9 +35,10 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap
 
-from ..search.bitmap_search import Evaluator, ImageScope, matching, page_ids
+from ..search.bitmap_search import Evaluator, ImageScope, matching, page_ids, search_images
 from ..search.compile import Sql
 from ..search.engine import Page, read_rows, register, time_limit
+from ..search.images import Reader
 from ..search.indexes import IMAGES
 from ..search.postings import Postings, Snapshot, json_ids
 from ..search.query import Node
@@ -49,13 +50,13 @@ from ..store.specs import IMAGES as IMAGE_SPEC
 from .moments import Moment
 from .records import HIDING, Event, hidden_before, record_as_of
 
-__all__ = ["search_images_as_of", "images_out_of_sight_then", "Changes"]
+__all__ = ["search_images_as_of", "reader", "images_out_of_sight_then", "Changes", "MARK_EVENTS", "TAG_EVENTS"]
 
 # Events whose ``changes`` are an image's columns (a hide's stub sets its dates and reasons there
 # too), and events that carry its tag changes (:mod:`.records`).
 _FIELD_EVENTS = ("changed", "counters", "shown", *sorted(HIDING))
-_TAG_EVENTS = ("changed", "shown", "site_tags")
-_MARK_EVENTS = (*sorted(HIDING), "shown")
+TAG_EVENTS = ("changed", "shown", "site_tags")
+MARK_EVENTS = (*sorted(HIDING), "shown")
 _COLUMN = re.compile(r"\bi\.(\w+)")
 # Fields an image record keeps from its upload on.
 _NEVER_CHANGED = frozenset({"id", "created_at", "first_seen_at"})
@@ -83,6 +84,19 @@ def search_images_as_of(conn: sqlite3.Connection, postings: Postings, node: Node
         finally:
             if conn.in_transaction:
                 conn.rollback()
+
+
+def reader(moment: Moment | None) -> Reader:
+    """What answers an image search (:func:`mirror.search.images.search`) on the board as of
+    ``moment``, or today's with None: the choice the callers (serve, browse) make."""
+    if moment is None:
+        return search_images
+
+    def as_of(conn: sqlite3.Connection, postings: Postings, node: Node, scope: ImageScope, order: Order, *,
+              limit: int, offset: int, columns: str, seconds: float) -> Page:
+        return search_images_as_of(conn, postings, node, scope, order, moment, limit=limit, offset=offset,
+                                   columns=columns, seconds=seconds)
+    return as_of
 
 
 def images_out_of_sight_then(conn: sqlite3.Connection, moment: Moment, tag_ids: Iterable[int]) -> BitMap:
@@ -118,7 +132,7 @@ class Changes:
         """The hidden images at the moment, from today's: each image hidden or shown since has the
         state it had before the first of those events."""
         first: dict[int, Event] = {}
-        for key, seen_at, event, changes in self._events(_MARK_EVENTS):
+        for key, seen_at, event, changes in self._events(MARK_EVENTS):
             image_id = int(key)
             if image_id not in first or seen_at < first[image_id].seen_at:
                 first[image_id] = Event(0, seen_at, event, json.loads(changes) if changes else None)
@@ -130,8 +144,8 @@ class Changes:
         """The images carrying ``tag_id`` at the moment, from today's list."""
         rows = self.conn.execute(
             "SELECT c.image_id, c.change FROM image_tag_changes c JOIN history h ON h.id = c.history_id "
-            f"WHERE c.tag_id = ? AND c.seen_at > ? AND h.event IN ({_marks(_TAG_EVENTS)}) "
-            "ORDER BY c.seen_at DESC, c.id DESC", (tag_id, self.moment.text, *_TAG_EVENTS))
+            f"WHERE c.tag_id = ? AND c.seen_at > ? AND h.event IN ({_marks(TAG_EVENTS)}) "
+            "ORDER BY c.seen_at DESC, c.id DESC", (tag_id, self.moment.text, *TAG_EVENTS))
         state = {image_id: change == "-" for image_id, change in rows}  # the oldest change since wins
         if not state:
             return tagged_now
@@ -158,9 +172,9 @@ class Changes:
             if "tag_ids" in fields:
                 found.update(int(row[0]) for row in self.conn.execute(
                     "SELECT DISTINCT h.record_key FROM history h INDEXED BY history_by_resource_event "
-                    f"WHERE h.resource = 'images' AND h.event IN ({_marks(_TAG_EVENTS)}) AND h.seen_at > ? "
+                    f"WHERE h.resource = 'images' AND h.event IN ({_marks(TAG_EVENTS)}) AND h.seen_at > ? "
                     "AND EXISTS (SELECT 1 FROM image_tag_changes c WHERE c.history_id = h.id)",
-                    (*_TAG_EVENTS, self.moment.text)))
+                    (*TAG_EVENTS, self.moment.text)))
             self._touching[fields] = found
         return self._touching[fields]
 
@@ -207,15 +221,15 @@ class Changes:
         for image_id, tag_id, change in self.conn.execute(
                 "SELECT c.image_id, c.tag_id, c.change FROM image_tag_changes c JOIN history h ON h.id = c.history_id "
                 "WHERE c.image_id IN (SELECT value FROM json_each(?)) AND h.seen_at > ? "
-                f"AND h.event IN ({_marks(_TAG_EVENTS)}) ORDER BY c.seen_at DESC, c.id DESC",
-                (json_ids(image_ids), self.moment.text, *_TAG_EVENTS)):
+                f"AND h.event IN ({_marks(TAG_EVENTS)}) ORDER BY c.seen_at DESC, c.id DESC",
+                (json_ids(image_ids), self.moment.text, *TAG_EVENTS)):
             (tags[image_id].discard if change == "+" else tags[image_id].add)(tag_id)
         return {image_id: sorted(ids) for image_id, ids in tags.items()}
 
     def _marked(self) -> BitMap:
         """Images hidden, deleted, merged or shown again since the moment."""
         if self._marked_ids is None:
-            self._marked_ids = BitMap(int(row[0]) for row in self._events(_MARK_EVENTS))
+            self._marked_ids = BitMap(int(row[0]) for row in self._events(MARK_EVENTS))
         return self._marked_ids
 
     def _records(self, image_ids: Iterable[int]) -> list[dict[str, Any]]:

@@ -28,10 +28,12 @@ from .front_page import TABLES_PATH
 from .history_page import ROUTES as HISTORY_ROUTES
 from .image_page import booru_image
 from .metadata import kept_extension
-from .moment import banner, moment_paths
+from .moment import AS_OF_PATH, banner, moment_of, moment_paths
 from .places import image_url
 from .search_page import PATH, booru_search, search_url
 from .settings import css, database_name, site_address
+from .steering import ROUTES as MOMENTS_ROUTES
+from .steering import not_yet, record_of_page, steering
 from .times import relative_time
 
 _TEXT_COLUMNS = {"body", "description", "short_description"}
@@ -75,7 +77,7 @@ async def _stylesheet(request: Any) -> Response:
 def register_routes() -> list[tuple[str, Any]]:
     return [(r"^/-/booru$", booru_search), (r"^/-/image/(?P<id>[0-9]{1,10})$", booru_image),
             (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet), *BOARD_ROUTES, *FRONT_ROUTES,
-            *HISTORY_ROUTES]
+            *HISTORY_ROUTES, *MOMENTS_ROUTES]
 
 
 @hookimpl(hookwrapper=True)
@@ -86,7 +88,18 @@ def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
         for dropped in outcome.get_result():
             if inspect.iscoroutine(dropped):
                 dropped.close()  # never run: it is the one that prints
-        outcome.force_result([error_page(datasette, request, exception)])
+        outcome.force_result([_client_error_page(datasette, request, exception)])
+
+
+async def _client_error_page(datasette: Any, request: Any, exception: Exception) -> Response:
+    """A record's page asked as of a moment before it existed says so in the board's frame
+    (:func:`.steering.not_yet`); any other client's error is :func:`error_page`."""
+    moment, page = moment_of(request), request.scope.get("booru_today_path", "")
+    if moment is not None and getattr(exception, "status", None) == 404 and (found := record_of_page(page)):
+        answer = await not_yet(datasette, request, *found, page.split("?", 1)[0], moment)
+        if answer is not None:
+            return answer
+    return await error_page(datasette, request, exception)
 
 
 @hookimpl
@@ -109,10 +122,21 @@ def menu_links(datasette: Any) -> list[dict[str, str]]:
 
 
 @hookimpl
-def extra_template_vars(datasette: Any, request: Any) -> dict[str, Any]:
+def extra_template_vars(datasette: Any, request: Any) -> Any:
     """The board's frame (:mod:`.frame`), which every board page's template draws, and the banner
-    of a page asked as of a moment (:mod:`.moment`)."""
-    return {"board": board_frame(datasette), "as_of": banner(request) if request is not None else None}
+    of a page asked as of a moment (:mod:`.moment`) with its way through time (:mod:`.steering`)."""
+    async def template_vars() -> dict[str, Any]:
+        said = banner(request) if request is not None else None
+        if said is not None:
+            moment, page = moment_of(request), said["today"]
+            try:
+                said["steering"] = await datasette.get_database(database_name(datasette)).execute_fn(
+                    lambda conn: steering(conn, page, moment))
+            except StopIteration:  # a Datasette with no database of its own
+                said["steering"] = None
+            said["picker"] = {"path": AS_OF_PATH, "page": page, "day": moment.text[:10], "time": moment.text[11:19]}
+        return {"board": board_frame(datasette), "as_of": said}
+    return template_vars
 
 
 @hookimpl

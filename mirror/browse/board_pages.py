@@ -17,6 +17,7 @@ from typing import Any
 from datasette.utils.asgi import NotFound, Response
 
 from ..asof import Moment
+from ..asof import search as as_of_search
 from ..search import images
 from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
@@ -29,9 +30,11 @@ from .moment import moment_of
 from .places import forum_url, image_url, path_name, topic_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import SECONDS, page_number, quoted_term, search_url
+from .searching import run_search
 from .settings import css, database_name, site_address
 from .then import Listed, cards_then, gallery_then, record_then, search_as_of, written_by
 from .times import relative_time
+from .trend_chart import trend_chart
 
 __all__ = ["ROUTES"]
 
@@ -95,7 +98,7 @@ def tag_page(conn: sqlite3.Connection, tag_id: int, page: int, moment: Moment | 
             *lately,
         ],
         "cards_title": "Its newest images", "searchbox_q": quoted_term(name),
-        "rows": rows, "pages": pages,
+        "rows": rows, "pages": pages, "trend_q": quoted_term(name),
     }
 
 
@@ -131,7 +134,7 @@ def _tagged_then(conn: sqlite3.Connection, tag_id: int, page: int, moment: Momen
 def _found_then(conn: sqlite3.Connection, q: str, page: int, moment: Moment) -> Listed:
     """One page of the images ``q`` found at ``moment`` (shown then), newest first, and their total."""
     found = images.search(conn, Postings(), images.image_query(q), ImageScope(), sf="id", sd="desc", limit=PER_PAGE,
-                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, moment=moment)
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, reader=as_of_search.reader(moment))
     return Listed([row[0] for row in found.rows], found.total, False)
 
 
@@ -346,6 +349,9 @@ def _view(build: Callable[..., dict[str, Any] | None], *keys: str, integer: bool
         if found is None:
             raise NotFound("the mirror has no such record" + (f" as of {moment.text}" if moment else ""))
         rows = found.pop("rows", None)
+        if trend_q := found.pop("trend_q", None):  # on the search connections, with their kept lists
+            found["chart"] = await run_search(datasette, lambda conn, postings: trend_chart(
+                conn, postings, images.image_query(trend_q), moment))
         cards = None if rows is None else [card.box(image_url(card.image_id)) for card in rows]
         context = {"css": css(), "subtitle": None, "title_category": None, "facts": [], "texts": [], "link_lists": [], "cards": cards,
                    "cards_title": "", "messages": None, "messages_title": "", "page": page, "pages": 0,

@@ -17,7 +17,7 @@ from ..asof import parse_moment
 from ..search import engine
 from ..search.query import QueryError
 from .cards import FILTER_COOKIE, chosen_filter, filter_in_use
-from .moment import AS_OF_PATH, moment_of
+from .moment import AS_OF_PATH, is_board_page, moment_of
 from .places import SearchPlace, image_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import PER_PAGE, mirror_query, page_number, search_page_of
@@ -66,20 +66,26 @@ async def booru_front(datasette: Any, request: Any) -> Response:
                "filter": used, "filters": filters, "filter_path": FILTER_PATH, "database": database,
                "database_url": datasette.urls.database(database), "searchbox_q": "", "tables_path": TABLES_PATH,
                "title": datasette.metadata("title") or "booru mirror", "as_of_path": AS_OF_PATH,
-               "as_of_day": moment.text[:10] if moment else ""}
+               "as_of_day": moment.text[:10] if moment else "", "as_of_time": moment.text[11:19] if moment else ""}
     return Response.html(await datasette.render_template("booru_front.html", context, request=request))
 
 
 async def choose_moment(datasette: Any, request: Any) -> Response:
-    """The front page's date field: the board as of the end of the day picked (today's board for none)."""
-    when = request.args.get("when", "").strip()
+    """The moment picker (the front page's, and a past page's banner): the board as of the day
+    picked, at the time picked (UTC; the end of the day for none), on the page it was picked on
+    (``page``, a board page's address; the front page otherwise). No day: today's page."""
+    when, at = request.args.get("when", "").strip(), request.args.get("at", "").strip()
+    page = request.args.get("page", "/")
+    page = page if is_board_page(page) else "/"  # a board page's address, never //host
     if not when:
-        return Response.redirect("/")
+        return Response.redirect(page)
+    if at:
+        when = f"{when}T{at}{':00' if at.count(':') == 1 else ''}Z"
     try:
         moment = parse_moment(when)
     except ValueError as error:
         raise BadRequest(str(error)) from None
-    return Response.redirect(f"/as-of/{moment.digits}/")
+    return Response.redirect(f"/as-of/{moment.digits}{page}")
 
 
 async def choose_filter(datasette: Any, request: Any) -> Response:

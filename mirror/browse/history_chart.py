@@ -31,7 +31,7 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
-def chart(series: Sequence[Series]) -> Markup | None:
+def chart(series: Sequence[Series], title: str = "score and faves over time") -> Markup | None:
     """The chart, or None when no series has two points to join."""
     drawn = [s for s in series if len(s.points) >= 2]
     if not drawn:
@@ -49,8 +49,8 @@ def chart(series: Sequence[Series]) -> Markup | None:
         return TOP + (high - value) / span_v * (HEIGHT - TOP - BOTTOM)
 
     parts = [Markup('<svg class="booru-chart" role="img" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
-                    'xmlns="http://www.w3.org/2000/svg"><title>score and faves over time</title>').format(
-        w=WIDTH, h=HEIGHT)]
+                    'xmlns="http://www.w3.org/2000/svg"><title>{title}</title>').format(
+        w=WIDTH, h=HEIGHT, title=title)]
     parts.append(Markup('<line x1="{l}" y1="{b}" x2="{r}" y2="{b}" stroke="#999"/>'
                         '<line x1="{l}" y1="{t}" x2="{l}" y2="{b}" stroke="#999"/>').format(
         l=LEFT, r=WIDTH - 8, t=TOP, b=HEIGHT - BOTTOM))

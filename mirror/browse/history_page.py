@@ -39,6 +39,7 @@ from .search_page import search_url
 from .settings import css, database_name, site_address
 from .text_diff import text_diff
 from .then import then
+from .steering import moment_href
 from .times import relative_time
 
 __all__ = ["ROUTES", "CHANGES_PATH", "history_url", "image_history", "archive_changes", "tag_lately"]
@@ -209,6 +210,13 @@ def record_href(change: Change) -> str | None:
     return None
 
 
+def _then_href(change: Change) -> str | None:
+    """The board page of a changed record as it was just after the change ("this page as it was then")."""
+    key = change.key
+    page = image_url(int(key)) if change.resource == "images" and key.isdigit() else record_href(change)
+    return moment_href(change.seen_at, page) if page else None
+
+
 @dataclass(frozen=True)
 class Selection:
     """What ``/-/changes`` is asked for."""
@@ -245,7 +253,7 @@ def archive_changes(conn: sqlite3.Connection, selection: Selection, moment: Mome
     found = changes_page(conn, events=selection.listed_events, resources=resources, before=before,
                          limit=PER_PAGE + 1)
     rows = [{"change": c, "what": record_name(c), "line": describe(c)[len(record_name(c)):].lstrip(": "),
-             "href": record_href(c)} for c in found[:PER_PAGE]]
+             "href": record_href(c), "then": _then_href(c)} for c in found[:PER_PAGE]]
     older = found[PER_PAGE - 1] if len(found) > PER_PAGE else None
     summed = [] if selection.events or selection.before else first_seen(conn, resources=resources)
     return {"rows": rows, "first_seen": summed,
@@ -254,7 +262,7 @@ def archive_changes(conn: sqlite3.Connection, selection: Selection, moment: Mome
 
 def _context(**values: Any) -> dict[str, Any]:
     return {"css": css(), "searchbox_q": "", "search_path": SEARCH_PATH, "changes_path": CHANGES_PATH,
-            "ago": relative_time, **values}
+            "ago": relative_time, "then_href": moment_href, **values}
 
 
 async def booru_image_history(datasette: Any, request: Any) -> Response:

@@ -18,8 +18,9 @@ from typing import Any
 from urllib.parse import quote
 
 from ..asof import Moment, parse_moment
+from .times import counted_from
 
-__all__ = ["AS_OF_PATH", "moment_of", "within", "carried", "moment_paths", "banner"]
+__all__ = ["AS_OF_PATH", "moment_of", "is_board_page", "within", "carried", "moment_paths", "banner", "memento_headers"]
 
 SCOPE_KEY = "booru_moment"
 # The front page's date field asks here (never carried: it chooses the moment).
@@ -36,14 +37,19 @@ def moment_of(request: Any) -> Moment | None:
     return request.scope.get(SCOPE_KEY)
 
 
+def is_board_page(href: str) -> bool:
+    """Whether ``href`` is the address of a board page (one that has a past)."""
+    return bool(_BOARD.match(href))
+
+
 def within(href: str, moment: Moment | None) -> str:
     """``href`` carried into ``moment`` when it is a board page's address."""
-    return f"/as-of/{moment.digits}{href}" if moment is not None and _BOARD.match(href) else href
+    return f"/as-of/{moment.digits}{href}" if moment is not None and is_board_page(href) else href
 
 
 def carried(html: str, moment: Moment) -> str:
-    """Every board link of a page carried into ``moment``."""
-    return _LINK.sub(lambda m: f'{m[1]}="{within(m[2], moment)}"', html)
+    """Every board link of a page carried into ``moment``, and its relative times counted from it."""
+    return counted_from(_LINK.sub(lambda m: f'{m[1]}="{within(m[2], moment)}"', html), moment.datetime)
 
 
 def banner(request: Any) -> dict[str, str] | None:
@@ -76,12 +82,20 @@ def moment_paths(app: Any) -> Any:
             here = b"/" + raw.lstrip(b"/")  # never //host: another site's address
             return await _redirect(send, here + (b"?" + query if query else b""))
         inner = {**scope, "path": path, "raw_path": raw, SCOPE_KEY: moment, "booru_today_path": raw.decode("ascii")}
-        await app(inner, receive, _carrying(send, moment))
+        await app(inner, receive, _carrying(send, moment, raw))
     return wrapped
 
 
-def _carrying(send: Any, moment: Moment) -> Any:
-    """``send``, with the board links of an HTML answer, and a redirect's address, carried into ``moment``."""
+def memento_headers(moment: Moment, today: bytes) -> list[tuple[bytes, bytes]]:
+    """What marks a past page as a Memento (RFC 7089), as ``mirror serve``'s past answers are
+    marked: the moment it shows, and the same page today as its original."""
+    return [(b"memento-datetime", moment.http_date.encode()),
+            (b"link", b'<' + today + b'>; rel="original"')]
+
+
+def _carrying(send: Any, moment: Moment, today: bytes) -> Any:
+    """``send``, with the board links of an HTML answer, and a redirect's address, carried into
+    ``moment``; a page answered is marked as a memento."""
     held: dict[str, Any] = {}
     body: list[bytes] = []
 
@@ -92,7 +106,10 @@ def _carrying(send: Any, moment: Moment) -> Any:
             html = any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers)
             if not html:
                 return await send({**message, "headers": headers})
-            held["start"] = {**message, "headers": [(k, v) for k, v in headers if k.lower() != b"content-length"]}
+            kept = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+            if message.get("status") == 200:
+                kept += memento_headers(moment, today)
+            held["start"] = {**message, "headers": kept}
             return None
         if "start" not in held:
             return await send(message)

@@ -13,6 +13,7 @@ from urllib.parse import quote, urlencode
 from datasette.utils.asgi import Response
 
 from ..asof import Moment
+from ..asof import search as as_of_search
 from ..search import engine, images
 from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
@@ -25,6 +26,7 @@ from .places import SearchPlace, image_url
 from .searching import run_search
 from .settings import css
 from .then import cards_then
+from .trend_chart import trend_chart
 
 PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
@@ -68,7 +70,7 @@ def search_page_of(conn: sqlite3.Connection, postings: Postings, node: Node, sf:
                    include_gone: bool, chosen: int | None, moment: Moment | None = None) -> tuple[list[ImageCard], int]:
     """(the cards of one page under the filter in use, the total), of the board as of ``moment`` when given."""
     found = images.search(conn, postings, node, ImageScope(deleted=include_gone), sf=sf, sd=sd, limit=PER_PAGE,
-                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, moment=moment)
+                          offset=(page - 1) * PER_PAGE, columns="{t}.id", seconds=SECONDS, reader=as_of_search.reader(moment))
     ids, used = [row[0] for row in found.rows], filter_in_use(conn, chosen)
     return (image_cards(conn, ids, used) if moment is None else cards_then(conn, ids, used, moment)), found.total
 
@@ -91,7 +93,9 @@ async def booru_search(datasette: Any, request: Any) -> Response:
         except (QueryError, engine.SearchTooSlow) as e:
             context["error"] = str(e)
         else:
-            if not isinstance(node, MatchNone):
+            if not isinstance(node, MatchNone) and page == 1:  # the chart once, on the first page
+                context["chart"] = await run_search(datasette, lambda conn, postings: trend_chart(
+                    conn, postings, node, moment))
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
                     card.box(image_url(card.image_id, SearchPlace(q, sf, sd, include_gone, (page - 1) * PER_PAGE + n)))
                     for n, card in enumerate(cards)])

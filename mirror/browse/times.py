@@ -6,11 +6,12 @@ reader can still take exactly. A value that is not a time is shown as it is.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from markupsafe import Markup
 
-__all__ = ["ago", "relative_time"]
+__all__ = ["ago", "relative_time", "counted_from"]
 
 # (seconds in the unit, its name), largest first.
 UNITS = ((365 * 86400, "year"), (30 * 86400, "month"), (7 * 86400, "week"), (86400, "day"), (3600, "hour"),
@@ -42,3 +43,12 @@ def relative_time(value: object, now: datetime | None = None) -> Markup | object
     exact = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
     return Markup('<time datetime="{}" title="{}">{}</time>').format(moment.isoformat().replace("+00:00", "Z"),
                                                                     exact, said)
+
+
+_DRAWN = re.compile(r'<time datetime="([^"]+)" title="([^"]+)">[^<]*</time>')
+
+
+def counted_from(html: str, now: datetime) -> str:
+    """A page's relative times (each drawn by :func:`relative_time`) counted again from ``now``:
+    a page of the board as it was at a moment says "3 days ago" of that moment, not of today."""
+    return _DRAWN.sub(lambda m: str(relative_time(m[1], now)), html)

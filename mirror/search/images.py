@@ -22,9 +22,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
-from ..asof.moments import Moment
-from ..asof.search import search_images_as_of
 from ..store.database import reader_uri
 from . import bitmap_search, engine
 from .bitmap_search import ImageScope
@@ -32,9 +31,9 @@ from .engine import Page
 from .indexes import IMAGE_SEARCH_SPEC, IMAGES
 from .postings import Postings
 from .query import Node, QueryError, parse_query
-from .sort import image_sort
+from .sort import Order, image_sort
 
-__all__ = ["ImageScope", "ImageSearches", "image_query", "open_reader", "postings_of", "search", "searches_of",
+__all__ = ["ImageScope", "ImageSearches", "Reader", "image_query", "open_reader", "postings_of", "search", "searches_of",
            "MAX_QUERY", "SEARCHES_AT_ONCE"]
 
 # A query longer than this is refused before it is parsed: one request cannot stall a server.
@@ -43,6 +42,14 @@ MAX_QUERY = 4096
 # searches (each is stopped at its time limit) leave connections for the quick ones, which take
 # little of the machine; a connection costs a few MiB of cache.
 SEARCHES_AT_ONCE = 16
+
+
+class Reader(Protocol):
+    """What answers a search: :func:`mirror.search.bitmap_search.search_images`'s signature."""
+
+    def __call__(self, conn: sqlite3.Connection, postings: Postings, node: Node, scope: ImageScope, order: Order, *,
+                 limit: int, offset: int, columns: str, seconds: float) -> Page: ...
+
 
 _POSTINGS: dict[str, Postings] = {}
 _POSTINGS_LOCK = threading.Lock()
@@ -63,17 +70,16 @@ def image_query(q: str, transforms: dict[str, Callable[[str], Node]] | None = No
 
 
 def search(conn: sqlite3.Connection, postings: Postings, node: Node, scope: ImageScope, *, sf: str | None,
-           sd: str | None, limit: int, offset: int, columns: str, seconds: float, moment: Moment | None = None) -> Page:
+           sd: str | None, limit: int, offset: int, columns: str, seconds: float,
+           reader: Reader = bitmap_search.search_images) -> Page:
     """One page of the images matching ``node`` in ``scope``, sorted by ``sf``/``sd`` as the site
     sorts (``random`` seeded afresh), with the total; stopped with SearchTooSlow after ``seconds``.
-    With ``moment``, the ids and total are those of the board at that moment (:mod:`mirror.asof.search`)
-    and the rows today's, each for the caller to read as of the moment."""
+
+    ``reader`` answers it: today's board by default; the caller may hand another that reads the
+    same posting lists differently (the board as of a moment, :mod:`mirror.asof.search`), so this
+    room knows nothing of the past."""
     order = image_sort(sf, sd, IMAGES.alias, seed=random.randrange(1, 2**32))
-    if moment is not None:
-        return search_images_as_of(conn, postings, node, scope, order, moment, limit=limit, offset=offset,
-                                   columns=columns, seconds=seconds)
-    return bitmap_search.search_images(conn, postings, node, scope, order, limit=limit, offset=offset,
-                                       columns=columns, seconds=seconds)
+    return reader(conn, postings, node, scope, order, limit=limit, offset=offset, columns=columns, seconds=seconds)
 
 
 def open_reader(path: Path) -> sqlite3.Connection:

@@ -23,9 +23,10 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
 
-from ..asof import Moment, record_as_of, versions_page
+from ..asof import Moment, record_as_of, versions_around, versions_page
+from ..asof import search as as_of_search
 from ..asof.search import images_out_of_sight_then
 from ..asof.tables import tables_as_of
 from ..search.postings import json_ids
@@ -60,10 +61,10 @@ from .http import (
     parse_integer_id,
 )
 from .lanes import RETRY_AFTER, Overloaded, lanes_of
-from .memento import (AS_OF_PREFIX, TIMEMAP_PAGE, TIMEMAP_PREFIX, memento_headers, moment_of, timegate, timemap,
-                      timemap_after)
+from .memento import (AS_OF_PREFIX, TIMEGATE_PREFIX, TIMEMAP_PAGE, TIMEMAP_PREFIX, asked_datetime, memento_headers,
+                      moment_of, names_of, now, original_headers, timegate_redirect, timemap, timemap_after)
 
-__all__ = ["api_routes", "Context", "IMAGE_COLUMNS"]
+__all__ = ["api_routes", "Context", "IMAGE_COLUMNS", "image_search_of", "answered"]
 
 Record = dict[str, Any]
 
@@ -145,15 +146,21 @@ class Context:
                                  seconds=self.board.search_seconds)
 
 
-def _endpoint(handler: Callable[..., Any], as_of: bool = False) -> Callable[[Request], Any]:
+def answered(handler: Callable[..., Any]) -> Callable[[Request], Any]:
+    """The route of ``handler``, an answer of the API that is no record's (no Memento headers)."""
+    return _endpoint(handler, memento=False)
+
+
+def _endpoint(handler: Callable[..., Any], as_of: bool = False, memento: bool = True) -> Callable[[Request], Any]:
     """The route of ``handler``; ``as_of``: under ``/as-of/WHEN`` (:mod:`.memento`)."""
     def answer(request: Request) -> Response:
         board: Board = request.app.state.board
         params = {name: value for name, value in request.path_params.items() if name != "when"}
+        original = not as_of and handler in RECORD_HANDLERS and getattr(request.app.state, "moment", None) is None
         try:
+            if original and (asked := asked_datetime(request)) is not None:
+                return _timegate(request, board, handler, params, asked)
             ctx = Context.from_request(request, board)
-            if not as_of and ctx.moment is None and handler in RECORD_HANDLERS and (gate := timegate(request)):
-                return gate
             body = handler(ctx, **params)
         except ErrorAnswer as error:
             return error.response()
@@ -162,8 +169,12 @@ def _endpoint(handler: Callable[..., Any], as_of: bool = False) -> Callable[[Req
         except engine.SearchTooSlow as error:
             return JsonAnswer({"error": str(error)}, status_code=400)
         response = body if isinstance(body, Response) else JsonAnswer(body)
+        if not memento:
+            return response
         if ctx.moment is not None:
-            response.headers.update(memento_headers(request, ctx.moment, ctx.began))
+            response.headers.update(memento_headers(names_of(request), ctx.moment, ctx.began))
+        elif original:
+            response.headers.update(original_headers(names_of(request)))
         return response
 
     async def endpoint(request: Request) -> Response:
@@ -178,22 +189,35 @@ def _endpoint(handler: Callable[..., Any], as_of: bool = False) -> Callable[[Req
     return endpoint
 
 
+def _record_of(request: Request, board: Board, handler: Callable[..., Any],
+               params: dict[str, str]) -> tuple[str, Any, Any]:
+    """(resource, key, today's row) of the record ``handler`` answers: the handler run once, today, to find it."""
+    ctx = Context.from_request(request, board)
+    ctx.moment, ctx.found = None, []
+    handler(ctx, **params)
+    if not ctx.found:
+        raise not_found()
+    return ctx.found[0]
+
+
+def _timegate(request: Request, board: Board, handler: Callable[..., Any], params: dict[str, str],
+              asked: Moment) -> Response:
+    """The TimeGate's redirect to the memento in force at ``asked`` (:mod:`.memento`)."""
+    resource, key, row = _record_of(request, board, handler, params)
+    versions = versions_around(board.connection(), resource, record_key(key), dict(row), asked)
+    if versions is None:
+        raise not_found()
+    return timegate_redirect(names_of(request), versions)
+
+
 def _timemap_endpoint(handler: Callable[..., Any]) -> Callable[[Request], Any]:
     """The TimeMap of the record ``handler`` answers: the handler run once to find the record."""
     def answer(request: Request) -> Response:
-        board: Board = request.app.state.board
         params = {name: value for name, value in request.path_params.items() if name != "kind"}
         try:
-            after = timemap_after(request)
-            ctx = Context.from_request(request, board)
-            ctx.moment, ctx.found = None, []
-            handler(ctx, **params)
+            return _timemap(request, handler, params)
         except ErrorAnswer as error:
             return error.response()
-        resource, key, row = ctx.found[0]
-        versions, more = versions_page(board.connection(), resource, record_key(key), dict(row),
-                                       after=after.text if after else "", limit=TIMEMAP_PAGE)
-        return timemap(request, versions, first=after is None, more=more)
 
     async def endpoint(request: Request) -> Response:
         return await lanes_of(request).for_search(request.url.path, request.query_params).run(lambda: answer(request))
@@ -212,21 +236,27 @@ def can_view_filter(row: Record, user_id: int | None) -> bool:
     return bool(row["system"] or row["public"] or (user_id is not None and row["user_id"] == user_id))
 
 
-def search_images(ctx: Context) -> Record:
+def image_search_of(ctx: Context) -> tuple[Node, ImageScope]:
+    """The image search a request asks (``q``, with ``my:`` and ``filter_id:`` as the caller may
+    use them) and the scope it is answered within (the filter, ``del``, the caller's hides)."""
     transforms = {"my": my_transform(ctx.user_id, ctx.board.my_images),
                   "filter_id": filter_id_transform(ctx.board.filter_row, lambda row: can_view_filter(row, ctx.user_id))}
     node = ctx.query(IMAGE_SEARCH_SPEC, transforms)
-    if isinstance(node, MatchNone):
-        return {"images": [], "interactions": [], "total": 0}
     excluded = None
     if ctx.user_id is not None and ctx.params.get("hidden") != "1":  # the caller's hidden images
         excluded = ctx.board.hidden_by(ctx.user_id)
-    scope = ImageScope(ctx.image_filter, deleted=ctx.params.get("del") == "1", excluded=excluded)
+    return node, ImageScope(ctx.image_filter, deleted=ctx.params.get("del") == "1", excluded=excluded)
+
+
+def search_images(ctx: Context) -> Record:
+    node, scope = image_search_of(ctx)
+    if isinstance(node, MatchNone):
+        return {"images": [], "interactions": [], "total": 0}
     searches = ctx.board.image_searches()
     with searches.connection() as conn:
         page = images.search(conn, searches.postings, node, scope, sf=ctx.params.get("sf"), sd=ctx.params.get("sd"),
                              limit=ctx.paging.size(15), offset=ctx.paging.offset(15), columns=IMAGE_COLUMNS,
-                             seconds=ctx.board.search_seconds, moment=ctx.moment)
+                             seconds=ctx.board.search_seconds, reader=as_of_search.reader(ctx.moment))
     rows = [ctx.as_of("images", row["id"], row) for row in page.rows] if ctx.moment is not None else page.rows
     records = ctx.board.images(rows, ctx.image_filter, ctx.origin)
     return {"images": records, "interactions": ctx.interactions([row["id"] for row in page.rows]), "total": page.total}
@@ -517,9 +547,51 @@ RECORD_HANDLERS = frozenset({show_image, show_tag, show_comment, show_post, show
 
 
 def api_routes() -> list[BaseRoute]:
-    """The API; the same under ``/as-of/WHEN``; each record's TimeMap under ``/timemap/KIND``."""
+    """The API; the same under ``/as-of/WHEN``; each record's TimeMap under ``/timemap/KIND``; the
+    TimeGate and TimeMap of a site's URL under ``/timegate/{URI-R}`` and ``/timemap/KIND/{URI-R}``."""
     return ([Route(API_PREFIX + path, _endpoint(handler), methods=["GET"]) for path, handler in API_ROUTES]
             + [Route(AS_OF_PREFIX + API_PREFIX + path, _endpoint(handler, as_of=True), methods=["GET"])
                for path, handler in API_ROUTES]
             + [Route(TIMEMAP_PREFIX + API_PREFIX + path, _timemap_endpoint(handler), methods=["GET"])
-               for path, handler in API_ROUTES if handler in RECORD_HANDLERS and handler is not oembed])
+               for path, handler in _TIMEMAPPED]
+            + [Route(TIMEGATE_PREFIX + "/{uri:path}", _by_original(_aggregated_timegate), methods=["GET"]),
+               Route(TIMEMAP_PREFIX + "/{uri:path}", _by_original(_timemap), methods=["GET"])])
+
+
+_TIMEMAPPED = [(path, handler) for path, handler in API_ROUTES if handler in RECORD_HANDLERS and handler is not oembed]
+# The record routes a URI-R's API path is matched against (aggregator-style TimeGates and TimeMaps).
+_ORIGINALS = [Route(API_PREFIX + path, handler) for path, handler in _TIMEMAPPED]
+
+
+def _by_original(answer: Callable[[Request, Callable[..., Any], dict[str, str]], Response]) -> Callable[[Request], Any]:
+    """An aggregator-style route, ``/timegate/{URI-R}`` or ``/timemap/KIND/{URI-R}``: the site's
+    URL of a record (``names_of`` refuses another site's) matched to the record's handler."""
+    def found(request: Request) -> Response:
+        try:
+            names = names_of(request)
+            path = names.path.split("?", 1)[0]
+            for route in _ORIGINALS:
+                match, child = route.matches({**request.scope, "path": path, "root_path": "", "path_params": {}})
+                if match is Match.FULL:
+                    return answer(request, route.endpoint, child["path_params"])
+            raise not_found()
+        except ErrorAnswer as error:
+            return error.response()
+
+    async def endpoint(request: Request) -> Response:
+        return await lanes_of(request).for_search(request.url.path, request.query_params).run(lambda: found(request))
+    return endpoint
+
+
+def _aggregated_timegate(request: Request, handler: Callable[..., Any], params: dict[str, str]) -> Response:
+    return _timegate(request, request.app.state.board, handler, params, asked_datetime(request) or now())
+
+
+def _timemap(request: Request, handler: Callable[..., Any], params: dict[str, str]) -> Response:
+    """One page of the TimeMap of the record ``handler`` answers (:mod:`.memento`)."""
+    after = timemap_after(request)
+    board: Board = request.app.state.board
+    resource, key, row = _record_of(request, board, handler, params)
+    versions, more = versions_page(board.connection(), resource, record_key(key), dict(row),
+                                   after=after.text if after else "", limit=TIMEMAP_PAGE)
+    return timemap(request, names_of(request), versions, first=after is None, more=more)

@@ -27,6 +27,7 @@ from .api import api_routes
 from .board import Board, BoardGone
 from .files import kept_file_routes
 from .http import API_PREFIX, JsonAnswer, ProxyMiddleware
+from .past import past_routes
 from .reverse import reverse_routes
 
 __all__ = ["create_serve_app", "run_serve"]
@@ -57,16 +58,19 @@ def unavailable(request: Request, error: Exception) -> Response:
 
 
 def create_serve_app(board: Board, storage: Storage, moment: Moment | None = None,
-                     public_url: str | None = None) -> Starlette:
+                     public_url: str | None = None, site_url: str | None = None) -> Starlette:
     """The JSON API over ``board`` and its kept files under ``/img`` from ``storage``; the plain
     API answered as of ``moment`` when one is given (``mirror serve --as-of``); links and file URLs
-    naming ``public_url`` when given (a proxy in front), else the address each request came in on."""
-    app = Starlette(routes=kept_file_routes() + reverse_routes() + api_routes(), middleware=[Middleware(ProxyMiddleware)],
+    naming ``public_url`` when given (a proxy in front), else the address each request came in on;
+    Memento's originals naming the site mirrored, ``site_url`` (its ``base_url``), when given."""
+    routes = kept_file_routes() + reverse_routes() + past_routes() + api_routes()
+    app = Starlette(routes=routes, middleware=[Middleware(ProxyMiddleware)],
                     exception_handlers={BoardGone: unavailable, sqlite3.DatabaseError: unavailable})
     app.state.board = board
     app.state.storage = storage
     app.state.moment = moment
     app.state.public_url = public_url.rstrip("/") if public_url else None
+    app.state.site_url = site_url.rstrip("/") if site_url else None
     return app
 
 
@@ -81,11 +85,11 @@ class RedactedKeys(logging.Filter):
 
 
 def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Callable[[str], None] = print,
-              moment: Moment | None = None, public_url: str | None = None) -> None:
+              moment: Moment | None = None, public_url: str | None = None, site_url: str | None = None) -> None:
     """Serve in the foreground until interrupted, with an access log line per request."""
     sock = listen(host, port)
-    config = uvicorn.Config(create_serve_app(board, storage, moment, public_url), host=host, port=port, log_level="info",
-                            access_log=True, lifespan="off")
+    app = create_serve_app(board, storage, moment, public_url, site_url)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=True, lifespan="off")
     logging.getLogger("uvicorn.access").addFilter(RedactedKeys())
     server = uvicorn.Server(config)
 
@@ -98,6 +102,10 @@ def run_serve(board: Board, storage: Storage, *, host: str, port: int, echo: Cal
         echo(f"Serving the mirror {Path(board.path)} (read-only{pinned}{public}) at http://{host}:{bound}{API_PREFIX}")
         echo(f"  any record as it was at a moment: http://{host}:{bound}/as-of/WHEN{API_PREFIX}/images/N "
              "(WHEN: 2025-01-05, 2025-01-05T12:00:00Z or 20250105120000)")
+        if site_url:
+            record = f"{site_url}{API_PREFIX}/images/N"
+            echo(f"  a web archive of {site_url} for Memento clients: TimeGate "
+                 f"http://{host}:{bound}/timegate/{record}, TimeMap http://{host}:{bound}/timemap/link/{record}")
         echo(f"  files kept in {storage.describe('')}; for gallery-dl, add a philomena instance with "
              f'"root": "http://{host}:{bound}"')
 

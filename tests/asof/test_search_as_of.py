@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mirror.asof import search as as_of_search
 from mirror.search import images
 from mirror.search.bitmap_search import ImageScope
 from mirror.search.postings import Postings
@@ -51,7 +52,7 @@ def _searched(path, q, sf, sd, moment=None):
     try:
         node = images.image_query(q)
         page = images.search(conn, Postings(), node, ImageScope(), sf=sf, sd=sd, limit=50, offset=0,
-                             columns="i.id", seconds=30, moment=moment)
+                             columns="i.id", seconds=30, reader=as_of_search.reader(moment))
         return page.total, [row["id"] for row in page.rows]
     finally:
         conn.close()

@@ -30,7 +30,8 @@ DESCRIBED_LATER = "described only later"
 TAGGED_LATER = "tagged only later"
 # What has no past and is not carried into a moment: Datasette's own pages (its tables, the search
 # of all tables, its files), the near-duplicate groups, and the date field's own address.
-TODAYS = ("/-/booru.css", "/-/media", "/-/static", "/mirror", "/-/tables", "/-/search", "/-/duplicates", "/-/as-of")
+TODAYS = ("/-/booru.css", "/-/media", "/-/static", "/mirror", "/-/tables", "/-/search", "/-/duplicates", "/-/as-of",
+          "/-/moments")
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +98,10 @@ def test_the_image_page_as_of_the_moment_has_its_old_tags_and_description_and_a_
     assert f'rel="original" href="/-/image/{board["retagged"]}"' in then  # the same page today
     _, today = page(pages, f"/-/image/{board['retagged']}")
     assert TAGGED_LATER in today and 'class="booru-as-of"' not in today
+    marked = httpx.get(f"{pages.rstrip('/')}{prefix}/-/image/{board['retagged']}").headers  # a memento, as serve's
+    assert marked["memento-datetime"] == board["moment"].http_date
+    assert marked["link"] == f'</-/image/{board["retagged"]}>; rel="original"'
+    assert "memento-datetime" not in httpx.get(f"{pages.rstrip('/')}/-/image/{board['retagged']}").headers
     _, then = page(pages, f"{prefix}/-/image/{board['described']}")
     assert board["old_description"] in then and DESCRIBED_LATER not in then
     _, then = page(pages, f"{prefix}/-/image/{board['comment_image']}")
@@ -124,8 +129,12 @@ def test_every_board_link_of_a_page_as_of_stays_within_the_moment(board, pages):
         status, text = page(pages, prefix + path)
         assert status == 200, path
         board_links = [href for href in links(text) if href.startswith("/") and not href.startswith(TODAYS)]
-        today = [href for href in board_links if not href.startswith(prefix + "/")]
+        # within a moment: this one, or another the banner steers to (the previous and next change)
+        today = [href for href in board_links if not re.match(r"/as-of/\d{14}/", href)]
         assert len(today) == 1 and f'rel="original" href="{today[0]}"' in text, (path, today)
+        steered = [href for href in board_links if href not in today and not href.startswith(prefix + "/")]
+        assert all(re.search(f'(rel="(prev|next)"|class="booru-then") href="{re.escape(href)}"', text)
+                   for href in steered), (path, steered)
 
 
 def test_a_tag_page_as_of_the_moment_lists_the_image_that_carried_it_then(board, pages):

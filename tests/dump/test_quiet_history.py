@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mirror.asof import Moment, record_as_of
+from mirror.asof import search as as_of_search
 from mirror.commands.changes import lines
 from mirror.commands.import_dump import run_import
 from mirror.search import images
@@ -163,7 +164,7 @@ def _search_as_of(db, q: str, moment: str, deleted: bool = False) -> set[int]:
     conn = images.open_reader(path)
     try:
         page = images.search(conn, Postings(), images.image_query(q), ImageScope(deleted=deleted), sf="id", sd="asc",
-                             limit=50, offset=0, columns="i.id", seconds=30, moment=Moment(moment))
+                             limit=50, offset=0, columns="i.id", seconds=30, reader=as_of_search.reader(Moment(moment)))
         return {row["id"] for row in page.rows}
     finally:
         conn.close()

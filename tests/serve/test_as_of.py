@@ -7,6 +7,7 @@ the moment between the two syncs, the archive must answer exactly what it answer
 
 from __future__ import annotations
 
+import re
 import time
 
 import httpx
@@ -48,7 +49,7 @@ def history(tmp_path_factory):
                      "/api/v1/json/search/posts?q=*&per_page=50", "/api/v1/json/search/galleries?q=*&per_page=50",
                      "/api/v1/json/search/filters?q=*", "/api/v1/json/filters/system", "/api/v1/json/forums",
                      "/api/v1/json/images/featured"]
-        with LoopbackServer(create_serve_app(Board(config.database), None)) as served:
+        with LoopbackServer(create_serve_app(Board(config.database), None, site_url=site.url)) as served:
             before = answers(served, paths + searches)
             moment = Moment(utc_text())
             time.sleep(1.1)  # the history keeps times to the second: the edits come after the moment
@@ -63,7 +64,8 @@ def history(tmp_path_factory):
             after_searches = answers(served, searches)
             yield {"served": served, "moment": moment, "before": before, "after": after, "paths": paths,
                    "searches": searches, "after_searches": after_searches,
-                   "uploaded": uploaded, "hidden": hidden, "merged": merged, "retagged": retagged}
+                   "uploaded": uploaded, "hidden": hidden, "merged": merged, "retagged": retagged,
+                   "site": site.url}
 
 
 def test_every_record_as_of_the_moment_is_what_was_answered_then(history):
@@ -102,24 +104,42 @@ def test_a_memento_says_when_its_version_began_and_links_to_the_original_timegat
     answer = httpx.get(f"{served.url}/as-of/{moment.digits}{path}")
     assert moment_of_http_date(answer.headers["memento-datetime"]) <= moment
     links = answer.headers["link"]
-    assert f'<{served.url}{path}>; rel="original"' in links
-    assert f'<{served.url}{path}>; rel="timegate"' in links
-    assert f'<{served.url}/timemap/link{path}>; rel="timemap"' in links
-    assert "memento-datetime" not in httpx.get(f"{served.url}{path}").headers
+    original = f"{history['site']}{path}"  # the site's own URL: the mirror is an archive of it
+    assert f'<{original}>; rel="original"' in links
+    assert f'<{served.url}/timegate/{original}>; rel="timegate"' in links
+    assert f'<{served.url}/timemap/link/{original}>; rel="timemap"' in links
+    today = httpx.get(f"{served.url}{path}").headers
+    assert "memento-datetime" not in today
+    assert today["link"] == links and today["vary"] == "accept-datetime"  # the mirror's plain copy links the same
 
 
-def test_the_plain_url_is_a_timegate(history):
+def _timemap_times(served, path):
+    return [m["datetime"] for m in httpx.get(f"{served.url}/timemap/json{path}").json()["mementos"]["list"]]
+
+
+def test_the_plain_url_and_the_aggregator_timegate_redirect_to_a_memento_the_timemap_lists(history):
     moment, served = history["moment"], history["served"]
     path = f"/api/v1/json/images/{history['retagged']}"
-    gate = httpx.get(f"{served.url}{path}", headers={"Accept-Datetime": moment.http_date})
-    assert gate.status_code == 302
-    assert gate.headers["location"] == f"{served.url}/as-of/{moment.digits}{path}"
-    assert gate.headers["vary"] == "accept-datetime"
-    followed = httpx.get(f"{served.url}{path}", headers={"Accept-Datetime": moment.http_date}, follow_redirects=True)
-    assert followed.json() == history["before"][path][1]
-    assert "accept-datetime" not in httpx.get(f"{served.url}{path}").headers.get("vary", "")
+    times = _timemap_times(served, path)
+    in_force = max(t for t in times if t <= moment.text)
+    for gate_url in (f"{served.url}{path}", f"{served.url}/timegate/{history['site']}{path}"):
+        gate = httpx.get(gate_url, headers={"Accept-Datetime": moment.http_date})
+        assert gate.status_code == 302
+        assert gate.headers["location"] == f"{served.url}/as-of/{Moment(in_force).digits}{path}"
+        assert gate.headers["vary"] == "accept-datetime" and "memento-datetime" not in gate.headers
+        assert re.search(f'rel="first [^"]*memento"; datetime="{Moment(times[0]).http_date}"', gate.headers["link"])
+        followed = httpx.get(gate_url, headers={"Accept-Datetime": moment.http_date}, follow_redirects=True)
+        assert followed.json() == history["before"][path][1]
+        assert followed.headers["memento-datetime"] == Moment(in_force).http_date
+        early = httpx.get(gate_url, headers={"Accept-Datetime": "Mon, 01 Jan 2001 00:00:00 GMT"})
+        assert early.headers["location"] == f"{served.url}/as-of/{Moment(times[0]).digits}{path}"  # not a 404
+        assert httpx.get(early.headers["location"]).status_code == 200
+    newest = httpx.get(f"{served.url}/timegate/{history['site']}{path}")  # no Accept-Datetime: now
+    assert newest.headers["location"] == f"{served.url}/as-of/{Moment(times[-1]).digits}{path}"
     bad = httpx.get(f"{served.url}{path}", headers={"Accept-Datetime": "last tuesday"})
     assert bad.status_code == 400 and "HTTP date" in bad.json()["error"]
+    other = httpx.get(f"{served.url}/timegate/https://elsewhere.example{path}")
+    assert other.status_code == 404 and "not a URL of the mirrored site" in other.json()["error"]
 
 
 def test_the_timemap_lists_every_version(history):
@@ -133,6 +153,9 @@ def test_the_timemap_lists_every_version(history):
     assert [m["uri"] in mementos[n] for n, m in enumerate(listed)] == [True] * len(mementos)
     newest = httpx.get(listed[-1]["uri"]).json()
     assert newest == history["after"][path][1]
+    aggregated = httpx.get(f"{served.url}/timemap/link/{history['site']}{path}")
+    assert aggregated.text == link.text.replace(f"/timemap/link{path}", f"/timemap/link/{history['site']}{path}")
+    assert f'<{history["site"]}{path}>; rel="original"' in link.text
 
 
 def test_a_moment_that_cannot_be_read_says_what_to_give(history):
@@ -141,3 +164,21 @@ def test_a_moment_that_cannot_be_read_says_what_to_give(history):
         bad = http.get(f"/as-of/yesterday/api/v1/json/images/{history['retagged']}")
         assert bad.status_code == 400 and "give a day" in bad.json()["error"]
 
+
+
+def test_a_trend_and_a_diff_answer_in_one_request_what_the_searches_as_of_each_moment_answer(history):
+    moment, served = history["moment"], history["served"]
+    with httpx.Client(base_url=served.url) as http:
+        for q in ("*", "tagged later", "safe || tagged later"):
+            series = http.get("/as-of/trend", params={"q": q, "from": "2012-01-01", "every": "year"}).json()
+            assert series["every"] == "year" and len(series["steps"]) >= 14
+            for step in series["steps"][-3:]:
+                asked = http.get(f"/as-of/{Moment(step['at']).digits}/api/v1/json/search/images", params={"q": q})
+                assert step["total"] == asked.json()["total"], (q, step)
+        found = http.get("/as-of/diff", params={"q": "tagged later", "from": moment.text}).json()
+        assert [e["id"] for e in found["entered"]] == [history["retagged"]] and found["left"] == []
+        assert (found["total_from"], found["total_to"]) == (0, 1)
+        assert any("+tagged later" in change.get("tags", []) for change in found["entered"][0]["changes"])
+        refused = http.get("/as-of/trend", params={"q": "*", "from": "2025-01-01", "every": "fortnight"})
+        assert refused.status_code == 400 and "every" in refused.json()["error"]
+        assert http.get("/as-of/diff", params={"q": "*"}).status_code == 400
