@@ -8,7 +8,7 @@ cannot be written (disk full, permissions, another program's write transaction, 
 or must not be touched (a newer schema, another program's database); 6 `mirror verify` found
 missing or corrupt files (`mirror verify --repair` fetches them again); 7 another run is writing
 to the same mirror (this one did nothing); 8 `mirror serve`, `browse` or `site` cannot listen where
-asked (the port is in use). Each error class carries its own code
+asked (the port is in use); 9 `mirror follow`: the site lets no client follow its firehose. Each error class carries its own code
 (:mod:`mirror.errors` draws the tree); :func:`handle_errors` is the one place that applies it.
 """
 
@@ -207,6 +207,20 @@ def sync(ctx: click.Context, resources: tuple[str, ...], quiet: bool, as_json: b
     """Mirror every enabled resource, or the RESOURCES named."""
     _run(ctx, runs.sync, resources, output=RunOutput("sync", lambda config: sync_plan(config, resources), quiet,
                                                      as_json))
+
+
+@cli.command()
+@_run_options
+@click.pass_context
+@handle_errors
+def follow(ctx: click.Context, quiet: bool, as_json: bool) -> None:
+    """Follow the site's firehose: each edit in the mirror as it happens, until stopped.
+
+    Catches up what changed while it was away on every (re)connect. Runs beside the nightly sync.
+    """
+    from .commands.follow import run_follower
+
+    run_follower(_config(ctx), as_json=as_json, quiet=quiet)
 
 
 @cli.command()

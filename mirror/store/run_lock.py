@@ -31,14 +31,17 @@ class MirrorBusy(MirrorError):
     exit_code = EXIT_BUSY
 
 
-def lock_path(database: Path) -> Path:
-    return database.with_name(database.name + ".lock")
+def lock_path(database: Path, kind: str = "") -> Path:
+    return database.with_name(f"{database.name}{'.' + kind if kind else ''}.lock")
 
 
 @contextmanager
-def run_lock(database: Path) -> Iterator[None]:
-    """Hold the mirror's lock for the body, or raise :class:`MirrorBusy` naming who holds it."""
-    path = lock_path(database)
+def run_lock(database: Path, kind: str = "") -> Iterator[None]:
+    """Hold the mirror's lock for the body, or raise :class:`MirrorBusy` naming who holds it.
+
+    ``kind`` names the lock of another kind of writer (``follow``: one follower per mirror, which
+    writes beside a sync rather than after it: docs/follow.md)."""
+    path = lock_path(database, kind)
     handle = _locked(database, path)
     with handle:
         _sign(handle, path)

@@ -49,8 +49,8 @@ connection, they change how each new connection is served:
     wsdrop[:EVERY]              the connection is closed (code 1011) after every EVERY-th event
                                 it carries (default 5): whatever happens until the client is back
                                 is never sent to it
-    wsstall                     the connection stays open and goes silent: no events, no replies
-                                to the join or to heartbeats
+    wsstall                     every connection, those already open included, stays open and
+                                goes silent for good: no events, no replies to joins or heartbeats
     wsgarble[:EVERY]            before every EVERY-th event (default 3), one malformed frame: in
                                 turn text that is not JSON, JSON that is not a V2 frame, and an
                                 event whose payload is not what the event carries

@@ -132,7 +132,7 @@ class Connection:
     def __init__(self, websocket: WebSocket, hose: Firehose) -> None:
         self.ws, self.hose = websocket, hose
         profile = hose.faults.profile
-        self.stalled = profile.wsstall
+        self.stalled = False
         self.drop_every, self.garble_every = profile.wsdrop, profile.wsgarble
         origin = origin_of(websocket)  # ws:// or wss://, where the files are at http:// or https://
         self.subscriber = Subscriber(asyncio.get_running_loop(), "http" + origin[2:] if origin.startswith("ws") else origin)
@@ -184,8 +184,9 @@ class Connection:
             if item is CLOSE:
                 await self.ws.close(code=1011 if self.drop_every else 1000)
                 return
+            self.stalled = self.stalled or self.hose.faults.profile.wsstall
             if self.stalled:
-                continue  # a stalled connection goes silent, open
+                continue  # a stalled connection goes silent, open, for good
             if isinstance(item, str):
                 await self.ws.send_text(item)
                 continue

@@ -1,0 +1,153 @@
+"""`mirror follow` end to end: the local site's firehose over a real socket, the follower storing
+each event through the store's writers, its catch-up after a gap, and what it keeps aside."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import httpx
+import pytest
+
+from mirror.dates import parse_utc, utc_text
+from mirror.follow import FollowOptions, FollowReport, follow
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+from mirror.store import open_database
+from mirror.store.state import load_cursor
+from mirror.wiring import make_client
+
+from ..support.configs import site_config, sync
+
+FAST = FollowOptions(backoff_min=0.05, backoff_max=0.2, heartbeat=0.5, connect_timeout=5)
+
+
+@pytest.fixture
+def site():
+    with SiteServer(BoardEditor.generate(seed=8, images=40)) as server:
+        yield server
+
+
+@pytest.fixture
+def config(site, tmp_path):
+    config = site_config(site, tmp_path)
+    sync(config)[1].close()  # the nightly sync's mirror, which the follower keeps current
+    return config
+
+
+def control(site, path: str, body: dict | None = None) -> dict:
+    answer = httpx.post(site.url + "/_control" + path, json=body or {}, timeout=10)
+    answer.raise_for_status()
+    return answer.json()
+
+
+async def eventually(check, timeout: float = 5.0):
+    deadline = time.monotonic() + timeout
+    while not (found := check()):
+        assert time.monotonic() < deadline, "not reached in time"
+        await asyncio.sleep(0.02)
+    return found
+
+
+class Following:
+    """A follower running in this test's loop, with its report and its own connection to the mirror."""
+
+    def __init__(self, config, options: FollowOptions = FAST) -> None:
+        self.config, self.options = config, options
+        self.db = open_database(config.database)
+        self.report = FollowReport()
+
+    async def __aenter__(self):
+        self.client = make_client(self.config)
+        await self.client.__aenter__()
+        self.task = asyncio.create_task(follow(self.client, self.db, self.options, report=self.report))
+        await self.caught_up(1)
+        return self
+
+    async def caught_up(self, connections: int) -> None:
+        await eventually(lambda: self.task.done() or (self.report.connections >= connections and self.report.connected
+                                                      and self.report.catch_ups >= connections
+                                                      and not self.report.catching_up))
+        if self.task.done():
+            self.task.result()
+
+    async def __aexit__(self, *exc) -> None:
+        self.task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await self.task
+        await self.client.__aexit__(None, None, None)
+
+    def image(self, image_id: int) -> dict:
+        return json.loads(self.db.execute("SELECT raw FROM images WHERE id = ?", [image_id]).fetchone()[0])
+
+
+async def test_an_edit_is_in_the_mirror_with_its_history_dated_by_arrival_and_no_request(site, config):
+    async with Following(config) as following:
+        site.clear_requests()
+        sent = utc_text()
+        await asyncio.to_thread(control, site, "/images/3/edit", {"tags": ["safe", "followed tag"],
+                                                                  "description": "Live."})
+        await eventually(lambda: "followed tag" in following.image(3)["tags"] and following.image(3)["description"] == "Live.")
+        arrived = utc_text()
+        assert site.requests == []  # zero requests to the site per edit while connected
+        rows = following.db.execute(
+            "SELECT h.seen_at, r.resource FROM history h JOIN sync_runs r ON r.id = h.run_id "
+            "WHERE h.resource = 'images' AND h.record_key = '3' AND h.event = 'changed'").fetchall()
+        tags = following.db.execute("SELECT change, seen_at FROM image_tag_changes WHERE image_id = 3 "
+                                    "AND tag_name = 'followed tag'").fetchall()
+    assert rows and all(run == "follow" for _, run in rows)
+    assert all(sent <= seen_at <= arrived for seen_at, _ in rows)  # dated by arrival, to the second
+    assert tags and tags[0][0] == "+" and sent <= tags[0][1] <= arrived
+    assert following.report.events["image:tag_update"] == 1 and following.report.events["image:update"] == 2
+
+
+async def test_new_images_comments_and_processed_uploads_arrive(site, config):
+    async with Following(config) as following:
+        (new_id,) = (await asyncio.to_thread(control, site, "/images/add", {"n": 1}))["ids"]
+        (comment_id,) = (await asyncio.to_thread(control, site, f"/images/{new_id}/comments", {"body": "Hi!"}))["ids"]
+        await eventually(lambda: following.db.execute("SELECT body FROM comments WHERE id = ?", [comment_id]).fetchone())
+        assert following.image(new_id)["id"] == new_id
+
+
+async def test_a_disconnect_during_which_edits_happen_is_repaired_by_the_catch_up(site, config):
+    async with Following(config) as following:
+        site.set_faults("wsrefuse")  # the follower cannot come back until the faults are cleared
+        await asyncio.to_thread(control, site, "/firehose/close")
+        await eventually(lambda: not following.report.connected)
+        await asyncio.to_thread(control, site, "/images/5/edit", {"tags": ["safe", "missed while away"]})
+        (added,) = (await asyncio.to_thread(control, site, "/images/add", {"n": 1}))["ids"]
+        await asyncio.sleep(0.3)
+        assert "missed while away" not in following.image(5)["tags"]
+        site.clear_requests()
+        site.set_faults("")
+        await following.caught_up(2)
+        assert "missed while away" in following.image(5)["tags"]
+        assert following.image(added)["id"] == added
+        report = following.report
+        assert report.reconnects >= 1 and report.catch_ups >= 2
+        # the walk's pages and nothing else: within one of the minimum (one page holds them all)
+        assert 1 <= len([r for r in site.requests if "/search/images" in r.path]) <= 2
+
+
+async def test_a_malformed_frame_is_kept_aside_and_the_follower_goes_on(site, config):
+    site.set_faults("wsgarble:1")
+    async with Following(config) as following:
+        sure = following.report.sure_until
+        await asyncio.to_thread(control, site, "/images/6/edit", {"tags": ["safe", "after a bad frame"]})
+        await eventually(lambda: "after a bad frame" in following.image(6)["tags"])
+        kept = following.db.execute("SELECT reason, raw FROM rejects WHERE resource = 'firehose'").fetchall()
+        assert following.report.rejected >= 1 and kept
+        assert any("not a Phoenix V2 frame" in reason for reason, _ in kept)
+        # a frame kept aside may have named a change: the sure moment stays until the next catch-up
+        assert following.report.sure_until == sure
+
+
+async def test_a_stalled_connection_is_found_by_its_heartbeat_and_replaced(site, config):
+    async with Following(config, FollowOptions(backoff_min=0.05, backoff_max=0.2, heartbeat=0.3,
+                                               connect_timeout=0.5)) as following:
+        site.set_faults("wsstall")  # the joined socket goes silent: its next heartbeat is never answered
+        await eventually(lambda: following.report.reconnects >= 2)  # that one, then a join unanswered
+        site.set_faults("")
+        await asyncio.to_thread(control, site, "/images/7/edit", {"tags": ["safe", "after the stall"]})
+        await eventually(lambda: "after the stall" in following.image(7)["tags"])
