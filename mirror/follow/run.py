@@ -154,12 +154,12 @@ class Follower:
         if isinstance(item, Malformed):
             self._keep_aside({"frame": item.text}, item.reason, seen_at)
             return
-        reason = await self.applier.apply(item.event, item.payload, seen_at, lambda: self._save(seen_at))
+        reason = await self.applier.apply(item.event, item.payload, seen_at,
+                                          lambda: self._save(seen_at, applied=item.event))
         self.report.fetched = self.applier.fetched
         if reason is not None:
             self._keep_aside({"event": item.event, "payload": item.payload}, reason, seen_at)
             return
-        self.report.events[item.event] += 1
         self.report.lag_seconds = _lag(item, seen_at)
 
     def _keep_aside(self, frame: Any, reason: str, seen_at: str) -> None:
@@ -168,8 +168,11 @@ class Follower:
         self.applier.keep_aside(frame, reason, lambda: self._save(seen_at))
         self.say(f"kept aside: {reason}")
 
-    def _save(self, seen_at: str | None) -> None:
-        """Save the cursor (in the caller's transaction): ``sure_until`` moves only when sure."""
+    def _save(self, seen_at: str | None, applied: str | None = None) -> None:
+        """Save the cursor (in the caller's transaction), counting the event ``applied``:
+        ``sure_until`` moves only when sure."""
+        if applied is not None:
+            self.report.events[applied] += 1
         if seen_at is not None and self.sure:
             self.report.sure_until = seen_at
         self.cursor = {**self.cursor, "sure_until": self.report.sure_until,

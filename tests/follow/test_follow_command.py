@@ -1,0 +1,95 @@
+"""`mirror follow` as a service: SIGTERM stops it with its state saved, it runs beside the nightly
+sync (its own lock, not the runs' lock), one follower per mirror, and a site that refuses the
+firehose ends it at once with exit code 9."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mirror.errors import EXIT_BUSY, EXIT_NO_FIREHOSE
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
+from mirror.store import open_database, run_lock
+from mirror.store.state import load_cursor
+
+from ..support.configs import site_config, sync, write_config
+
+
+@pytest.fixture
+def site():
+    with SiteServer(BoardEditor.generate(seed=9, images=30)) as server:
+        yield server
+
+
+@pytest.fixture
+def config(site, tmp_path):
+    config = site_config(site, tmp_path)
+    sync(config)[1].close()
+    return config
+
+
+def mirror(config_path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(check, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while not (found := check()):
+        assert time.monotonic() < deadline, "not reached in time"
+        time.sleep(0.05)
+    return found
+
+
+def caught_up(config) -> dict | None:
+    db = open_database(config.database)
+    try:
+        cursor = load_cursor(db, "follow")
+    finally:
+        db.close()
+    return cursor if "high_water" in cursor else None
+
+
+def test_sigterm_stops_the_follower_with_its_state_saved_beside_a_sync_and_one_follower_only(config, site, tmp_path):
+    path = write_config(config, tmp_path / "mirror.toml")
+    with run_lock(config.database):  # the nightly run's lock, held: the follower runs all the same
+        follower = mirror(path, "follow", "--json")
+        cursor = wait_for(lambda: follower.poll() is not None or caught_up(config))
+        assert follower.poll() is None, follower.communicate()
+    second, nightly = mirror(path, "follow"), mirror(path, "sync", "images", "--quiet")
+    _, second_err = second.communicate(timeout=30)
+    assert second.returncode == EXIT_BUSY and "already followed" in second_err
+    _, nightly_err = nightly.communicate(timeout=60)
+    assert nightly.returncode == 0, nightly_err  # the nightly sync beside the follower
+
+    site.editor.edit_image(2, tags=["safe", "before the stop"])
+    db = open_database(config.database)
+    wait_for(lambda: "before the stop" in db.execute("SELECT raw FROM images WHERE id = 2").fetchone()[0])
+    follower.send_signal(signal.SIGTERM)
+    out, err = follower.communicate(timeout=30)
+    assert follower.returncode == 0, err
+    report = json.loads(out)
+    assert report["events"]["image:update"] >= 1 and report["connected"] is False
+    assert report["stopped_because"] == "stopped"
+    saved = load_cursor(db, "follow")
+    assert saved["sure_until"] >= cursor["sure_until"] and saved["counts"]["events"] == report["events_total"]
+    (status, message) = db.execute("SELECT status, message FROM sync_runs WHERE resource = 'follow' "
+                                   "ORDER BY id DESC LIMIT 1").fetchone()
+    assert (status, message) == ("stopped", "interrupted")
+    assert "stopped; everything received is stored" in err
+    db.close()
+
+
+def test_a_site_that_refuses_the_firehose_ends_it_in_one_line_with_exit_code_9(config, site, tmp_path):
+    site.set_faults("wsrefuse")
+    done = subprocess.run([sys.executable, "-m", "mirror.cli", "-c", str(write_config(config, tmp_path / "m.toml")),
+                           "follow", "--quiet"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == EXIT_NO_FIREHOSE
+    errors = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and "HTTP 403" in errors[0] and "mirror sync" in errors[0], done.stderr
