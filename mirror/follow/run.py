@@ -184,7 +184,7 @@ class Follower:
         """Walk what changed since the sure moment (and the ids above the highest held); then the
         join's moment is sure. Resumes nothing: a walk cut short starts again from the sure moment."""
         sure_until, high_water = self._starting_point()
-        before = self.client.requests_made
+        before = self.client.requests_made - self.report.catch_up_requests  # the report counts every walk's
         self.report.catch_ups += 1
         self.report.catching_up = True
         writer, guard, after = ImageWriter(self.db, self.client.base_url), ProgressGuard("follow catch-up"), -1
@@ -203,7 +203,8 @@ class Follower:
             guard.check(page, moved=finished or after != before_page)
             if finished:
                 break
-        self.say(f"caught up: {self.report.catch_up_records} records in {self.report.catch_up_requests} requests")
+        self.say(f"caught up: {self.report.catch_up_records} records in {self.report.catch_up_requests} requests "
+                 "(every catch-up of this run)")
 
     def _caught_up(self, joined: str, after: int, high_water: int | None) -> None:
         self.sure, self.report.catching_up = True, False

@@ -102,12 +102,27 @@ async def test_an_edit_is_in_the_mirror_with_its_history_dated_by_arrival_and_no
     assert following.report.events["image:tag_update"] == 1 and following.report.events["image:update"] == 2
 
 
-async def test_new_images_comments_and_processed_uploads_arrive(site, config):
+async def test_new_images_comments_posts_merges_and_processing_arrive(site, config):
+    topic = next(iter(site.editor.topics.values()))
     async with Following(config) as following:
         (new_id,) = (await asyncio.to_thread(control, site, "/images/add", {"n": 1}))["ids"]
         (comment_id,) = (await asyncio.to_thread(control, site, f"/images/{new_id}/comments", {"body": "Hi!"}))["ids"]
-        await eventually(lambda: following.db.execute("SELECT body FROM comments WHERE id = ?", [comment_id]).fetchone())
+        (post_id,) = (await asyncio.to_thread(control, site, f"/topics/{topic['id']}/posts", {"body": "Live reply"}))["ids"]
+        await asyncio.to_thread(control, site, "/images/9/merge", {"into": 10})
+        site.clear_requests()
+        await asyncio.to_thread(site.editor.edit_image, new_id, thumbnails_generated=False)
+        await asyncio.to_thread(site.editor.edit_image, new_id, thumbnails_generated=True)
+        await eventually(lambda: following.report.events["image:process"] == 1)
+        db = following.db
+        assert db.execute("SELECT body FROM comments WHERE id = ?", [comment_id]).fetchone() == ("Hi!",)
+        assert db.execute("SELECT body, forum_short_name, topic_slug FROM posts WHERE id = ?", [post_id]).fetchone() \
+            == ("Live reply", topic["forum"], topic["slug"])
+        assert db.execute("SELECT hidden_from_users, duplicate_of FROM images WHERE id = 9").fetchone() == (1, 10)
+        assert db.execute("SELECT event FROM history WHERE resource = 'images' AND record_key = '9' "
+                          "ORDER BY id DESC LIMIT 1").fetchone() == ("merged",)
         assert following.image(new_id)["id"] == new_id
+        # image:process names only the id: the record, now with its files, is the one request it costs
+        assert [r.path for r in site.requests] == [f"/api/v1/json/images/{new_id}"]
 
 
 async def test_a_disconnect_during_which_edits_happen_is_repaired_by_the_catch_up(site, config):
