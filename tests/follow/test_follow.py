@@ -10,30 +10,13 @@ import time
 import httpx
 import pytest
 
-from mirror.dates import parse_utc, utc_text
+from mirror.dates import utc_text
 from mirror.follow import FollowOptions, FollowReport, follow
-from mirror.localsite.board.editor import BoardEditor
-from mirror.localsite.http.server import SiteServer
 from mirror.store import open_database
-from mirror.store.state import load_cursor
 from mirror.wiring import make_client
 
-from ..support.configs import site_config, sync
 
 FAST = FollowOptions(backoff_min=0.05, backoff_max=0.2, heartbeat=0.5, connect_timeout=5)
-
-
-@pytest.fixture
-def site():
-    with SiteServer(BoardEditor.generate(seed=8, images=40)) as server:
-        yield server
-
-
-@pytest.fixture
-def config(site, tmp_path):
-    config = site_config(site, tmp_path)
-    sync(config)[1].close()  # the nightly sync's mirror, which the follower keeps current
-    return config
 
 
 def control(site, path: str, body: dict | None = None) -> dict:

@@ -10,28 +10,12 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 from mirror.errors import EXIT_BUSY, EXIT_NO_FIREHOSE
-from mirror.localsite.board.editor import BoardEditor
-from mirror.localsite.http.server import SiteServer
 from mirror.store import open_database, run_lock
 from mirror.store.state import load_cursor
 
-from ..support.configs import site_config, sync, write_config
-
-
-@pytest.fixture
-def site():
-    with SiteServer(BoardEditor.generate(seed=9, images=30)) as server:
-        yield server
-
-
-@pytest.fixture
-def config(site, tmp_path):
-    config = site_config(site, tmp_path)
-    sync(config)[1].close()
-    return config
+from ..support.configs import write_config
 
 
 def mirror(config_path, *args: str) -> subprocess.Popen:

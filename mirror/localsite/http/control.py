@@ -112,24 +112,25 @@ def _optional_text(body: dict[str, Any], name: str) -> str | None:
     return None if body.get(name) is None else _text(body, name, "")
 
 
-async def add_comments(request: Request) -> Response:
+async def _add_messages(request: Request, add: Callable[..., list[int]]) -> Response:
+    """Post ``n`` comments or replies (``body``: their text) under the record the path names."""
     body = await _body(request)
-    ids = request.app.state.editor.add_comments(int(request.path_params["id"]), _integer(body, "n", 1),
-                                                body=_optional_text(body, "body"))
+    ids = add(int(request.path_params["id"]), _integer(body, "n", 1), body=_optional_text(body, "body"))
     return JsonAnswer({"ids": ids})
+
+
+async def add_comments(request: Request) -> Response:
+    return await _add_messages(request, request.app.state.editor.add_comments)
+
+
+async def add_posts(request: Request) -> Response:
+    return await _add_messages(request, request.app.state.editor.add_posts)
 
 
 async def edit_comment(request: Request) -> Response:
     body = await _body(request)
     comment = request.app.state.editor.edit_comment(int(request.path_params["id"]), body=_text(body, "body", ""))
     return JsonAnswer({"comment": comment})
-
-
-async def add_posts(request: Request) -> Response:
-    body = await _body(request)
-    ids = request.app.state.editor.add_posts(int(request.path_params["id"]), _integer(body, "n", 1),
-                                             body=_optional_text(body, "body"))
-    return JsonAnswer({"ids": ids})
 
 
 async def close_firehose(request: Request) -> Response:
