@@ -6,6 +6,9 @@ the same writers, one short transaction at a time (SQLite's WAL and busy timeout
 each keeps its own cursor (``follow``, ``images``, ...), so neither moves the other's place. A
 record both write is the site's record either way; the later write wins, as two syncs in a row.
 
+It reports as the nightly job does: ``--json`` prints its report when it stops, and every
+:data:`REPORT_EVERY` seconds it rewrites its metrics file and pings the health check.
+
 SIGTERM (``systemctl stop``) and Ctrl-C stop it at the next ``await``: the event being stored is
 stored whole or not at all, the run is recorded, and it exits 0 with its summary.
 """
@@ -26,8 +29,12 @@ from ..progress import stamped
 from ..store import database_errors, open_database, run_lock
 from ..store.history import keep_counters
 from ..wiring import make_client
+from .healthcheck import Pinger
+from .metrics import follow_metrics_path, write_follow_metrics
 
-__all__ = ["follow_options", "run_follower"]
+__all__ = ["REPORT_EVERY", "follow_options", "run_follower"]
+
+REPORT_EVERY = 60.0  # seconds between the metrics file's rewrites and the health-check pings
 
 
 def follow_options(config: Config) -> FollowOptions:
@@ -56,6 +63,7 @@ def run_follower(config: Config, *, as_json: bool = False, quiet: bool = False) 
                 f"{report.sure_until or 'the last sync'}")
         finally:
             db.close()
+            write_report_metrics(config, report, say)
             say(report.summary())
             if as_json:
                 click.echo(json.dumps(report.to_json(), ensure_ascii=False))
@@ -63,5 +71,34 @@ def run_follower(config: Config, *, as_json: bool = False, quiet: bool = False) 
 
 
 async def _follow(config: Config, db: Database, report: FollowReport, say: Callable[[str], None]) -> None:
-    async with make_client(config) as client:
-        await follow(client, db, follow_options(config), report=report, say=say)
+    reporting = asyncio.create_task(_reporting(config, report, say))
+    try:
+        async with make_client(config) as client:
+            await follow(client, db, follow_options(config), report=report, say=say)
+    finally:
+        reporting.cancel()
+
+
+async def _reporting(config: Config, report: FollowReport, say: Callable[[str], None]) -> None:
+    """Every :data:`REPORT_EVERY` seconds: the metrics file (``report.metrics_file``, ``-follow``
+    added to its name), and the health-check ping while the follower is connected and caught up,
+    so a check with a period of a few minutes fails when it is not."""
+    section = config.report
+    pinger = (Pinger(section.healthcheck_url, timeout=section.healthcheck_timeout,
+                     user_agent=config.site.user_agent or "booru-mirror", warn=say)
+              if section.healthcheck_url else None)
+    while True:
+        await asyncio.sleep(REPORT_EVERY)
+        write_report_metrics(config, report, say)
+        if pinger is not None and report.connected and not report.catching_up:
+            await asyncio.to_thread(pinger.alive, report.summary())
+
+
+def write_report_metrics(config: Config, report: FollowReport, say: Callable[[str], None]) -> None:
+    if not config.report.metrics_file:
+        return
+    path = follow_metrics_path(config.report.metrics_file)
+    try:
+        write_follow_metrics(path, report.to_json())
+    except OSError as e:
+        say(f"metrics: cannot write {path} ({e.strerror or e}); the follower goes on")

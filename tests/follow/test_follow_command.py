@@ -4,6 +4,7 @@ firehose ends it at once with exit code 9."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -11,11 +12,16 @@ import sys
 import time
 
 
+from prometheus_client.parser import text_string_to_metric_families
+
+from mirror.commands import follow as follow_command
 from mirror.errors import EXIT_BUSY, EXIT_NO_FIREHOSE
+from mirror.follow import FollowReport
 from mirror.store import open_database, run_lock
 from mirror.store.state import load_cursor
 
-from ..support.configs import write_config
+from ..support.configs import changed, write_config
+from ..support.pings import Pings
 
 
 def mirror(config_path, *args: str) -> subprocess.Popen:
@@ -77,3 +83,30 @@ def test_a_site_that_refuses_the_firehose_ends_it_in_one_line_with_exit_code_9(c
     assert done.returncode == EXIT_NO_FIREHOSE
     errors = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(errors) == 1 and "HTTP 403" in errors[0] and "mirror sync" in errors[0], done.stderr
+
+
+async def test_it_rewrites_its_metrics_file_and_pings_the_health_check_while_connected(config, tmp_path, monkeypatch):
+    pings = Pings()
+    monkeypatch.setattr(follow_command, "REPORT_EVERY", 0.1)
+    config = changed(config, report={"metrics_file": str(tmp_path / "mirror.prom"), "healthcheck_url": pings.url})
+    report = FollowReport(connected=True, sure_until="2026-11-28T09:00:00Z", reconnects=2)
+    report.events["image:update"] = 5
+    reporting = asyncio.create_task(follow_command._reporting(config, report, lambda line: None))
+    try:
+        await asyncio.sleep(0.6)
+        report.connected = False
+        sent = len(pings.pings)
+        await asyncio.sleep(0.3)
+    finally:
+        reporting.cancel()
+        pings.close()
+    assert sent >= 2 and len(pings.pings) == sent  # a ping a period while connected, none after
+    assert all(method == "POST" and path == "/ping/3f1c-check" and "5 image:update" in body
+               for method, path, body in pings.pings)
+    metrics = {(s.name, tuple(s.labels.values())): s.value
+               for family in text_string_to_metric_families((tmp_path / "mirror-follow.prom").read_text())
+               for s in family.samples}
+    assert metrics[("mirror_follow_events", ("image:update",))] == 5
+    assert metrics[("mirror_follow_reconnects", ())] == 2 and metrics[("mirror_follow_connected", ())] == 0
+    assert metrics[("mirror_follow_sure_until_timestamp_seconds", ())] == 1795856400
+    assert not (tmp_path / "mirror.prom").exists()  # the nightly job's own file is left to it
