@@ -20,6 +20,7 @@ the site does not allow it, and saying so beats retrying for ever.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -194,8 +195,9 @@ class Follower:
             page = await self.client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc")
             finished, before_page = last_search_page(page, PER_PAGE), after
             with self.db.atomic():
-                saved = writer.save_page(page.records)
-                after = max(after, max(saved.keys, default=after))
+                saved = writer.save_page(_not_older(self.db, page.records))
+                walked = [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
+                after = max(after, *walked, *saved.keys)
                 if finished:
                     self._caught_up(joined, after, high_water)
             self.report.catch_up_records += len(page.records)
@@ -219,6 +221,16 @@ class Follower:
             return self.cursor["sure_until"], self.cursor.get("high_water")
         images = load_cursor(self.db, IMAGES_STATE)
         return images.get("last_start"), images.get("high_water")
+
+
+def _not_older(db: Database, records: list[Any]) -> list[Any]:
+    """The page's records less those older than the row kept: an event stored while the page was
+    on its way carries a later version (``updated_at``, the site's clock), and must not be undone."""
+    ids = [r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int]
+    kept = dict(db.execute("SELECT id, updated_at FROM images WHERE id IN (SELECT value FROM json_each(?))",
+                           [json.dumps(ids)]).fetchall())
+    return [r for r in records if not (isinstance(r, dict) and isinstance(r.get("updated_at"), str)
+                                       and isinstance(kept.get(r.get("id")), str) and kept[r["id"]] > r["updated_at"])]
 
 
 def _finish(db: Database, run: Run, status: str, message: str | None, report: FollowReport) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from mirror.dates import utc_text
 from mirror.follow import FollowOptions, FollowReport, follow
-from mirror.store import open_database
+from mirror.store import ImageWriter, open_database
 from mirror.wiring import make_client
 
 
@@ -149,3 +149,18 @@ async def test_a_stalled_connection_is_found_by_its_heartbeat_and_replaced(site,
         site.set_faults("")
         await asyncio.to_thread(control, site, "/images/7/edit", {"tags": ["safe", "after the stall"]})
         await eventually(lambda: "after the stall" in following.image(7)["tags"])
+
+
+async def test_the_catch_up_never_undoes_a_later_version_an_event_stored_first(site, config):
+    """A page of the walk can be on its way while an event stores a newer version of one of its
+    images; the page's older copy must not overwrite it (the site's updated_at says which is later)."""
+    db = open_database(config.database)
+    newer = {**json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0]),
+             "description": "stored by an event", "updated_at": "2099-01-01T00:00:00Z"}
+    ImageWriter(db, config.base_url).save_page([newer])
+    db.close()
+    await asyncio.to_thread(site.editor.edit_image, 4, description="an older version, walked")
+    await asyncio.to_thread(site.editor.edit_image, 5, description="walked")
+    async with Following(config, FollowOptions(overlap=86400 * 365 * 20)) as following:
+        assert following.image(4)["description"] == "stored by an event"
+        assert following.image(5)["description"] == "walked"  # the walk went on past it
