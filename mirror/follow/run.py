@@ -197,7 +197,7 @@ class Follower:
             with self.db.atomic():
                 saved = writer.save_page(_not_older(self.db, page.records))
                 walked = [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
-                after = max(after, *walked, *saved.keys)
+                after = max([after, *walked, *saved.keys])
                 if finished:
                     self._caught_up(joined, after, high_water)
             self.report.catch_up_records += len(page.records)
