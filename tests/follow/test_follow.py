@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import httpx
 import pytest
@@ -15,6 +14,8 @@ from mirror.follow import FollowOptions, FollowReport, follow
 from mirror.store import ImageWriter, open_database
 from mirror.wiring import make_client
 
+from ..support.waiting import eventually
+
 
 FAST = FollowOptions(backoff_min=0.05, backoff_max=0.2, heartbeat=0.5, connect_timeout=5)
 
@@ -23,14 +24,6 @@ def control(site, path: str, body: dict | None = None) -> dict:
     answer = httpx.post(site.url + "/_control" + path, json=body or {}, timeout=10)
     answer.raise_for_status()
     return answer.json()
-
-
-async def eventually(check, timeout: float = 5.0):
-    deadline = time.monotonic() + timeout
-    while not (found := check()):
-        assert time.monotonic() < deadline, "not reached in time"
-        await asyncio.sleep(0.02)
-    return found
 
 
 class Following:

@@ -9,7 +9,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -22,19 +21,12 @@ from mirror.store.state import load_cursor
 
 from ..support.configs import changed, write_config
 from ..support.pings import Pings
+from ..support.waiting import wait_for
 
 
 def mirror(config_path, *args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "mirror.cli", "-c", str(config_path), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for(check, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while not (found := check()):
-        assert time.monotonic() < deadline, "not reached in time"
-        time.sleep(0.05)
-    return found
 
 
 def caught_up(config) -> dict | None:

@@ -13,7 +13,7 @@ from mirror.follow import FollowOptions, FollowReport, follow
 from mirror.store import open_database
 from mirror.wiring import make_client
 
-from .test_follow import eventually
+from ..support.waiting import eventually
 
 ROUNDS = 30
 OPTIONS = FollowOptions(backoff_min=0.02, backoff_max=0.1, heartbeat=0.2, connect_timeout=0.4)
