@@ -8,7 +8,8 @@ changed since (``updated_at.gte:`` ``sure_until`` less the overlap) and the ids 
 it holds, through the images crawler's keyset query, at the configured pace, while the events
 that arrive meanwhile are stored as they come. When the walk ends, the join's moment is sure, and
 each event then moves ``sure_until`` to its arrival. A frame kept aside (malformed, of an unknown
-shape) may have named a change: ``sure_until`` stays where it was until the next catch-up.
+shape) may have named a change: ``sure_until`` stays where it was until a catch-up walks over it,
+which follows at once, the connection kept (at most one a minute: ``repair_every``).
 
 A lost connection (closed, refused for a while, a heartbeat unanswered) is tried again after a
 pause that doubles from :attr:`FollowOptions.backoff_min` up to :attr:`~FollowOptions.backoff_max`,
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,6 +58,7 @@ class FollowOptions:
     backoff_min: float = 1.0
     backoff_max: float = 300.0
     connect_timeout: float = 30.0
+    repair_every: float = 60.0  # the least seconds between catch-ups after frames kept aside
     user_agent: str | None = None
 
 
@@ -103,7 +106,9 @@ class Follower:
         self.cursor = load_cursor(db, STATE_NAME)
         report.sure_until = self.cursor.get("sure_until")
         self.sure = False  # whether events may move sure_until: caught up, and nothing kept aside since
-        self.caught_up = asyncio.Event()
+        self._group: asyncio.TaskGroup | None = None  # the connection's tasks, for a repair walk
+        self._repair: asyncio.Task | None = None
+        self._last_walk = 0.0  # time.monotonic() of the last catch-up's start
 
     async def run(self) -> None:
         pause = self.options.backoff_min
@@ -134,9 +139,9 @@ class Follower:
         run = start_run(self.db, STATE_NAME, filter_id=self.client.filter_id)
         status, message = "stopped", "interrupted"
         try:
-            async with asyncio.TaskGroup() as group:
-                group.create_task(self._catch_up(joined))
-                group.create_task(self._events(channel))
+            async with asyncio.TaskGroup() as self._group:
+                self._group.create_task(self._catch_up(joined))
+                self._group.create_task(self._events(channel))
         except* (ChannelLost, ApiError) as lost:
             status, message = "ok", str(lost.exceptions[0])
             raise ChannelLost(message) from None
@@ -144,6 +149,7 @@ class Follower:
             status, message = "failed", str(failed.exceptions[0])
             raise failed.exceptions[0] from None
         finally:
+            self._group = self._repair = None
             _finish(self.db, run, status, message, self.report)
 
     async def _events(self, channel: Channel) -> None:
@@ -164,10 +170,21 @@ class Follower:
         self.report.lag_seconds = _lag(item, seen_at)
 
     def _keep_aside(self, frame: Any, reason: str, seen_at: str) -> None:
-        self.sure = False  # it may have named a change: the next catch-up walks from before it
+        self.sure = False  # it may have named a change: a catch-up walks from before it
         self.report.rejected += 1
         self.applier.keep_aside(frame, reason, lambda: self._save(seen_at))
         self.say(f"kept aside: {reason}")
+        if self._group is not None and self._repair is None:
+            self._repair = self._group.create_task(self._repair_walk())
+
+    async def _repair_walk(self) -> None:
+        """A catch-up while still connected, after a frame kept aside: at most one each
+        :attr:`FollowOptions.repair_every` seconds, however many frames a hostile stream spoils."""
+        await asyncio.sleep(max(0.0, self._last_walk + self.options.repair_every - time.monotonic()))
+        while self.report.catching_up:
+            await asyncio.sleep(0.1)
+        self._repair = None
+        await self._catch_up(utc_text())
 
     def _save(self, seen_at: str | None, applied: str | None = None) -> None:
         """Save the cursor (in the caller's transaction), counting the event ``applied``:
@@ -185,6 +202,7 @@ class Follower:
         """Walk what changed since the sure moment (and the ids above the highest held); then the
         join's moment is sure. Resumes nothing: a walk cut short starts again from the sure moment."""
         sure_until, high_water = self._starting_point()
+        self._last_walk = time.monotonic()
         before = self.client.requests_made - self.report.catch_up_requests  # the report counts every walk's
         self.report.catch_ups += 1
         self.report.catching_up = True
@@ -209,7 +227,9 @@ class Follower:
                  "(every catch-up of this run)")
 
     def _caught_up(self, joined: str, after: int, high_water: int | None) -> None:
-        self.sure, self.report.catching_up = True, False
+        # Sure of everything before the walk began; events move that on unless a frame was kept
+        # aside during the walk (its repair is then pending).
+        self.sure, self.report.catching_up = self._repair is None, False
         self.report.sure_until = min(joined, utc_text())
         self.cursor = {**self.cursor, "high_water": max(after, high_water if high_water is not None else -1)}
         self._save(None)

@@ -122,16 +122,20 @@ async def test_a_disconnect_during_which_edits_happen_is_repaired_by_the_catch_u
 
 
 async def test_a_malformed_frame_is_kept_aside_and_the_follower_goes_on(site, config):
-    site.set_faults("wsgarble:1")
-    async with Following(config) as following:
-        sure = following.report.sure_until
+    site.set_faults("wsgarble:2")
+    async with Following(config, FollowOptions(backoff_min=0.05, heartbeat=0.5, repair_every=1.0)) as following:
+        sure, walks = following.report.sure_until, following.report.catch_ups
         await asyncio.to_thread(control, site, "/images/6/edit", {"tags": ["safe", "after a bad frame"]})
         await eventually(lambda: "after a bad frame" in following.image(6)["tags"])
         kept = following.db.execute("SELECT reason, raw FROM rejects WHERE resource = 'firehose'").fetchall()
-        assert following.report.rejected >= 1 and kept
-        assert any("not a Phoenix V2 frame" in reason for reason, _ in kept)
-        # a frame kept aside may have named a change: the sure moment stays until the next catch-up
-        assert following.report.sure_until == sure
+        (bad_frame_seen,) = following.db.execute("SELECT seen_at FROM rejects WHERE resource = 'firehose'").fetchone()
+        assert following.report.rejected == 1 and [json.loads(raw) for _, raw in kept] == [{"frame": '{"not json'}]
+        assert "not a Phoenix V2 frame" in kept[0][0]
+        # a frame kept aside may have named a change: the sure moment stays until a catch-up walks
+        # over it, which follows (the connection kept) once repair_every has passed since the last
+        assert following.report.sure_until <= bad_frame_seen or following.report.catch_ups > walks
+        await eventually(lambda: following.report.catch_ups == walks + 1 and not following.report.catching_up)
+        assert following.report.sure_until > sure and following.report.connections == 1
 
 
 async def test_a_stalled_connection_is_found_by_its_heartbeat_and_replaced(site, config):
