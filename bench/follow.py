@@ -14,9 +14,10 @@ Compared in the same run: the catch-up walk after a gap in which the same number
 changed (CPU per record stored, and wall time), against the live events' CPU per record.
 
 The issue's targets: p95 <= 1 s at 50 events/s, CPU <= 2 ms an event. Measured 2026-11-28 on 2
-cores shared with other test runs (load 5.7), 300 images, 25 edits/s for 8 s: p50 19 ms, p95 98
-ms, 49.4 events/s, 1.28 ms of CPU an event; the catch-up of 100 changed images 3 requests, 474 ms,
-0.62 ms a record (0.24x the live events' CPU per record).
+cores shared with other test runs (load 9.0), 300 images, 25 edits/s for 8 s: p50 27 ms, p95 66
+ms, 49.7 events/s, 1.30 ms of CPU an event; the catch-up of 100 changed images 5 requests (3 of
+images, the fewest, 1 of comments, 1 of posts), 379 ms, 0.62 ms a record (0.24x the live events'
+CPU per record).
 """
 
 from __future__ import annotations

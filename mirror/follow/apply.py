@@ -117,11 +117,12 @@ class Applier:
 
     # -- images ---------------------------------------------------------------------------------
 
-    def _holds(self, image_id: int) -> bool:
-        return self.db.execute("SELECT 1 FROM images WHERE id = ?", [image_id]).fetchone() is not None
+    def holds(self, image_id: Any) -> bool:
+        """Whether the mirror holds the image ``image_id`` names (False for what is not an id)."""
+        return valid_id(image_id) and self.db.execute("SELECT 1 FROM images WHERE id = ?", [image_id]).fetchone() is not None
 
     def _wanted(self, image_id: int) -> bool:
-        return self.scope.all_images or self._holds(image_id)
+        return self.scope.all_images or self.holds(image_id)
 
     async def _image(self, payload: Mapping[str, Any]) -> list[Write]:
         image = _image_record(payload, "image")
@@ -137,7 +138,7 @@ class Applier:
 
     async def _image_edit(self, payload: Mapping[str, Any]) -> list[Write]:
         image_id = _id(payload, "image_id")
-        if self._holds(image_id) or not self.scope.all_images:
+        if self.holds(image_id) or not self.scope.all_images:
             return []  # the image:update that follows carries the record
         return [partial(self._save_images, [await self._fetch_image(image_id)])]
 
@@ -173,7 +174,7 @@ class Applier:
         if not self.scope.comments or not valid_id(image_id):
             return []
         stores: list[Write] = []
-        if not self._holds(image_id):
+        if not self.holds(image_id):
             if not self.scope.all_images:
                 return []
             stores.append(partial(self._save_images, [await self._fetch_image(image_id)]))

@@ -5,7 +5,8 @@ follower keeps one moment durably, ``sure_until``, in its cursor (``sync_state``
 ``follow``), saved in the transaction of each event it stores: every change the site made before
 it is in the mirror. On every connect it joins the channel first, then walks the images that
 changed since (``updated_at.gte:`` ``sure_until`` less the overlap) and the ids above the highest
-it holds, through the images crawler's keyset query, at the configured pace, while the events
+it holds, through the images crawler's keyset query (and the comments and posts created or edited
+since, as their crawlers' refreshes walk them), at the configured pace, while the events
 that arrive meanwhile are stored as they come. When the walk ends, the join's moment is sure, and
 each event then moves ``sure_until`` to its arrival. A frame kept aside (malformed, of an unknown
 shape) may have named a change: ``sure_until`` stays where it was until a catch-up walks over it,
@@ -38,6 +39,7 @@ from ..store import ImageWriter
 from ..store.state import Run, load_cursor, save_cursor, start_run
 from ..sync.clock import since
 from ..sync.images import STATE_NAME as IMAGES_STATE, walk_query
+from ..sync.newest_first import newest_first
 from ..sync.paging import PER_PAGE, ProgressGuard, last_search_page
 from .apply import Applier, FollowScope
 from .phoenix import HEARTBEAT, Channel, ChannelLost, Event, FirehoseRefused, Malformed, open_channel, socket_url
@@ -206,14 +208,15 @@ class Follower:
         before = self.client.requests_made - self.report.catch_up_requests  # the report counts every walk's
         self.report.catch_ups += 1
         self.report.catching_up = True
-        writer, guard, after = ImageWriter(self.db, self.client.base_url), ProgressGuard("follow catch-up"), -1
         since_text = since(sure_until, self.options.overlap)
+        await self._walk_messages(since_text, before)
+        writer, guard, after = ImageWriter(self.db, self.client.base_url), ProgressGuard("follow catch-up"), -1
         while True:
             q = walk_query(self.options.query, after, high_water=high_water, since=since_text)
             page = await self.client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc")
             finished, before_page = last_search_page(page, PER_PAGE), after
             with self.db.atomic():
-                saved = writer.save_page(_not_older(self.db, page.records))
+                saved = writer.save_page(_not_older(self.db, "images", page.records))
                 walked = [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
                 after = max([after, *walked, *saved.keys])
                 if finished:
@@ -225,6 +228,23 @@ class Follower:
                 break
         self.say(f"caught up: {self.report.catch_up_records} records in {self.report.catch_up_requests} requests "
                  "(every catch-up of this run)")
+
+    async def _walk_messages(self, since_text: str | None, before: int) -> None:
+        """The comments and forum posts created or edited since ``since_text``, newest first, as
+        their crawlers' refresh walks them (comments: of the images the mirror holds). A mirror
+        never synced (no such moment) leaves them to its first sync."""
+        walks = [("comments", self.client.search_comments, self.applier.comments)] if self.options.scope.comments else []
+        walks += [("posts", self.client.search_posts, self.applier.posts)] if self.options.scope.forums else []
+        for table, search, writer in walks if since_text else []:
+            async for page, _ in newest_first(lambda q, n, search=search: search(q, page=n),
+                                              f"updated_at.gte:{since_text}", what=f"the follower's {table} catch-up"):
+                records = [r for r in page.records if isinstance(r, dict)]
+                if table == "comments":
+                    records = [r for r in records if self.applier.holds(r.get("image_id"))]
+                with self.db.atomic():
+                    writer.save(_not_older(self.db, table, records))
+                self.report.catch_up_records += len(records)
+                self.report.catch_up_requests = self.client.requests_made - before
 
     def _caught_up(self, joined: str, after: int, high_water: int | None) -> None:
         # Sure of everything before the walk began; events move that on unless a frame was kept
@@ -243,11 +263,11 @@ class Follower:
         return images.get("last_start"), images.get("high_water")
 
 
-def _not_older(db: Database, records: list[Any]) -> list[Any]:
+def _not_older(db: Database, table: str, records: list[Any]) -> list[Any]:
     """The page's records less those older than the row kept: an event stored while the page was
     on its way carries a later version (``updated_at``, the site's clock), and must not be undone."""
     ids = [r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int]
-    kept = dict(db.execute("SELECT id, updated_at FROM images WHERE id IN (SELECT value FROM json_each(?))",
+    kept = dict(db.execute(f"SELECT id, updated_at FROM {table} WHERE id IN (SELECT value FROM json_each(?))",
                            [json.dumps(ids)]).fetchall())
     return [r for r in records if not (isinstance(r, dict) and isinstance(r.get("updated_at"), str)
                                        and isinstance(kept.get(r.get("id")), str) and kept[r["id"]] > r["updated_at"])]

@@ -108,6 +108,7 @@ async def test_a_disconnect_during_which_edits_happen_is_repaired_by_the_catch_u
         await eventually(lambda: not following.report.connected)
         await asyncio.to_thread(control, site, "/images/5/edit", {"tags": ["safe", "missed while away"]})
         (added,) = (await asyncio.to_thread(control, site, "/images/add", {"n": 1}))["ids"]
+        (comment_id,) = (await asyncio.to_thread(control, site, "/images/5/comments", {"body": "While away"}))["ids"]
         await asyncio.sleep(0.3)
         assert "missed while away" not in following.image(5)["tags"]
         site.clear_requests()
@@ -115,6 +116,7 @@ async def test_a_disconnect_during_which_edits_happen_is_repaired_by_the_catch_u
         await following.caught_up(2)
         assert "missed while away" in following.image(5)["tags"]
         assert following.image(added)["id"] == added
+        assert following.db.execute("SELECT body FROM comments WHERE id = ?", [comment_id]).fetchone() == ("While away",)
         report = following.report
         assert report.reconnects >= 1 and report.catch_ups >= 2
         # the walk's pages and nothing else: within one of the minimum (one page holds them all)
