@@ -41,6 +41,7 @@ from ..sync.clock import since
 from ..sync.images import STATE_NAME as IMAGES_STATE, walk_query
 from ..sync.newest_first import newest_first
 from ..sync.paging import PER_PAGE, ProgressGuard, last_search_page
+from ..words import counted
 from .apply import Applier, FollowScope
 from .phoenix import HEARTBEAT, Channel, ChannelLost, Event, FirehoseRefused, Malformed, open_channel, socket_url
 
@@ -93,9 +94,9 @@ class FollowReport:
 
     def summary(self) -> str:
         kinds = ", ".join(f"{n} {name}" for name, n in sorted(self.events.items())) or "no events"
-        return (f"follow: {kinds}; {self.rejected} kept aside; {self.reconnects} reconnects; "
-                f"{self.catch_ups} catch-ups ({self.catch_up_requests} requests, {self.catch_up_records} records); "
-                f"sure until {self.sure_until or 'never'}")
+        return (f"follow: {kinds}; {self.rejected} kept aside; {counted(self.reconnects, 'reconnect')}; "
+                f"{counted(self.catch_ups, 'catch-up')} ({counted(self.catch_up_requests, 'request')}, "
+                f"{counted(self.catch_up_records, 'record')}); sure until {self.sure_until or 'never'}")
 
 
 class Follower:
@@ -204,6 +205,7 @@ class Follower:
         """Walk what changed since the sure moment (and the ids above the highest held); then the
         join's moment is sure. Resumes nothing: a walk cut short starts again from the sure moment."""
         sure_until, high_water = self._starting_point()
+        records, requests = self.report.catch_up_records, self.report.catch_up_requests
         self._last_walk = time.monotonic()
         before = self.client.requests_made - self.report.catch_up_requests  # the report counts every walk's
         self.report.catch_ups += 1
@@ -226,8 +228,8 @@ class Follower:
             guard.check(page, moved=finished or after != before_page)
             if finished:
                 break
-        self.say(f"caught up: {self.report.catch_up_records} records in {self.report.catch_up_requests} requests "
-                 "(every catch-up of this run)")
+        self.say(f"caught up: {counted(self.report.catch_up_records - records, 'record')} in "
+                 f"{counted(self.report.catch_up_requests - requests, 'request')}")
 
     async def _walk_messages(self, since_text: str | None, before: int) -> None:
         """The comments and forum posts created or edited since ``since_text``, newest first, as
