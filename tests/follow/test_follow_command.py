@@ -102,3 +102,24 @@ async def test_it_rewrites_its_metrics_file_and_pings_the_health_check_while_con
     assert metrics[("mirror_follow_reconnects", ())] == 2 and metrics[("mirror_follow_connected", ())] == 0
     assert metrics[("mirror_follow_sure_until_timestamp_seconds", ())] == 1795856400
     assert not (tmp_path / "mirror.prom").exists()  # the nightly job's own file is left to it
+
+
+def test_a_follower_killed_outright_while_edits_flow_misses_nothing_once_started_again(config, site, tmp_path):
+    path = write_config(config, tmp_path / "mirror.toml")
+    follower = mirror(path, "follow", "--quiet")
+    wait_for(lambda: follower.poll() is not None or caught_up(config))
+    for n in range(6):  # some arrive while it runs, some while it is dead
+        site.editor.edit_image(2 + n, description=f"edit {n}")
+        if n == 2:
+            follower.send_signal(signal.SIGKILL)
+            follower.wait(timeout=10)
+    restarted = mirror(path, "follow", "--quiet")
+    db = open_database(config.database)
+    try:
+        wait_for(lambda: all(json.loads(db.execute("SELECT raw FROM images WHERE id = ?", [2 + n]).fetchone()[0])
+                             ["description"] == f"edit {n}" for n in range(6)))
+    finally:
+        restarted.send_signal(signal.SIGTERM)
+        restarted.communicate(timeout=30)
+        db.close()
+    assert restarted.returncode == 0
