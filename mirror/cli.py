@@ -8,7 +8,7 @@ cannot be written (disk full, permissions, another program's write transaction, 
 or must not be touched (a newer schema, another program's database); 6 `mirror verify` found
 missing or corrupt files (`mirror verify --repair` fetches them again); 7 another run is writing
 to the same mirror (this one did nothing); 8 `mirror serve`, `browse` or `site` cannot listen where
-asked (the port is in use). Each error class carries its own code
+asked (the port is in use); 9 `mirror follow`: the site lets no client follow its firehose. Each error class carries its own code
 (:mod:`mirror.errors` draws the tree); :func:`handle_errors` is the one place that applies it.
 """
 
@@ -213,6 +213,22 @@ def sync(ctx: click.Context, resources: tuple[str, ...], quiet: bool, as_json: b
     """Mirror every enabled resource, or the RESOURCES named."""
     _run(ctx, runs.sync, resources, output=RunOutput("sync", lambda config: sync_plan(config, resources), quiet,
                                                      as_json))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True,
+              help="When it stops, print what it did as one JSON object on stdout (keys in docs/follow.md).")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors: no line per connection or catch-up.")
+@click.pass_context
+@handle_errors
+def follow(ctx: click.Context, as_json: bool, quiet: bool) -> None:
+    """Follow the site's firehose: each edit in the mirror as it happens, until stopped.
+
+    Catches up what changed while it was away on every (re)connect. Runs beside the nightly sync.
+    """
+    from .commands.follow import run_follower
+
+    run_follower(_config(ctx), as_json=as_json, quiet=quiet)
 
 
 @cli.command()
@@ -606,7 +622,8 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
          stand_ins: bool) -> None:
     """Run the local Philomena-compatible site (for tests, demos and benchmarks).
 
-    Besides the API under /api/v1/json it answers a control API, to change the board while it runs
+    Besides the API under /api/v1/json and its firehose at /socket/websocket (each edit below sent
+    as the real site sends it; docs/follow.md) it answers a control API, to change the board while it runs
     (JSON bodies; never rate limited, faulted or logged). With SITE its address:
 
     \b
@@ -615,6 +632,10 @@ def site(seed: int, image_count: int, host: str, port: int, faults: str, fixture
                       set tags, score, description, thumbnails_generated or any other field
       curl -d '{"reason": "Rule #0"}' SITE/_control/images/ID/hide   hide (delete) an image
       curl -d '{"into": 12}' SITE/_control/images/ID/merge  merge an image into another
+      curl -d '{"body": "Hi!"}' SITE/_control/images/ID/comments   comment on an image
+      curl -d '{"body": "Edited."}' SITE/_control/comments/ID/edit   edit a comment
+      curl -d '{"body": "A reply."}' SITE/_control/topics/ID/posts   reply to a topic
+      curl -X POST SITE/_control/firehose/close             close every firehose connection
       curl -d '{"spec": "ratelimit,flaky"}' SITE/_control/faults     switch faults ("" for none)
       curl SITE/_control/requests                           every request seen, as JSON
       curl -X POST SITE/_control/requests/clear             forget them

@@ -16,7 +16,8 @@ with no table of its own::
     ├── StorageFailure          5  the files cannot be written (mirror.download.storage)
     ├── BoardMissing            5  no mirror database to serve (mirror.serve.board)
     ├── MirrorBusy              7  another run is writing to the same mirror (mirror.store.run_lock)
-    └── PortUnavailable         8  serve, browse or site cannot listen where asked: the port is taken (mirror.listening)
+    ├── PortUnavailable         8  serve, browse or site cannot listen where asked: the port is taken (mirror.listening)
+    └── FirehoseRefused         9  the site lets no client follow its firehose (mirror.follow.phoenix)
 
 Status 6 is not an error: `mirror verify` ends with it when it found missing or corrupt files.
 """
@@ -24,10 +25,11 @@ Status 6 is not an error: `mirror verify` ends with it when it found missing or 
 from __future__ import annotations
 
 __all__ = ["MirrorError", "EXIT_ERROR", "EXIT_USAGE", "EXIT_UNAVAILABLE", "EXIT_REJECTED", "EXIT_STORE",
-           "EXIT_DAMAGED", "EXIT_BUSY", "EXIT_PORT_BUSY"]
+           "EXIT_DAMAGED", "EXIT_BUSY", "EXIT_PORT_BUSY", "EXIT_NO_FIREHOSE"]
 
 EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_REJECTED, EXIT_STORE, EXIT_DAMAGED, EXIT_BUSY = 1, 2, 3, 4, 5, 6, 7
 EXIT_PORT_BUSY = 8
+EXIT_NO_FIREHOSE = 9
 
 
 class MirrorError(Exception):

@@ -109,11 +109,14 @@ def test_the_fence_sees_an_import_from_inside_a_function(tmp_path):
 
 @pytest.mark.parametrize("layer, forbidden", [
     ("mirror.store", ("mirror.api", "mirror.sync", "mirror.download", "mirror.serve", "mirror.browse",
-                      "mirror.dump")),
+                      "mirror.dump", "mirror.follow")),
+    # The follower is a reader too: it feeds the store's writers and walks with the crawlers' queries.
+    ("mirror.follow", ("mirror.serve", "mirror.browse", "mirror.dump", "mirror.download", "mirror.commands")),
+    ("mirror.sync", ("mirror.follow",)),
     # The dump reader is a way in beside the crawlers: it feeds the store's writers, never the crawlers.
     ("mirror.dump", ("mirror.sync", "mirror.serve", "mirror.browse")),
     ("mirror.serve", ("mirror.api", "mirror.sync")),
-    ("mirror.api", ("mirror.sync", "mirror.store", "mirror.serve", "mirror.browse")),
+    ("mirror.api", ("mirror.sync", "mirror.store", "mirror.serve", "mirror.browse", "mirror.follow")),
     # Search reads today's board; the past is a reader beside it that builds on it, chosen by the callers.
     ("mirror.search", ("mirror.asof", "mirror.serve", "mirror.browse")),
 ])
@@ -123,3 +126,11 @@ def test_data_flows_one_way(graph, layer, forbidden):
     wrong = {name: sorted(t for t in targets if t.startswith(forbidden))
              for name, targets in graph.items() if name == layer or name.startswith(layer + ".")}
     assert {name: found for name, found in wrong.items() if found} == {}
+
+
+def test_only_the_commands_run_the_follower(graph):
+    """``mirror follow`` is a command's: no layer below the CLI reaches for the firehose."""
+    outside = {name: sorted(t for t in targets if t == "mirror.follow" or t.startswith("mirror.follow."))
+               for name, targets in graph.items()
+               if not (name.startswith("mirror.follow") or name.startswith("mirror.commands."))}
+    assert {name: found for name, found in outside.items() if found} == {}

@@ -110,7 +110,14 @@ def _export(cursor: Cursor) -> str:
             f", with every version seen up to {_when(cursor.get('through'))}")
 
 
+def _follow(cursor: Cursor) -> str:
+    counts = cursor.get("counts") or {}
+    return (f"mirror follow: every change before {_when(cursor.get('sure_until'))} is in the mirror; "
+            f"{counts.get('events', 0)} events stored, {counts.get('rejected', 0)} kept aside, "
+            f"{counts.get('reconnects', 0)} reconnects by its last run")
+
+
 DESCRIBE: dict[str, Callable[[Cursor], str]] = {
-    "images": _images, "tags": _tags, "comments": _follower, "galleries": _follower, "posts": _follower,
+    "follow": _follow, "images": _images, "tags": _tags, "comments": _follower, "galleries": _follower, "posts": _follower,
     "forums": _forums, "filters": _filters, "profiles": _profiles, "featured": _featured, "export": _export,
 }

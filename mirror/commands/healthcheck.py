@@ -36,6 +36,10 @@ class Pinger:
     def start(self) -> None:
         self._ping(f"{self.url}/start", "")
 
+    def alive(self, body: str) -> None:
+        """A ping of a process that runs for good (``mirror follow``), once a period: still well."""
+        self._ping(self.url, body)
+
     def end(self, exit_code: int, body: str) -> None:
         """``body`` (the run's summary) shows in the check's log."""
         self._ping(self.url if exit_code == 0 else f"{self.url}/{exit_code}", body)

@@ -13,7 +13,9 @@ The config check refuses a path that is not a regular file already (exit 2).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
 from prometheus_client.parser import text_string_to_metric_families
@@ -124,3 +126,45 @@ def _kept_samples(text: str | None, command: str) -> list[tuple[str, dict[str, s
         return []
     return [(sample.name, sample.labels, sample.value) for family in families for sample in family.samples
             if sample.name in RUN_SERIES and sample.labels.get("command") != command]
+
+
+# name: help; the follower's own file, beside the runs' (:func:`follow_metrics_path`).
+FOLLOW_SERIES: dict[str, str] = {
+    "mirror_follow_rejected": "Firehose frames the follower kept aside in rejects since it started.",
+    "mirror_follow_connections": "Connections to the firehose the follower made since it started.",
+    "mirror_follow_reconnects": "Times the follower had to connect again since it started.",
+    "mirror_follow_catch_ups": "Catch-up walks (one a connection) since it started.",
+    "mirror_follow_catch_up_requests": "Requests the catch-up walks sent since it started.",
+    "mirror_follow_fetched": "Records events named that the mirror lacked, fetched one by one since it started.",
+    "mirror_follow_connected": "1 while the follower is connected to the firehose, else 0.",
+}
+
+
+def follow_metrics_path(metrics_file: str | Path) -> Path:
+    """Where the follower writes its figures: beside ``report.metrics_file``, ``-follow`` added to
+    its name (``mirror.prom`` -> ``mirror-follow.prom``), so the two processes never rewrite one
+    file at once; node_exporter's textfile collector reads both."""
+    path = Path(metrics_file)
+    return path.with_name(f"{path.stem}-follow{path.suffix}")
+
+
+def write_follow_metrics(path: str | Path, report: dict[str, Any]) -> None:
+    """Write a follower's report (``FollowReport.to_json()``) to ``path``, atomically."""
+    registry = CollectorRegistry()
+    events = Gauge("mirror_follow_events", "Firehose events stored since the follower started, by event.",
+                   ("event",), registry=registry)
+    for event, count in report["events"].items():
+        events.labels(event=event).set(count)
+    for name, text in FOLLOW_SERIES.items():
+        Gauge(name, text, registry=registry).set(float(report[name.removeprefix("mirror_follow_")]))
+    if report["lag_seconds"] is not None:
+        Gauge("mirror_follow_lag_seconds", "The last event's arrival less its record's updated_at (the site's clock).",
+              registry=registry).set(report["lag_seconds"])
+    sure = parse_utc(report["sure_until"] or "")
+    if sure is not None:
+        Gauge("mirror_follow_sure_until_timestamp_seconds",
+              "Every change the site made before this moment is in the mirror (Unix time).",
+              registry=registry).set(sure.timestamp())
+    Gauge("mirror_follow_written_timestamp_seconds", "When the follower wrote this file (Unix time).",
+          registry=registry).set(time.time())
+    write_to_textfile(str(path), registry)

@@ -101,12 +101,15 @@ class HistoryRecorder:
         if counters not in COUNTER_MODES:
             raise ValueError(f"history.counters must be one of {', '.join(COUNTER_MODES)}, not {counters!r}")
         self.db, self.run_id, self.counters = db, run_id, counters
+        # When the changes written now were seen, if not now: the moment a firehose event arrived
+        # (mirror.follow), the best change time anyone outside the site has.
+        self.seen_at: str | None = None
 
     def saw(self, resource: str, seen: Sequence[Seen], aliases: Mapping[str, str] | None = None) -> None:
         """Keep what changed in each record seen (nothing for one that did not change). ``aliases``
         are the fields the site sends under two names (``creator`` or ``user``, see
         ``TableSpec.aliases``): one record under either name is the same record."""
-        now = utc_text()
+        now = self.seen_at or utc_text()
         for item in seen:
             found = self._change(resource, item, now, aliases or {})
             if found is not None:
@@ -117,7 +120,7 @@ class HistoryRecorder:
 
     def event(self, resource: str, key: Any, event: str, changes: Mapping[str, Any] | None = None) -> None:
         """Keep an event the writers do not see as a record (a gallery gone, a comment destroyed)."""
-        self._write(resource, key, event, changes, utc_text())
+        self._write(resource, key, event, changes, self.seen_at or utc_text())
 
     def _change(self, resource: str, item: Seen, now: str,
                 aliases: Mapping[str, str]) -> tuple[str, dict | None, list] | None:

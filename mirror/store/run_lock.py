@@ -31,15 +31,18 @@ class MirrorBusy(MirrorError):
     exit_code = EXIT_BUSY
 
 
-def lock_path(database: Path) -> Path:
-    return database.with_name(database.name + ".lock")
+def lock_path(database: Path, kind: str = "") -> Path:
+    return database.with_name(f"{database.name}{'.' + kind if kind else ''}.lock")
 
 
 @contextmanager
-def run_lock(database: Path) -> Iterator[None]:
-    """Hold the mirror's lock for the body, or raise :class:`MirrorBusy` naming who holds it."""
-    path = lock_path(database)
-    handle = _locked(database, path)
+def run_lock(database: Path, kind: str = "") -> Iterator[None]:
+    """Hold the mirror's lock for the body, or raise :class:`MirrorBusy` naming who holds it.
+
+    ``kind`` names the lock of another kind of writer (``follow``: one follower per mirror, which
+    writes beside a sync rather than after it: docs/follow.md)."""
+    path = lock_path(database, kind)
+    handle = _locked(database, path, kind)
     with handle:
         _sign(handle, path)
         try:
@@ -49,7 +52,7 @@ def run_lock(database: Path) -> Iterator[None]:
             handle.truncate()
 
 
-def _locked(database: Path, path: Path) -> BinaryIO:
+def _locked(database: Path, path: Path, kind: str = "") -> BinaryIO:
     """The lock file at ``path``, opened and locked; raise :class:`MirrorBusy` when another run holds it."""
     while True:
         try:
@@ -63,6 +66,9 @@ def _locked(database: Path, path: Path) -> BinaryIO:
             handle.seek(0)
             holder = handle.read().decode(errors="replace").strip() or "another process"
             handle.close()
+            if kind:
+                raise MirrorBusy(f"{database} is already followed by {holder} (the {kind} lock {path}); "
+                                 "this one did nothing: one follower per mirror is enough.") from None
             raise MirrorBusy(
                 f"{database} is being written by {holder}; this run did nothing. "
                 "If runs keep overlapping, sync less often or wait for the first full sync to finish."

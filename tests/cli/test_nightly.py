@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
 from ..support.configs import changed, site_config, site_images, write_config
+from ..support.pings import Pings
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")
 API_KEY = "nightly-secret-key-123"
@@ -205,38 +205,6 @@ def test_a_metrics_path_that_became_something_else_since_the_check_is_left_alone
         after = path.lstat()
         assert (after.st_ino, after.st_mode, after.st_size) == (before.st_ino, before.st_mode, before.st_size), kind
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.prom", "fifo.prom", "folder.prom", "zero.prom"]
-
-
-class Pings:
-    """A health-check service on 127.0.0.1 that records every ping (method, path, body)."""
-
-    def __init__(self, status: int = 200) -> None:
-        pings = self.pings = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                self.record()
-
-            def do_POST(self) -> None:
-                self.record()
-
-            def record(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-                pings.append((self.command, self.path, body))
-                self.send_response(status)
-                self.end_headers()
-                self.wfile.write(b"OK")
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/ping/3f1c-check"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

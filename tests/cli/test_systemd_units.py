@@ -1,4 +1,4 @@
-"""contrib/systemd: the nightly service and its timer say what docs/nightly.md and mirror.errors say.
+"""contrib/systemd: the nightly service and its timer, and the follower's service, say what docs/nightly.md and mirror.errors say.
 
 Read strictly (one key once per section, nothing outside a section), their command is one the CLI
 accepts, their exit statuses are documented ones mapped sensibly, and where `systemd-analyze`
@@ -68,6 +68,24 @@ def test_the_timer_runs_daily_catching_up_missed_nights_with_a_random_delay():
     assert timer["Install"]["WantedBy"] == "timers.target"
 
 
+def test_the_follower_runs_mirror_follow_for_good_beside_the_nightly_service():
+    service = unit("booru-mirror-follow.service")
+    nightly = unit("booru-mirror.service")["Service"]
+    program, *arguments = shlex.split(service["Service"]["ExecStart"])
+    assert program == nightly["WorkingDirectory"] + "/.venv/bin/mirror" and arguments == ["follow"]
+    assert CliRunner().invoke(cli, [*arguments, "--help"]).exit_code == 0
+    assert service["Service"]["Type"] == "exec" and service["Install"]["WantedBy"] == "multi-user.target"
+    for key in ("User", "WorkingDirectory", "ReadWritePaths", "EnvironmentFile", "ProtectSystem"):
+        assert service["Service"][key] == nightly[key], key  # the same mirror, the same account
+
+
+def test_the_follower_restarts_unless_a_restart_would_fail_the_same_way():
+    service = unit("booru-mirror-follow.service")["Service"]
+    prevent = statuses(service["RestartPreventExitStatus"])
+    assert service["Restart"] == "on-failure" and prevent <= DOCUMENTED
+    assert prevent == {errors.EXIT_USAGE, errors.EXIT_STORE, errors.EXIT_BUSY, errors.EXIT_NO_FIREHOSE}
+
+
 def _verify_works() -> bool:
     if shutil.which("systemd-analyze") is None:
         return False
@@ -82,14 +100,17 @@ def test_systemd_analyze_verifies_both_units(tmp_path):
     service = (UNITS / "booru-mirror.service").read_text()
     (tmp_path / "booru-mirror.service").write_text(service.replace("/srv/mirror/.venv/bin/mirror", str(installed)))
     shutil.copy(UNITS / "booru-mirror.timer", tmp_path / "booru-mirror.timer")
+    follower = (UNITS / "booru-mirror-follow.service").read_text()
+    (tmp_path / "booru-mirror-follow.service").write_text(follower.replace("/srv/mirror/.venv/bin/mirror", str(installed)))
     result = subprocess.run(
-        ["systemd-analyze", "verify", str(tmp_path / "booru-mirror.service"), str(tmp_path / "booru-mirror.timer")],
+        ["systemd-analyze", "verify", str(tmp_path / "booru-mirror.service"), str(tmp_path / "booru-mirror.timer"),
+         str(tmp_path / "booru-mirror-follow.service")],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "booru-mirror" not in result.stderr, result.stderr  # no warning about either unit
 
 
-@pytest.mark.parametrize("name", ["booru-mirror.service", "booru-mirror.timer"])
+@pytest.mark.parametrize("name", ["booru-mirror.service", "booru-mirror.timer", "booru-mirror-follow.service"])
 def test_the_units_documentation_is_a_page_and_section_that_exist(name):
     """`systemctl help booru-mirror` opens it: the repository's page on the forge, at its section."""
     url = unit(name)["Unit"]["Documentation"]

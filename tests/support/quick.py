@@ -18,6 +18,7 @@ QUICK: tuple[str, ...] = (
     "tests/dump/test_import_source.py::test_what_is_not_a_dump_file_is_one_line_exit_2_and_creates_nothing",
     "tests/end_to_end/test_fault_suite.py::test_fault[500/502/504 burst]",
     "tests/export/test_command.py::test_export_needs_a_dest",
+    "tests/follow/test_follow.py::test_an_edit_is_in_the_mirror_with_its_history_dated_by_arrival_and_no_request",
     "tests/imaging/test_golden.py",
     "tests/localsite/test_board_edits.py::test_a_board_made_in_a_temporary_folder_goes_with_its_editor",
     "tests/search/test_query.py",

@@ -87,6 +87,9 @@ class BoardEditor:
         # (thumbnails_generated turns true), and the tags the site forbids.
         self.processing_delay = 0.5
         self.tag_blacklist: tuple[str, ...] = ()
+        # Told of each edit the site announces on its firehose, after it commits: (event, facts),
+        # facts naming the records by id (mirror/localsite/http/firehose.py makes the payloads).
+        self.listeners: list[Callable[[str, Record], None]] = []
         self._removal: weakref.finalize | None = None
 
     @classmethod
@@ -389,7 +392,15 @@ class BoardEditor:
                       for i in range(first, first + n)]
             with self.db.atomic():
                 save_history(self.db, [(image, None) for image in images])
-                return [image["id"] for image in self._save_images(images)]
+                ids = [image["id"] for image in self._save_images(images)]
+        for image_id in ids:
+            self._tell("image:create", image_id=image_id)
+        return ids
+
+    def _tell(self, event: str, **facts: Any) -> None:
+        """Announce an edit that has committed to every listener, as the site's broadcasts do."""
+        for listener in list(self.listeners):
+            listener(event, facts)
 
     def _active_users(self) -> list[int]:
         return [row["id"] for row in self.rows("SELECT id FROM users ORDER BY id")]
@@ -408,6 +419,7 @@ class BoardEditor:
             image = self._existing(image_id)
             _check_editable(other_fields, ("id", "raw"))  # before anything changes
             before = {"tag_ids": image["tag_ids"], "source_urls": list(image.get("source_urls") or [])}
+            old_description = image.get("description") if description is not None else None
             if tags is not None:
                 set_image_tags(image, self.vocab.resolve(tags))
             if score is not None:
@@ -426,7 +438,31 @@ class BoardEditor:
             image.update(other_fields)
             image["updated_at"] = self.now()
             save_history(self.db, [(image, before)], image["updated_at"])
-            return self._save_images([image], before["tag_ids"])[0]
+            saved = self._save_images([image], before["tag_ids"])[0]
+        self._announce_edit(saved, before, old_description, thumbnails_generated)
+        return saved
+
+    def _announce_edit(self, image: Record, before: Record, old_description: str | None,
+                       processed: bool | None) -> None:
+        """The events the site sends for an edit: each kind of change, then the image as it is."""
+        names = {t: self.vocab.tags[t]["name"] for t in {*image["tag_ids"], *before["tag_ids"]} if t in self.vocab.tags}
+        added = [names[t] for t in image["tag_ids"] if t not in before["tag_ids"] and t in names]
+        removed = [names[t] for t in before["tag_ids"] if t not in image["tag_ids"] and t in names]
+        sources = list(image.get("source_urls") or [])
+        edits = []
+        if added or removed:
+            edits.append(("image:tag_update", {"added": added, "removed": removed}))
+        if sources != before["source_urls"]:
+            # The site sends each list wrapped in one more list (source_controller.ex: `[added_sources]`).
+            edits.append(("image:source_update", {"added": [[u for u in sources if u not in before["source_urls"]]],
+                                                  "removed": [[u for u in before["source_urls"] if u not in sources]]}))
+        if old_description is not None and image.get("description") != old_description:
+            edits.append(("image:description_update", {"added": image.get("description"), "removed": old_description}))
+        for event, facts in edits:
+            self._tell(event, image_id=image["id"], **facts)
+            self._tell("image:update", image_id=image["id"])
+        if processed:
+            self._tell("image:process", image_id=image["id"])
 
     def add_upload(self, data: bytes, *, name: str, fmt: str, mime_type: str, width: int, height: int,
                    duration: float, animated: bool, tags: list[str], description: str, source_urls: list[str],
@@ -452,6 +488,7 @@ class BoardEditor:
             finish_image_file(image, self.file_source(image_id))
             save_history(self.db, [(image, None)])
             self._save_images([image])
+        self._tell("image:create", image_id=image_id)
         timer = threading.Timer(self.processing_delay, self._processed, (image_id,))
         timer.daemon = True
         timer.start()
@@ -475,7 +512,9 @@ class BoardEditor:
         """Merge an image into another: it becomes a stub carrying `duplicate_of`."""
         if into == image_id or self._image(into) is None:
             raise ValueError(f"cannot merge {image_id} into {into}")
-        return self._set_hidden(image_id, deletion_reason=None, duplicate_of=into)
+        merged = self._set_hidden(image_id, deletion_reason=None, duplicate_of=into)
+        self._tell("image:merge", image_id=image_id, duplicate_of=into)
+        return merged
 
     def unhide_image(self, image_id: int) -> Record:
         return self._set_hidden(image_id, deletion_reason=None, duplicate_of=None, hidden=False)
@@ -505,7 +544,9 @@ class BoardEditor:
             save_messages(self.db, COMMENTS, comments, self._people())
             image["comment_count"] += n
             self._save_images([image])
-            return [c["id"] for c in comments]
+        for comment in comments:
+            self._tell("comment:create", comment_id=comment["id"])
+        return [c["id"] for c in comments]
 
     def edit_comment(self, comment_id: int, *, body: str | None = None, hidden: bool | None = None,
                      destroyed: bool | None = None, edit_reason: str | None = None) -> Record:
@@ -513,7 +554,9 @@ class BoardEditor:
         with self.lock, self.db.atomic():
             comment = self._edited(self.comments[comment_id], body, hidden, destroyed, edit_reason)
             save_messages(self.db, COMMENTS, [comment], self._people())
-            return comment
+        if body is not None:  # the site announces a comment's edits, never its hiding or deletion
+            self._tell("comment:update", comment_id=comment_id)
+        return comment
 
     def edit_post(self, post_id: int, *, body: str | None = None, hidden: bool | None = None,
                   destroyed: bool | None = None, edit_reason: str | None = None) -> Record:
@@ -552,7 +595,9 @@ class BoardEditor:
             record.update(post_count=record["post_count"] + n, last_replied_to_at=now)
             save_topic(self.db, record, posts, self._people())
             self._count_forum(record["forum"], post_count=n)
-            return [p["id"] for p in posts]
+        for post in posts:
+            self._tell("post:create", post_id=post["id"], topic_id=record["id"])
+        return [p["id"] for p in posts]
 
     def _count_forum(self, short_name: str, **added: int) -> None:
         forum = self.forums[short_name]

@@ -23,6 +23,7 @@ from ..files.img import file_routes
 from .control import control_routes
 from .faults import RAW_SEND_KEY, FaultMiddleware, FaultProfile, FaultState
 from .fetch import fetch_loopback
+from .firehose import Firehose, firehose_routes
 from .log import RequestLog, RequestLogMiddleware
 from .uploads import upload_routes
 
@@ -33,15 +34,15 @@ class SiteApp(Starlette):
     """Starlette, plus the server's own `send` in the scope so faults can drop connections."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http":  # (a WebSocket's scope is left as it is)
             scope[RAW_SEND_KEY] = send
         await super().__call__(scope, receive, send)
 
 
 def create_app(editor: BoardEditor, faults: FaultProfile | str | None = None,
                log: RequestLog | None = None, dumps_dir: str | Path | None = None) -> Starlette:
-    """The whole local site: API, image files, dump files and the test control API, behind the
-    fault layer.
+    """The whole local site: API, image files, dump files, the firehose and the test control API,
+    behind the fault layer.
 
     `app.state.faults` (a `FaultState`) can switch the fault profile while the app runs,
     `app.state.request_log` records every request, faulted ones included, and
@@ -52,7 +53,7 @@ def create_app(editor: BoardEditor, faults: FaultProfile | str | None = None,
     app = SiteApp(
         # The POST routes come before the GET API, whose catch-all would answer them 405.
         routes=(control_routes() + file_routes() + dump_routes() + upload_routes() + reverse_routes()
-                + api_routes()),
+                + firehose_routes() + api_routes()),
         middleware=[
             Middleware(RequestLogMiddleware, log=log),
             Middleware(FaultMiddleware, state=fault_state),
@@ -65,6 +66,7 @@ def create_app(editor: BoardEditor, faults: FaultProfile | str | None = None,
     app.state.faults = fault_state
     app.state.fetch_url = fetch_loopback
     app.state.request_log = log
+    app.state.firehose = Firehose(editor, app.state.board, fault_state)
     app.state.dumps_dir = dumps_dir
     # A stand-in for a real site in tests: its file URLs name whatever address it is asked under,
     # a fault proxy's in front of it included (mirror serve never trusts the Host header so).

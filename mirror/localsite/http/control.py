@@ -4,6 +4,10 @@
     POST /_control/images/{id}/edit      {"tags": [...], ...}     -> {"image": <record>}
     POST /_control/images/{id}/hide      {"reason": "Rule #0"}    -> {"image": <stub>}
     POST /_control/images/{id}/merge     {"into": 12}             -> {"image": <stub>}
+    POST /_control/images/{id}/comments  {"n": 1, "body": "..."}  -> {"ids": [...]}
+    POST /_control/comments/{id}/edit    {"body": "..."}          -> {"comment": <record>}
+    POST /_control/topics/{id}/posts     {"n": 1, "body": "..."}  -> {"ids": [...]}
+    POST /_control/firehose/close                                 -> {"closed": 1}
     POST /_control/faults                {"spec": "ratelimit"}    -> {"faults": "ratelimit:30/5"}
     GET  /_control/requests                                       -> {"requests": [...]}
     POST /_control/requests/clear                                 -> {"cleared": true}
@@ -104,6 +108,35 @@ async def merge_image(request: Request) -> Response:
     return _image_response(request, image)
 
 
+def _optional_text(body: dict[str, Any], name: str) -> str | None:
+    return None if body.get(name) is None else _text(body, name, "")
+
+
+async def _add_messages(request: Request, add: Callable[..., list[int]]) -> Response:
+    """Post ``n`` comments or replies (``body``: their text) under the record the path names."""
+    body = await _body(request)
+    ids = add(int(request.path_params["id"]), _integer(body, "n", 1), body=_optional_text(body, "body"))
+    return JsonAnswer({"ids": ids})
+
+
+async def add_comments(request: Request) -> Response:
+    return await _add_messages(request, request.app.state.editor.add_comments)
+
+
+async def add_posts(request: Request) -> Response:
+    return await _add_messages(request, request.app.state.editor.add_posts)
+
+
+async def edit_comment(request: Request) -> Response:
+    body = await _body(request)
+    comment = request.app.state.editor.edit_comment(int(request.path_params["id"]), body=_text(body, "body", ""))
+    return JsonAnswer({"comment": comment})
+
+
+async def close_firehose(request: Request) -> Response:
+    return JsonAnswer({"closed": request.app.state.firehose.close_all()})
+
+
 async def set_faults(request: Request) -> Response:
     body = await _body(request)
     request.app.state.faults.set(str(body.get("spec", "")))
@@ -126,6 +159,10 @@ def control_routes() -> list[BaseRoute]:
         Route("/_control/images/{id:int}/edit", _guarded(edit_image), methods=post),
         Route("/_control/images/{id:int}/hide", _guarded(hide_image), methods=post),
         Route("/_control/images/{id:int}/merge", _guarded(merge_image), methods=post),
+        Route("/_control/images/{id:int}/comments", _guarded(add_comments), methods=post),
+        Route("/_control/comments/{id:int}/edit", _guarded(edit_comment), methods=post),
+        Route("/_control/topics/{id:int}/posts", _guarded(add_posts), methods=post),
+        Route("/_control/firehose/close", close_firehose, methods=post),
         Route("/_control/faults", _guarded(set_faults), methods=post),
         Route("/_control/requests", list_requests, methods=["GET"]),
         Route("/_control/requests/clear", clear_requests, methods=post),

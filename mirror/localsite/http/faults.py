@@ -41,6 +41,20 @@ list answers (a JSON object with `total`: searches, forums, topics, posts, filte
                                 while a walk is under way, or missing from the database behind
                                 the search index
 
+The firehose (`/socket/websocket`, :mod:`.firehose`) has faults of its own; counted per
+connection, they change how each new connection is served:
+
+    wsrefuse                    the WebSocket upgrade is refused (HTTP 403): a proxy that does not
+                                let WebSockets through
+    wsdrop[:EVERY]              the connection is closed (code 1011) after every EVERY-th event
+                                it carries (default 5): whatever happens until the client is back
+                                is never sent to it
+    wsstall                     every connection, those already open included, stays open and
+                                goes silent for good: no events, no replies to joins or heartbeats
+    wsgarble[:EVERY]            before every EVERY-th event (default 3), one malformed frame: in
+                                turn text that is not JSON, JSON that is not a V2 frame, and an
+                                event whose payload is not what the event carries
+
 Faults are counter-based (the record faults and trickle go by id), so a given request sequence always meets
 the same faults. They apply to `/api`, `/img` and `/dumps` paths only (the faults marked `/img`
 only, to image files alone); the `/_control` API is never faulted.
@@ -101,6 +115,10 @@ class FaultProfile:
     vanish: int | None = None
     redirect: str | None = None
     trickle: int | None = None
+    wsrefuse: bool = False
+    wsdrop: int | None = None
+    wsstall: bool = False
+    wsgarble: int | None = None
 
     @property
     def rewrites(self) -> bool:
@@ -195,6 +213,10 @@ _KINDS: dict[str, FaultKind] = {
     "vanish": FaultKind(_count(10)),
     "redirect": FaultKind(_absolute_url),
     "trickle": FaultKind(_count(5)),
+    "wsrefuse": FaultKind(_no_parameters, lambda value: ""),
+    "wsdrop": FaultKind(_count(5)),
+    "wsstall": FaultKind(_no_parameters, lambda value: ""),
+    "wsgarble": FaultKind(_count(3)),
 }
 
 

@@ -1,0 +1,165 @@
+"""`mirror follow` end to end: the local site's firehose over a real socket, the follower storing
+each event through the store's writers, its catch-up after a gap, and what it keeps aside."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from mirror.dates import utc_text
+from mirror.follow import FollowOptions, FollowReport, follow
+from mirror.store import ImageWriter, open_database
+from mirror.wiring import make_client
+
+from ..support.waiting import eventually
+
+
+FAST = FollowOptions(backoff_min=0.05, backoff_max=0.2, heartbeat=0.5, connect_timeout=5)
+
+
+def control(site, path: str, body: dict | None = None) -> dict:
+    answer = httpx.post(site.url + "/_control" + path, json=body or {}, timeout=10)
+    answer.raise_for_status()
+    return answer.json()
+
+
+class Following:
+    """A follower running in this test's loop, with its report and its own connection to the mirror."""
+
+    def __init__(self, config, options: FollowOptions = FAST) -> None:
+        self.config, self.options = config, options
+        self.db = open_database(config.database)
+        self.report = FollowReport()
+
+    async def __aenter__(self):
+        self.client = make_client(self.config)
+        await self.client.__aenter__()
+        self.task = asyncio.create_task(follow(self.client, self.db, self.options, report=self.report))
+        await self.caught_up(1)
+        return self
+
+    async def caught_up(self, connections: int) -> None:
+        await eventually(lambda: self.task.done() or (self.report.connections >= connections and self.report.connected
+                                                      and self.report.catch_ups >= connections
+                                                      and not self.report.catching_up))
+        if self.task.done():
+            self.task.result()
+
+    async def __aexit__(self, *exc) -> None:
+        self.task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await self.task
+        await self.client.__aexit__(None, None, None)
+
+    def image(self, image_id: int) -> dict:
+        return json.loads(self.db.execute("SELECT raw FROM images WHERE id = ?", [image_id]).fetchone()[0])
+
+
+async def test_an_edit_is_in_the_mirror_with_its_history_dated_by_arrival_and_no_request(site, config):
+    async with Following(config) as following:
+        site.clear_requests()
+        sent = utc_text()
+        await asyncio.to_thread(control, site, "/images/3/edit", {"tags": ["safe", "followed tag"],
+                                                                  "description": "Live."})
+        await eventually(lambda: "followed tag" in following.image(3)["tags"] and following.image(3)["description"] == "Live.")
+        arrived = utc_text()
+        assert site.requests == []  # zero requests to the site per edit while connected
+        rows = following.db.execute(
+            "SELECT h.seen_at, r.resource FROM history h JOIN sync_runs r ON r.id = h.run_id "
+            "WHERE h.resource = 'images' AND h.record_key = '3' AND h.event = 'changed'").fetchall()
+        tags = following.db.execute("SELECT change, seen_at FROM image_tag_changes WHERE image_id = 3 "
+                                    "AND tag_name = 'followed tag'").fetchall()
+    assert rows and all(run == "follow" for _, run in rows)
+    assert all(sent <= seen_at <= arrived for seen_at, _ in rows)  # dated by arrival, to the second
+    assert tags and tags[0][0] == "+" and sent <= tags[0][1] <= arrived
+    assert following.report.events["image:tag_update"] == 1 and following.report.events["image:update"] == 2
+
+
+async def test_new_images_comments_posts_merges_and_processing_arrive(site, config):
+    topic = next(iter(site.editor.topics.values()))
+    async with Following(config) as following:
+        (new_id,) = (await asyncio.to_thread(control, site, "/images/add", {"n": 1}))["ids"]
+        (comment_id,) = (await asyncio.to_thread(control, site, f"/images/{new_id}/comments", {"body": "Hi!"}))["ids"]
+        (post_id,) = (await asyncio.to_thread(control, site, f"/topics/{topic['id']}/posts", {"body": "Live reply"}))["ids"]
+        await asyncio.to_thread(control, site, "/images/9/merge", {"into": 10})
+        site.clear_requests()
+        await asyncio.to_thread(site.editor.edit_image, new_id, thumbnails_generated=False)
+        await asyncio.to_thread(site.editor.edit_image, new_id, thumbnails_generated=True)
+        await eventually(lambda: following.report.events["image:process"] == 1)
+        db = following.db
+        assert db.execute("SELECT body FROM comments WHERE id = ?", [comment_id]).fetchone() == ("Hi!",)
+        assert db.execute("SELECT body, forum_short_name, topic_slug FROM posts WHERE id = ?", [post_id]).fetchone() \
+            == ("Live reply", topic["forum"], topic["slug"])
+        assert db.execute("SELECT hidden_from_users, duplicate_of FROM images WHERE id = 9").fetchone() == (1, 10)
+        assert db.execute("SELECT event FROM history WHERE resource = 'images' AND record_key = '9' "
+                          "ORDER BY id DESC LIMIT 1").fetchone() == ("merged",)
+        assert following.image(new_id)["id"] == new_id
+        # image:process names only the id: the record, now with its files, is the one request it costs
+        assert [r.path for r in site.requests] == [f"/api/v1/json/images/{new_id}"]
+
+
+async def test_a_disconnect_during_which_edits_happen_is_repaired_by_the_catch_up(site, config):
+    async with Following(config) as following:
+        site.set_faults("wsrefuse")  # the follower cannot come back until the faults are cleared
+        await asyncio.to_thread(control, site, "/firehose/close")
+        await eventually(lambda: not following.report.connected)
+        await asyncio.to_thread(control, site, "/images/5/edit", {"tags": ["safe", "missed while away"]})
+        (added,) = (await asyncio.to_thread(control, site, "/images/add", {"n": 1}))["ids"]
+        (comment_id,) = (await asyncio.to_thread(control, site, "/images/5/comments", {"body": "While away"}))["ids"]
+        await asyncio.sleep(0.3)
+        assert "missed while away" not in following.image(5)["tags"]
+        site.clear_requests()
+        site.set_faults("")
+        await following.caught_up(2)
+        assert "missed while away" in following.image(5)["tags"]
+        assert following.image(added)["id"] == added
+        assert following.db.execute("SELECT body FROM comments WHERE id = ?", [comment_id]).fetchone() == ("While away",)
+        report = following.report
+        assert report.reconnects >= 1 and report.catch_ups >= 2
+        # the walk's pages and nothing else: within one of the minimum (one page holds them all)
+        assert 1 <= len([r for r in site.requests if "/search/images" in r.path]) <= 2
+
+
+async def test_a_malformed_frame_is_kept_aside_and_the_follower_goes_on(site, config):
+    site.set_faults("wsgarble:2")
+    async with Following(config, FollowOptions(backoff_min=0.05, heartbeat=0.5, repair_every=1.0)) as following:
+        sure, walks = following.report.sure_until, following.report.catch_ups
+        await asyncio.to_thread(control, site, "/images/6/edit", {"tags": ["safe", "after a bad frame"]})
+        await eventually(lambda: "after a bad frame" in following.image(6)["tags"])
+        kept = following.db.execute("SELECT reason, raw FROM rejects WHERE resource = 'firehose'").fetchall()
+        (bad_frame_seen,) = following.db.execute("SELECT seen_at FROM rejects WHERE resource = 'firehose'").fetchone()
+        assert following.report.rejected == 1 and [json.loads(raw) for _, raw in kept] == [{"frame": '{"not json'}]
+        assert "not a Phoenix V2 frame" in kept[0][0]
+        # a frame kept aside may have named a change: the sure moment stays until a catch-up walks
+        # over it, which follows (the connection kept) once repair_every has passed since the last
+        assert following.report.sure_until <= bad_frame_seen or following.report.catch_ups > walks
+        await eventually(lambda: following.report.catch_ups == walks + 1 and not following.report.catching_up)
+        assert following.report.sure_until > sure and following.report.connections == 1
+
+
+async def test_a_stalled_connection_is_found_by_its_heartbeat_and_replaced(site, config):
+    async with Following(config, FollowOptions(backoff_min=0.05, backoff_max=0.2, heartbeat=0.3,
+                                               connect_timeout=0.5)) as following:
+        site.set_faults("wsstall")  # the joined socket goes silent: its next heartbeat is never answered
+        await eventually(lambda: following.report.reconnects >= 2)  # that one, then a join unanswered
+        site.set_faults("")
+        await asyncio.to_thread(control, site, "/images/7/edit", {"tags": ["safe", "after the stall"]})
+        await eventually(lambda: "after the stall" in following.image(7)["tags"])
+
+
+async def test_the_catch_up_never_undoes_a_later_version_an_event_stored_first(site, config):
+    """A page of the walk can be on its way while an event stores a newer version of one of its
+    images; the page's older copy must not overwrite it (the site's updated_at says which is later)."""
+    db = open_database(config.database)
+    newer = {**json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0]),
+             "description": "stored by an event", "updated_at": "2099-01-01T00:00:00Z"}
+    ImageWriter(db, config.base_url).save_page([newer])
+    db.close()
+    await asyncio.to_thread(site.editor.edit_image, 4, description="an older version, walked")
+    await asyncio.to_thread(site.editor.edit_image, 5, description="walked")
+    async with Following(config, FollowOptions(overlap=86400 * 365 * 20)) as following:
+        assert following.image(4)["description"] == "stored by an event"
+        assert following.image(5)["description"] == "walked"  # the walk went on past it
