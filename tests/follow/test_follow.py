@@ -14,6 +14,7 @@ from mirror.follow import FollowOptions, FollowReport, follow
 from mirror.store import ImageWriter, open_database
 from mirror.wiring import make_client
 
+from ..support.browsing import browse_client
 from ..support.waiting import eventually
 
 
@@ -163,3 +164,16 @@ async def test_the_catch_up_never_undoes_a_later_version_an_event_stored_first(s
     async with Following(config, FollowOptions(overlap=86400 * 365 * 20)) as following:
         assert following.image(4)["description"] == "stored by an event"
         assert following.image(5)["description"] == "walked"  # the walk went on past it
+
+
+async def test_browse_shows_what_the_follower_stored_on_the_next_load(site, config):
+    browse = await browse_client(config)  # started before the edit, as a browser left open on a page
+    async with Following(config) as following:
+        before = await browse.get("/-/image/3")
+        assert before.status_code == 200 and "followed live" not in before.text
+        await asyncio.to_thread(control, site, "/images/3/edit", {"tags": ["safe", "followed live"]})
+        await eventually(lambda: "followed live" in following.image(3)["tags"])
+        page = await browse.get("/-/image/3")
+        changes = await browse.get("/-/changes")
+    assert "followed live" in page.text  # a reload is the newest state
+    assert changes.status_code == 200 and "followed live" in changes.text  # the change as it arrived
