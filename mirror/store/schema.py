@@ -668,3 +668,11 @@ def _indexes_that_earn_their_size(db: Database) -> None:
     the most edited image on Derpibooru)."""
     for index in ("history_by_event", "history_by_record", "image_tag_changes_by_image"):
         db.execute(f"DROP INDEX IF EXISTS {index}")
+
+
+@migrations(name="0036_images_by_first_seen")
+def _images_by_first_seen(db: Database) -> None:
+    """The default order's index: ``first_seen_at``, else ``created_at`` for a record from the
+    public dump, which lacks it (:data:`mirror.search.sort.FIRST_SEEN`), so that a search matching
+    most images still reads them in order and stops after one page."""
+    db.execute("CREATE INDEX images_by_first_seen ON images (coalesce(first_seen_at, created_at))")

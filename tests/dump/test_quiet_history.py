@@ -195,3 +195,26 @@ def test_a_search_as_of_a_moment_before_or_after_the_import_finds_what_the_board
     for image_id in (imported["hidden"], imported["merged"]):
         assert _search_as_of(db, f"id:{image_id}", before) == {image_id}
         assert _search_as_of(db, f"id:{image_id}", now) == set()
+
+
+def _newest(db, limit: int = 50) -> list[int]:
+    """The first page of the board's default order (no ``sf``), as serve and browse search it."""
+    path = next(row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main")
+    conn = images.open_reader(path)
+    try:
+        page = images.search(conn, Postings(), images.image_query("*"), ImageScope(), sf=None, sd=None,
+                             limit=limit, offset=0, columns="i.id", seconds=30)
+        return [row["id"] for row in page.rows]
+    finally:
+        conn.close()
+
+
+def test_the_default_order_after_the_import_is_the_sites_by_upload_not_the_images_sent_again_first(imported):
+    """The dump holds no ``first_seen_at``; the images the syncs received again have it. The
+    board's default order still puts them where their upload does, as a mirror made by the API
+    alone (every record with its ``first_seen_at``) orders them."""
+    db = imported["db"]
+    sent_again = {row[0] for row in db.execute("SELECT id FROM images WHERE json_type(raw, '$.first_seen_at') "
+                                               "IS NOT NULL")}
+    assert imported["retagged"] in sent_again
+    assert _newest(db, 300) == _newest(imported["api"], 300)
