@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 
 import pytest
@@ -144,8 +143,6 @@ def test_in_a_real_browser_the_front_page_and_the_tags_colours(board, browser):
         assert all(card["width"] > 0 for card in cards if card["width"] is not None)
         assert all(re.search(r"\u2191-?[\d,]+\s*\u2605[\d,]+\s*\u275d[\d,]+", card["caption"] + tab.inner_text(
             f'figure[data-image-id="{card["id"]}"] .booru-counts')) for card in cards)
-        if os.environ.get("MIRROR_SCREENSHOTS"):  # the screenshot of README.md and docs/browse.md
-            tab.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], "browse-front.png"))
         tab.click("nav.booru-menu >> text=Tables")
         tab.wait_for_url(re.compile(r"/mirror$"))
         assert tab.locator('a[href="/mirror/images"]').count() >= 1
