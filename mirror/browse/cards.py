@@ -35,6 +35,7 @@ class FilterInUse:
     id: int | None
     name: str
     effect: ImageFilter
+    kept: bool = True  # False: the filter the images were synced through, which the mirror lacks
 
     @property
     def spoiler_tags(self) -> tuple[int, ...]:
@@ -71,8 +72,8 @@ def filter_in_use(conn: sqlite3.Connection, chosen: int | None) -> FilterInUse:
     synced = synced_filter(conn)
     if synced is not None:
         row = conn.execute("SELECT * FROM filters WHERE id = ?", [synced]).fetchone()
-        return _of(conn, row) if row is not None else FilterInUse(synced, f"filter {synced} (not mirrored)",
-                                                                  ImageFilter())
+        return _of(conn, row) if row is not None else FilterInUse(synced, f"filter {synced}", ImageFilter(),
+                                                                  kept=False)
     row = conn.execute("SELECT * FROM filters WHERE name = 'Default' AND system = 1 ORDER BY id LIMIT 1").fetchone()
     return NO_FILTER if row is None else _of(conn, row)
 

@@ -30,8 +30,9 @@ from .status import counts
 Echo = Callable[[str], None]
 
 # From the CPU time measured (issue 40), for a quiet 2-core machine: what a first demo's drawing
-# costs an image, and the files a download keeps a second; for the estimates the steps print.
-DRAW_SECONDS_PER_IMAGE = 0.12
+# costs an image (a third less since its PNG paintings have a palette: issue 53), and the files a
+# download keeps a second; for the estimates the steps print.
+DRAW_SECONDS_PER_IMAGE = 0.08
 FILES_PER_SECOND = 20
 BROWSE = "http://127.0.0.1:8001"  # where `mirror browse` listens by default
 DEMO_RATE = 100  # requests a second to the demo's own local site

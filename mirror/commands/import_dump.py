@@ -45,8 +45,9 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
         path = await _downloaded(config, target, sha256, reporter)
     else:
         path = _checked(target, sha256, reporter)
+    root = root or file_root(config, db)
     try:
-        report = import_dump(db, path, file_root=root or file_root(config, db),
+        report = import_dump(db, path, file_root=root,
                              staging_path=Path(f"{config.database}.dump-staging"), progress=reporter.update,
                              line=reporter.line, stopping=_cancelled(asyncio.current_task()), space_check=check_space)
     except DumpError as e:
@@ -58,6 +59,7 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
     crawls = {name: crawler_options(config, name) for name in config.enabled_resources()}
     handed = hand_over(db, report.as_of, crawls, filter_id=config.site.filter_id,
                        walked_at=min(report.dumped_at, utc_text()))
+    reporter.line(f"image records name their files below {root} (--file-root names another host)")
     reporter.line(f"dump of {report.dumped_at} imported; the next sync asks for what changed since {report.as_of}"
                   + (f" ({', '.join(handed)})" if handed else ""))
     if path != target:

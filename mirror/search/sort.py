@@ -9,8 +9,14 @@ import numpy as np
 
 from .compile import Sql, sqlite_number
 
+# The default order, the site's ``first_seen_at``: a record from the public dump lacks it (the dump
+# does not hold it), and the site's own value is the upload's time for all but a few migrated
+# images, so such a record sorts by ``created_at``, among the images uploaded with it, not after
+# every image the API sent again. ``images_by_first_seen`` (migration 0036) indexes this expression.
+FIRST_SEEN = "coalesce({t}.first_seen_at, {t}.created_at)"
+
 IMAGE_SORT_FIELDS = {
-    "id": "{t}.id", "updated_at": "{t}.updated_at", "first_seen_at": "{t}.first_seen_at",
+    "id": "{t}.id", "updated_at": "{t}.updated_at", "first_seen_at": FIRST_SEEN,
     "aspect_ratio": "{t}.aspect_ratio", "faves": "{t}.faves", "downvotes": "{t}.downvotes",
     "upvotes": "{t}.upvotes", "width": "{t}.width", "height": "{t}.height", "score": "{t}.score",
     "comment_count": "{t}.comment_count", "tag_count": "{t}.tag_count", "wilson_score": "{t}.wilson_score",
@@ -62,8 +68,9 @@ def image_order(sf: str | None, sd: str | None, alias: str, *, seed: int) -> Sql
 
 @dataclass(frozen=True)
 class Order:
-    """An image search's order: its ``ORDER BY`` and, when that is one column of the row then the
-    id in the same direction, the column (``id`` for the id alone), whose index can be walked."""
+    """An image search's order: its ``ORDER BY`` and, when that is one column of the row (or the
+    default order's expression) then the id in the same direction, that column or expression over
+    ``images`` (``id`` for the id alone), whose index can be walked."""
 
     sql: Sql
     column: str | None = None
@@ -82,9 +89,9 @@ def image_sort(sf: str | None, sd: str | None, alias: str, *, seed: int) -> Orde
     if field not in IMAGE_SORT_FIELDS and not field.startswith(("random", "gallery_id:")):
         field = "first_seen_at"
     column = _COLUMN.fullmatch(IMAGE_SORT_FIELDS.get(field, ""))
+    walked = FIRST_SEEN.format(t="images") if field == "first_seen_at" else column.group(1) if column else None
     random_seed = sql.params[0] if field.startswith("random") else None
-    return Order(sql, column.group(1) if column else None, sd != "asc", by_id_alone=field.startswith("random"),
-                 seed=random_seed)
+    return Order(sql, walked, sd != "asc", by_id_alone=field.startswith("random"), seed=random_seed)
 
 
 _MASK = 0xFFFFFFFF

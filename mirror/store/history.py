@@ -17,7 +17,12 @@ columns that differ), so the change is at hand; it is kept the way Simon Williso
 
 A field the kept record lacked is not a change when a sync first receives it: it was unknown, not
 different (a public dump leaves out fields the API fills in; the site adds fields to its API).
-The relations of a tag listed in another order are the same relations.
+The relations of a tag listed in another order are the same relations. A date written another way
+(``...:38`` and ``...:38Z``, ``.000`` or not) naming the same instant is the same date. The host an
+image's files are served from (the root of its ``view_url`` and ``representations``) is the
+mirror's configuration, not the record's: a dump imported before the site's URL was set names
+the default host, and the first sync's records, the configured one; with the same files under
+both roots, nothing changed.
 
 Counters (votes, faves, scores, comment and image counts) change on every vote and would fill
 the history with numbers; with them goes ``updated_at``, which the site moves on each vote. A
@@ -37,6 +42,7 @@ without the other. A board the local site generates, or a download, records noth
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -129,7 +135,9 @@ class HistoryRecorder:
         new, old = _named_alike(item.record, aliases), _named_alike(_loads(item.old_raw), aliases)
         if item.is_stub:
             return self._hiding(resource, item, new or {})
-        changes = _diff(old, new or {}, _UNORDERED.get(resource, frozenset()))
+        rooted = _under_root_of(old, new) if resource == "images" else old
+        changes = _diff(rooted, new or {}, _UNORDERED.get(resource, frozenset()))
+        changes = {field: [old.get(field), after] for field, (_, after) in changes.items()}
         tags = _tag_changes(old, new or {}) if resource == "images" else []
         if item.old_hidden:
             return "shown", changes or None, tags
@@ -213,7 +221,43 @@ def _diff(old: Any, new: Mapping[str, Any], unordered: frozenset[str] = frozense
     old = old if isinstance(old, dict) else {}
     return {field: [old.get(field), new.get(field)] for field in sorted(set(old) | set(new))
             if field not in _TAG_FIELDS and field in old and old[field] != new.get(field)
-            and not (field in unordered and _same_members(old[field], new.get(field)))}
+            and not (field in unordered and _same_members(old[field], new.get(field)))
+            and not _same_instant(old[field], new.get(field))}
+
+
+# A date and time as the site writes them, in any of its spellings (a seconds' fraction, Z or an offset).
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+
+
+def _same_instant(old: Any, new: Any) -> bool:
+    """Two spellings of one moment: ``2024-01-02T03:04:38`` and ``2024-01-02T03:04:38.000Z``."""
+    if not (isinstance(old, str) and isinstance(new, str) and _DATE_TIME.match(old) and _DATE_TIME.match(new)):
+        return False
+    before, after = parse_utc(old), parse_utc(new)
+    return before is not None and before == after
+
+
+def _file_root(record: Any) -> str | None:
+    """Where an image record's files are: its ``view_url`` up to ``/view/`` (the site's
+    ``IMAGE_URL_ROOT``), or None."""
+    view = record.get("view_url") if isinstance(record, dict) else None
+    return view.partition("/view/")[0] if isinstance(view, str) and "/view/" in view else None
+
+
+def _under_root_of(old: Any, new: Any) -> Any:
+    """The image record ``old`` with its file URLs moved under ``new``'s file root, so that a change
+    of host (configuration) is no change of the record, while any other change of its URLs is."""
+    before, after = _file_root(old), _file_root(new)
+    if before is None or after is None or before == after:
+        return old
+
+    def moved(url: Any) -> Any:
+        return after + url[len(before):] if isinstance(url, str) and url.startswith(before + "/") else url
+
+    rooted = {**old, "view_url": moved(old["view_url"])}
+    if isinstance(old.get("representations"), dict):
+        rooted["representations"] = {name: moved(url) for name, url in old["representations"].items()}
+    return rooted
 
 
 def _named_alike(record: Any, aliases: Mapping[str, str]) -> Any:

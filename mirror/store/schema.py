@@ -670,7 +670,15 @@ def _indexes_that_earn_their_size(db: Database) -> None:
         db.execute(f"DROP INDEX IF EXISTS {index}")
 
 
-@migrations(name="0036_deferred_upkeep")
+@migrations(name="0036_images_by_first_seen")
+def _images_by_first_seen(db: Database) -> None:
+    """The default order's index: ``first_seen_at``, else ``created_at`` for a record from the
+    public dump, which lacks it (:data:`mirror.search.sort.FIRST_SEEN`), so that a search matching
+    most images still reads them in order and stops after one page."""
+    db.execute("CREATE INDEX images_by_first_seen ON images (coalesce(first_seen_at, created_at))")
+
+
+@migrations(name="0037_deferred_upkeep")
 def _deferred_upkeep(db: Database) -> None:
     """The indexes and full-text triggers a first import leaves to its end (:mod:`.upkeep`), each
     with the SQL that builds it again and, for a trigger, the full-text index to rebuild."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 
 import pytest
@@ -18,7 +17,7 @@ from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
 
 from ..support.browsing import browse_client, browsing, shown_images
-from ..support.configs import RESOURCES, mirror_config, sync, write_config
+from ..support.configs import RESOURCES, mirror_config, site_config, sync, write_config
 
 CARD = re.compile(r'<figure class="booru-image" data-image-id="(\d+)">(.*?)</figure>', re.DOTALL)
 # A filter of our own in the mirror's filters table, spoilering one tag.
@@ -101,6 +100,20 @@ def test_the_filter_in_use_spoilers_what_it_names_and_says_why(board):
     assert f"spoilered: {spoiled}" in html and "<b>Our spoilers</b>" in html
 
 
+def test_a_mirror_without_the_filter_it_was_synced_through_says_so_in_a_sentence(tmp_path):
+    """The dump route once synced images alone: the front page read "spoilers what the filter
+    filter 2 (not mirrored) spoilers or hides" beside an empty filter menu."""
+    with SiteServer(BoardEditor.generate(seed=8, images=6)) as site:
+        config = site_config(site, tmp_path)  # images alone, through the Everything filter
+        sync(config)
+    everything = site.editor.everything_filter_id
+    html = get(config, "/")[1]
+    assert "spoilers what the filter" not in html
+    assert (f"the images were mirrored through <b>filter {everything}</b>, which the mirror does not keep, "
+            "so nothing is spoilered") in html
+    assert f'<option value="{everything}" selected>filter {everything} (not mirrored)</option>' in html
+
+
 def test_grids_are_paged_at_the_top_and_the_bottom(board, monkeypatch):
     config, db, *_ = board
     monkeypatch.setattr(front_page, "PER_PAGE", 10)
@@ -130,8 +143,6 @@ def test_in_a_real_browser_the_front_page_and_the_tags_colours(board, browser):
         assert all(card["width"] > 0 for card in cards if card["width"] is not None)
         assert all(re.search(r"\u2191-?[\d,]+\s*\u2605[\d,]+\s*\u275d[\d,]+", card["caption"] + tab.inner_text(
             f'figure[data-image-id="{card["id"]}"] .booru-counts')) for card in cards)
-        if os.environ.get("MIRROR_SCREENSHOTS"):  # the screenshot of README.md and docs/browse.md
-            tab.screenshot(path=os.path.join(os.environ["MIRROR_SCREENSHOTS"], "browse-front.png"))
         tab.click("nav.booru-menu >> text=Tables")
         tab.wait_for_url(re.compile(r"/mirror$"))
         assert tab.locator('a[href="/mirror/images"]').count() >= 1

@@ -75,3 +75,16 @@ def test_a_taken_port_is_said_in_one_line_before_anything_is_drawn(tmp_path):
         result = CliRunner().invoke(cli, ["demo", "--data", str(tmp_path / "data"), "--port", str(port)])
     assert result.exit_code != 0
     assert str(port) in result.output and "Generating" not in result.output
+
+
+def test_a_second_demo_into_the_same_mirror_adds_no_changes_a_real_site_would_not_make(tmp_path, monkeypatch):
+    """Its planted copies are uploaded again at the same moments: no ``created_at`` or
+    ``first_seen_at`` "changes" head `mirror changes`, which the demo tells people to run."""
+    monkeypatch.setenv("MIRROR_PICTURE_CACHE", str(tmp_path / "pictures"))
+    for _ in range(2):
+        result = CliRunner().invoke(cli, ["demo", "--images", "12", "--data", str(tmp_path / "data")])
+        assert result.exit_code == 0, result.output
+    db = sqlite3.connect(tmp_path / "data" / "mirror.db")
+    changed = db.execute("SELECT resource, record_key, event, changes FROM history WHERE event NOT IN "
+                         "('first_seen', 'counters')").fetchall()
+    assert changed == []

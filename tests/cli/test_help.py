@@ -83,11 +83,14 @@ def control_paths() -> list[str]:
     return [re.sub(r"\{id:int\}", "ID", route.path) for route in control_routes() if isinstance(route, Route)]
 
 
-def test_the_control_api_is_documented_in_the_sites_help_and_the_design_page():
+def test_the_control_api_is_documented_in_the_sites_help_and_on_a_users_page_the_dump_and_history_pages_link():
     help_text = run(["site", "-h"]).output
+    editing = docs.section(docs.page("demo-and-tests.md"), "Editing the local board")
     for path in control_paths():
         assert f"SITE{path}" in help_text, path
-        assert f"/_control{path.removeprefix('/_control')}`" in docs.page("design.md"), path
+        assert f"/_control{path.removeprefix('/_control')}`" in editing, path
+    for name in ("dump.md", "history.md", "design.md"):
+        assert "(demo-and-tests.md#editing-the-local-board)" in docs.page(name), name
 
 
 def test_the_control_api_does_what_the_help_says():

@@ -22,7 +22,7 @@ class Drip(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "100000")
         self.end_headers()
         try:
-            for _ in range(150):  # 7.5 s, then cut: a fetch without a deadline fails the time check
+            for _ in range(600):  # 30 s, then cut: a fetch without a deadline fails the time check
                 self.wfile.write(b"\0")
                 self.wfile.flush()
                 time.sleep(0.05)
@@ -46,7 +46,7 @@ def test_a_slow_drip_is_cut_off_at_the_deadline_with_one_line(dripping, monkeypa
     config.write_text(f'[site]\nbase_url = "http://127.0.0.1:9"\n[store]\ndatabase = "{tmp_path / "m.db"}"\n')
     result = CliRunner().invoke(cli, ["-c", str(config), "reverse", dripping, "--local"])
     took = time.monotonic() - began
-    assert took < 5, f"{took:.1f} s"
+    assert took < 15, f"{took:.1f} s"  # the deadline's 1 s and the command's own start, on a loaded machine too
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "took longer than 1 s" in lines[0] and "Traceback" not in result.output

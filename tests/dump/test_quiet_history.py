@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import tomllib
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -21,6 +23,7 @@ from mirror.asof import Moment, record_as_of
 from mirror.asof import search as as_of_search
 from mirror.commands.changes import lines
 from mirror.commands.import_dump import run_import
+from mirror.config import make_config
 from mirror.search import images
 from mirror.search.bitmap_search import ImageScope
 from mirror.search.postings import Postings
@@ -31,7 +34,8 @@ from mirror.store.specs import SPECS
 from mirror.store.state import start_run
 from mirror.store.writer import RecordWriter
 
-from ..support.configs import RESOURCES, mirror_config, sync
+from ..support.configs import FAST, RESOURCES, mirror_config, sync
+from ..support.docs import page
 from ..support.dumps import make_dump, needs_postgres
 
 pytestmark = needs_postgres
@@ -56,7 +60,7 @@ def imported(tmp_path_factory):
         editor.edit_image(retagged, tags=[*editor.images[retagged]["tags"], "after the dump"])
         editor.hide_image(hidden, "Rule #2")
         editor.merge_image(merged, target)
-        config = mirror_config(site, tmp / "dump", everything)
+        config = documented_config(site, tmp / "dump")
         db = open_database(config.database)
         asyncio.run(run_import(config, db, str(dump)))
         imported_history = db.execute("SELECT max(id) FROM history").fetchone()[0]
@@ -65,8 +69,29 @@ def imported(tmp_path_factory):
         sync(config, RESOURCES)
         second_sync = db.execute("SELECT max(id) FROM history").fetchone()[0]
         _, api_db = sync(mirror_config(site, tmp / "api", everything), RESOURCES)
-        yield {"db": db, "api": api_db, "imported": imported_history, "first": first_sync, "second": second_sync,
+        yield {"db": db, "config": config, "api": api_db, "imported": imported_history, "first": first_sync, "second": second_sync,
                "retagged": retagged, "tag_count": tag_count, "hidden": hidden, "merged": merged, "target": target}
+
+
+def documented_config(site, folder):
+    """The whole-board config of docs/dump.md's route, for this site and folder."""
+    block = re.search(r"```toml\n(# mirror.toml: a whole board\n.*?)```", page("dump.md"), re.DOTALL).group(1)
+    values = tomllib.loads(block)
+    assert values["site"]["base_url"].startswith("http://127.0.0.1:")
+    values["site"] = {**values["site"], "base_url": site.url, "filter_id": site.editor.everything_filter_id}
+    values["polite"] = FAST
+    values["store"] = {"database": str(folder / "mirror.db"), "files": str(folder / "files")}
+    return make_config(values)
+
+
+def test_the_documented_route_mirrors_the_whole_board(imported):
+    """Every resource, so the filter the images are synced through is kept, and browse spoilers as
+    the site does (with images alone it read "filter 2 (not mirrored)")."""
+    db = imported["db"]
+    assert set(RESOURCES) <= {name for (name,) in db.execute("SELECT DISTINCT resource FROM history")} | {"profiles"}
+    synced = imported["config"].site.filter_id
+    assert db.execute("SELECT name FROM filters WHERE id = ?", [synced]).fetchone() == ("Everything",)
+    assert db.execute("SELECT count(*) FROM users WHERE raw IS NOT NULL").fetchone()[0] > 0
 
 
 def events_after(db, history_id: int) -> list[tuple[str, str, str, str | None]]:
@@ -196,3 +221,26 @@ def test_a_search_as_of_a_moment_before_or_after_the_import_finds_what_the_board
     for image_id in (imported["hidden"], imported["merged"]):
         assert _search_as_of(db, f"id:{image_id}", before) == {image_id}
         assert _search_as_of(db, f"id:{image_id}", now) == set()
+
+
+def _newest(db, limit: int = 50) -> list[int]:
+    """The first page of the board's default order (no ``sf``), as serve and browse search it."""
+    path = next(row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main")
+    conn = images.open_reader(path)
+    try:
+        page = images.search(conn, Postings(), images.image_query("*"), ImageScope(), sf=None, sd=None,
+                             limit=limit, offset=0, columns="i.id", seconds=30)
+        return [row["id"] for row in page.rows]
+    finally:
+        conn.close()
+
+
+def test_the_default_order_after_the_import_is_the_sites_by_upload_not_the_images_sent_again_first(imported):
+    """The dump holds no ``first_seen_at``; the images the syncs received again have it. The
+    board's default order still puts them where their upload does, as a mirror made by the API
+    alone (every record with its ``first_seen_at``) orders them."""
+    db = imported["db"]
+    sent_again = {row[0] for row in db.execute("SELECT id FROM images WHERE json_type(raw, '$.first_seen_at') "
+                                               "IS NOT NULL")}
+    assert imported["retagged"] in sent_again
+    assert _newest(db, 300) == _newest(imported["api"], 300)

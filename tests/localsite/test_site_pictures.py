@@ -39,14 +39,16 @@ def _a_thumbnail(*options: str) -> Image.Image:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         url = f"http://127.0.0.1:{port}/api/v1/json/search/images?q=width.gte:300,height.gte:300&per_page=50"
-        for _ in range(200):
+        # It draws its pictures before it listens: seconds on a quiet machine, over 20 at a load of 10.
+        deadline = time.monotonic() + 180
+        while True:
             try:
                 images = httpx.get(url).json()["images"]
                 break
             except httpx.TransportError:
+                if site.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"mirror site did not answer (exit status {site.poll()})")
                 time.sleep(0.1)
-        else:
-            pytest.fail("mirror site did not answer")
         image = next(image for image in images if image["format"] in ("png", "jpg") and image["thumbnails_generated"])
         return Image.open(io.BytesIO(httpx.get(image["representations"]["thumb"]).content))
     finally:

@@ -98,22 +98,25 @@ def test_a_normal_reverse_search_is_not_held_up_by_four_huge_ones(archive, tmp_p
     Image.new("RGB", (300, 200), (10, 200, 30)).save(small, "PNG")
     with serving(path) as (url, _):
         answers: list[int] = []
+        finished: list[float] = []  # when each bomb's answer came
 
         def search(data: bytes) -> None:
             files = {"image[image]": ("huge.png", data, "image/png")}
             answers.append(httpx.post(url + "/search/reverse", files=files, timeout=120).status_code)
+            finished.append(time.perf_counter())
 
         bombs = [threading.Thread(target=search, args=(huge,)) for _ in range(4)]
         for bomb in bombs:
             bomb.start()
         time.sleep(1.5)  # the first bomb is being decoded, the others wait their turn
-        began = time.perf_counter()
         normal = httpx.post(url + "/search/reverse", files={"image[image]": ("q.png", small.getvalue(), "image/png")},
                             timeout=120)
-        took = time.perf_counter() - began
+        answered = time.perf_counter()
         for bomb in bombs:
             bomb.join()
-    assert normal.status_code == 200 and took < 1.0, f"{took:.2f} s"
+    # Held up, it is answered after the four bombs; beside them, before the second is done. An order,
+    # not a time: a loaded machine slows both alike (took < 1 s failed there).
+    assert normal.status_code == 200 and sum(at < answered for at in finished) <= 1, (answered, finished)
     assert answers == [200] * 4
 
 

@@ -37,18 +37,23 @@ def test_a_quick_search_is_answered_at_once_while_eight_slow_ones_run(archive, m
     url = archive.served.api_url + "/search/images"
     quick = {"q": "id:5", "filter_id": archive.everything}
     httpx.get(url, params=quick)  # its posting lists read once, as a running server has them
-    slow = [threading.Thread(target=httpx.get, args=(url,), kwargs={"params": {"q": "slow"}, "timeout": 30})
-            for _ in range(8)]
+    finished: list[float] = []  # when each slow search's answer came
+
+    def slow_search() -> None:
+        httpx.get(url, params={"q": "slow"}, timeout=30)
+        finished.append(time.perf_counter())
+
+    slow = [threading.Thread(target=slow_search) for _ in range(8)]
     for thread in slow:
         thread.start()
     started.wait(timeout=10)  # all eight are holding a connection now
-    began = time.perf_counter()
     answer = httpx.get(url, params=quick)
-    took = time.perf_counter() - began
+    answered = time.perf_counter()
     for thread in slow:
         thread.join()
-    # Behind the slow ones it would wait their 2 s; at once is well under, even on a loaded machine.
-    assert answer.status_code == 200 and took < 1.0, f"{took:.3f} s"
+    # Behind the slow ones it would be answered after one of them; at once, before any. An order, not
+    # a time (took < 1 s): a loaded machine slows every request alike.
+    assert answer.status_code == 200 and not any(at < answered for at in finished), (answered, finished)
 
 
 def copy_database(source, target) -> None:

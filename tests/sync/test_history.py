@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from mirror.cli import cli
 from mirror.commands.changes import changes, parse_since
 from mirror.store import open_database
+from mirror.store.history import HistoryRecorder, Seen
 
 from ..support.browsing import browse_client
 from ..support.configs import RESOURCES, site_config, sync, write_config
@@ -210,3 +211,33 @@ def test_a_lone_surrogate_in_a_changed_field_is_kept_as_u_fffd(site, tmp_path):
                         (["changes", "--since", "1d", "--json"], "broken \ufffd text")):
         said = CliRunner().invoke(cli, ["-c", str(path), *args])
         assert said.exit_code == 0 and shown in said.output, said.output
+
+
+def _kept_changes(path, old: dict, new: dict) -> list:
+    """The changes the history keeps when a record kept as ``old`` is received as ``new``."""
+    db = open_database(path)
+    HistoryRecorder(db, None).saw("images", [Seen(key=old["id"], record=new, old_raw=json.dumps(old), known=True)])
+    return [json.loads(changes) for (changes,) in db.execute("SELECT changes FROM history")]
+
+
+def test_a_time_written_another_way_naming_the_same_instant_is_no_change(tmp_path):
+    old = {"id": 1, "created_at": "2024-01-02T03:04:38", "first_seen_at": "2024-01-02T03:04:38.000Z",
+           "description": "2024-01-02T03:04:38Z"}
+    same = {"id": 1, "created_at": "2024-01-02T03:04:38Z", "first_seen_at": "2024-01-02T04:04:38+01:00",
+            "description": "2024-01-02T03:04:38Z"}
+    assert _kept_changes(tmp_path / "same.db", old, same) == []
+    later = {**same, "created_at": "2024-01-02T03:04:39Z"}
+    assert _kept_changes(tmp_path / "later.db", old, later) == [{"created_at": ["2024-01-02T03:04:38", "2024-01-02T03:04:39Z"]}]
+
+
+def test_an_images_files_moved_to_another_host_are_no_change_but_a_renamed_file_is(tmp_path):
+    def image(root: str, name: str) -> dict:
+        return {"id": 7, "view_url": f"{root}/view/2024/1/2/7__{name}.png",
+                "representations": {"full": f"{root}/view/2024/1/2/7.png", "thumb": f"{root}/2024/1/2/7/thumb.png"}}
+
+    assert _kept_changes(tmp_path / "moved.db", image("https://derpicdn.net/img", "safe"),
+                         image("http://127.0.0.1:8809/img", "safe")) == []
+    renamed = _kept_changes(tmp_path / "renamed.db", image("https://derpicdn.net/img", "safe"),
+                            image("http://127.0.0.1:8809/img", "safe_pony"))
+    assert renamed == [{"view_url": ["https://derpicdn.net/img/view/2024/1/2/7__safe.png",
+                                     "http://127.0.0.1:8809/img/view/2024/1/2/7__safe_pony.png"]}]

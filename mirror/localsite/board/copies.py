@@ -3,7 +3,9 @@ what `mirror duplicates` and the duplicates page are for.
 
 Boorus fill up with copies the site's own rule (an identical file) misses: a crop, a border, a
 smaller re-encoded JPEG. Each is planted here from one painting of the board, beside a recolour,
-which is a different picture to a curator and must stay apart from the others.
+which is a different picture to a curator and must stay apart from the others. They are uploaded
+at fixed moments, a day after the board's newest image: a demo run again plants the same records,
+and its mirror keeps no "changes" a real site never makes.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from PIL import Image, ImageOps
 
+from ...dates import parse_utc
 from ..files.pictures import artwork_for
 from .editor import BoardEditor
 
@@ -63,8 +67,10 @@ def plant_copies(editor: BoardEditor) -> list[Planted]:
     record = editor.images[source]
     original = Image.open(io.BytesIO(editor.file_source(source).data(record, "full", record["format"])))
     original = original.convert("RGBA")
-    planted = []
-    for how, alter, fmt in COPIES:
+    newest = max(parse_utc(image["created_at"]) for image in editor.images.values())
+    clock, planted = editor.clock, []
+    for n, (how, alter, fmt) in enumerate(COPIES):
+        editor.clock = lambda at=newest + timedelta(days=1, minutes=n): at
         picture = alter(original)
         image = editor.add_upload(
             _encoded(picture, fmt), name=f"copy_of_{source}.{fmt}", fmt=fmt,
@@ -74,6 +80,7 @@ def plant_copies(editor: BoardEditor) -> list[Planted]:
             source_urls=list(record["source_urls"]), user_id=None, anonymous=True)
         editor.edit_image(image["id"], thumbnails_generated=True)
         planted.append(Planted(image["id"], source, how))
+    editor.clock = clock
     return planted
 
 

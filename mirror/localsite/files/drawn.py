@@ -27,7 +27,7 @@ import PIL
 __all__ = ["VERSION", "cache_folder", "drawn"]
 
 # Raise when what a picture looks like changes for the same arguments (the drawing code, the art).
-VERSION = 1
+VERSION = 2  # 2: a painting in a PNG has a palette
 
 
 def cache_folder() -> Path | None:
