@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from mirror.store import ImageWriter, open_database, relayout
 from mirror.store.derived import has_representation_sql
+from mirror.store.images import lacks_file_facts, save_file_facts
 from mirror.store.raw_rebuilt import REBUILT, absent_sql, canonical
 from mirror.store.records import to_json
 from mirror.store.schema import migrations
@@ -42,6 +43,9 @@ def real_records():
         if resource in found:
             found[resource] += [r for r in records if isinstance(r, dict)]
     return found
+
+
+REAL = real_records()
 
 
 def test_every_real_record_reads_back_byte_for_byte_and_few_need_their_whole_text(tmp_path):
@@ -200,6 +204,96 @@ def test_the_scans_that_read_the_layout_agree_with_the_columns_sqlite_makes(tmp_
         slow = dict(db.execute("SELECT id, json_extract(representations, '$.\"' || ? || '\"') IS NOT NULL "
                                "FROM images", [name]).fetchall())
         assert fast == slow, name
-    fast = dict(db.execute(f"SELECT id, {absent_sql('i', 'thumbnails_generated')} FROM images i").fetchall())
+    fast = dict(db.execute(f"SELECT id, {absent_sql('images', 'i', 'thumbnails_generated')} FROM images i").fetchall())
     slow = dict(db.execute("SELECT id, json_type(raw, '$.thumbnails_generated') IS NULL FROM images").fetchall())
     assert fast == slow and fast[gif["id"]] == 1
+
+
+# What a record read from the site's dump lacks (``mirror.dump.records``): an image's processing
+# state, first sighting and file facts, a comment's avatar and edits.
+DUMP_LACKS = {"images": ("first_seen_at", "orig_size", "duration", "animated", "thumbnails_generated", "processed",
+                         "spoilered"),
+              "comments": ("avatar", "edited_at", "edit_reason"),
+              "posts": ("avatar", "edited_at", "edit_reason")}
+
+
+def dump_shaped(table, record):
+    # (a float of 16 significant digits, which SQLite prints with 15, is patched: not these tests' matter)
+    shorter = {"wilson_score": 0.5, "aspect_ratio": 1.5} if table == "images" else {}
+    return {name: value for name, value in {**record, **shorter}.items() if name not in DUMP_LACKS[table]}
+
+
+def stored_bytes(db, table, key):
+    return db.execute(f"SELECT coalesce(length(raw_rest), 0) + coalesce(length(raw_more), 0) "
+                      f"+ coalesce(length(raw_full), 0) FROM {table} WHERE id = ?", [key]).fetchone()[0]
+
+
+def test_a_record_from_the_dump_reads_back_exactly_and_its_absent_fields_cost_no_patch(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    for table, records in real_records().items():
+        record = dump_shaped(table, records[0])
+        save(db, table, [record])
+        raw, raw_full = kept(db, table, record["id"])
+        assert raw == to_json(canonical(SPECS[table], record)) and raw_full is None
+        # the kept-aside fields (dates, hidden state, image_id) hold the column's very value: not in the patch
+        assert stored_bytes(db, table, record["id"]) == 0, db.execute(f"SELECT raw_rest FROM {table}").fetchall()
+        for name in SPECS[table].fields:
+            lacks = db.execute(f"SELECT {absent_sql(table, 't', name)} FROM {table} t WHERE id = ?",
+                               [record["id"]]).fetchone()[0]
+            assert lacks == (name not in record), name
+
+
+def test_a_stub_over_a_dump_record_marks_the_row_and_keeps_the_record_in_a_few_bytes(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    image = dump_shaped("images", real_records()["images"][0])
+    comment = dump_shaped("comments", real_records()["comments"][0])
+    save(db, "images", [image])
+    save(db, "comments", [comment])
+    before = {"images": kept(db, "images", image["id"])[0], "comments": kept(db, "comments", comment["id"])[0]}
+    save(db, "images", [{"id": image["id"], "hidden_from_users": True, "deletion_reason": "Rule #0",
+                         "duplicate_of": 3, "updated_at": "2030-01-01T00:00:00Z"}])
+    save(db, "comments", [{"id": comment["id"], "image_id": 99, "body": None, "updated_at": "2030-01-01T00:00:00Z"}])
+    row = db.execute("SELECT raw, raw_full, hidden_from_users, deletion_reason, duplicate_of, updated_at "
+                     "FROM images WHERE id = ?", [image["id"]]).fetchone()
+    assert row == (before["images"], None, 1, "Rule #0", 3, "2030-01-01T00:00:00Z")
+    # the record's values of the columns the stub set go to the patch; its nulls, to the mask
+    rest = json.loads(db.execute("SELECT raw_rest FROM images WHERE id = ?", [image["id"]]).fetchone()[0])
+    assert rest == {name: image[name] for name in ("created_at", "updated_at", "hidden_from_users")}
+    row = db.execute("SELECT raw, raw_rest, raw_full, image_id, updated_at FROM comments WHERE id = ?",
+                     [comment["id"]]).fetchone()
+    assert row == (before["comments"], to_json({name: comment[name] for name in ("image_id", "updated_at")}), None,
+                   99, "2030-01-01T00:00:00Z")
+
+
+def test_the_facts_of_a_kept_file_fill_the_columns_and_leave_the_record_as_it_came(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    lacking = dump_shaped("images", real_records()["images"][0])
+    saying_null = {**real_records()["images"][1], "animated": None, "duration": None}
+    save(db, "images", [lacking, saying_null])
+    for record in (lacking, saying_null):
+        raw = kept(db, "images", record["id"])[0]
+        assert lacks_file_facts(db, record["id"]) == (record is lacking)
+        save_file_facts(db, record["id"], animated=True, duration=1.25)
+        assert db.execute("SELECT raw, raw_full, animated, duration FROM images WHERE id = ?",
+                          [record["id"]]).fetchone() == (raw, None, 1, 1.25)
+        assert not lacks_file_facts(db, record["id"])
+    save_file_facts(db, lacking["id"], animated=False, duration=0.0)  # filled once: kept as it is
+    assert db.execute("SELECT animated FROM images WHERE id = ?", [lacking["id"]]).fetchone() == (1,)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_stub_of_any_values_over_any_record_leaves_its_raw_as_it_was(shared_db, data):
+    db = shared_db
+    for table in REBUILT:
+        real = [r for r in REAL[table] if not SPECS[table].is_stub(r)]
+        record = data.draw(st.one_of(hostile_records(table), st.sampled_from(real),
+                                     st.sampled_from(real).map(lambda r, t=table: dump_shaped(t, r))))
+        save(db, table, [record])
+        raw, _ = kept(db, table, record["id"])
+        carried = {name: data.draw(_SCALARS) for name in SPECS[table].stub_fields
+                   if name != "id" and data.draw(st.booleans())}
+        stub = {**carried, "id": record["id"], **({"hidden_from_users": True} if table == "images" else {"body": None})}
+        save(db, table, [stub])
+        assert kept(db, table, record["id"])[0] == raw
+        assert db.execute(f"SELECT stub FROM {table} WHERE id = ?", [record["id"]]).fetchone()[0] == to_json(stub)
