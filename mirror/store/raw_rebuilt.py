@@ -87,9 +87,9 @@ def _value_sql(name: str, kind: str, null_bit: int | None) -> str:
 
 def raw_expression(spec: TableSpec) -> str:
     """The SQL that rebuilds ``raw`` for a row of ``spec``'s table: every field from its column
-    (a field kept aside: null where ``raw_absent`` says so) in the table's order, the patch laid over them, then the
-    fields without a column appended as the text they were received as (a merge patch cannot
-    carry a ``null``). The fields the record lacks are removed only where ``raw_absent`` names
+    (a field kept aside: null where ``raw_absent`` says so) in the table's order, the patch laid
+    over them, then the fields without a column appended as the text they were received as (a
+    merge patch cannot carry a ``null``). The fields the record lacks are removed only where ``raw_absent`` names
     some: a record with every field reads no more than before."""
     pairs = ", ".join(f"'{name}', {_value_sql(name, spec.fields[name], null_bit)}"
                       for name, _, null_bit in _plan(spec.table))

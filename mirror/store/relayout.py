@@ -2,12 +2,13 @@
 stored whole), or from an earlier rebuilt layout (another SQL for ``raw``, other stored columns).
 
 SQLite can neither turn a stored column into a generated one nor change a generated column's
-expression, so the table is copied: a new table with the new layout, filled a batch of rows at a time (each record split into its patch, each rebuild
-read back and compared, as the writer does), then put in the old one's place, its indexes and
-triggers made again from their own SQL. Row ids are kept, so the full-text indexes that read the
-table stay as they are. It runs inside the migration's transaction: a killed run leaves the old
-table untouched and starts over next time. The freed pages are reused as the archive grows;
-``VACUUM`` gives them back to the disk.
+expression, so the table is copied: a new table with the new layout, filled a batch of rows at a
+time (each record split into its patch, each rebuild read back and compared, as the writer does),
+then put in the old one's place, its indexes and triggers made again from their own SQL. Row ids
+are kept, so the full-text indexes that read the table stay as they are. A row of an earlier
+rebuilt layout is read back as the very text its ``raw`` gave. It runs inside the migration's
+transaction: a killed run leaves the old table untouched and starts over next time. The freed
+pages are reused as the archive grows; ``VACUUM`` gives them back to the disk.
 
 A large table prints a line to stderr every tenth of the way: at a whole board's size (3.5 million
 images) the copy takes minutes, and a nightly job must not look hung.

@@ -112,7 +112,8 @@ class RecordWriter:
             # came first: inserting it as new would break the primary key and lose the whole batch.
             # Two stubs of one key: the last wins, as for full records.
             for key, record in dict(stubs).items():
-                self._save_stub(key, record, given, now, key in known or key in latest, texts.get(key, known.get(key)))
+                self._save_stub(key, record, given, now, key in known or key in latest,
+                                texts.get(key, known.get(key)))
             recorder = recorder_for(self.db)
             if recorder is not None:
                 recorder.saw(self.spec.table, self._seen(before, known, columns, full, stubs), self.spec.aliases)

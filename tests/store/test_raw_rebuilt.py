@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from mirror.store import ImageWriter, open_database, relayout
 from mirror.store.derived import has_representation_sql
 from mirror.store.images import lacks_file_facts, save_file_facts
-from mirror.store.raw_rebuilt import REBUILT, absent_sql, canonical
+from mirror.store.raw_rebuilt import KEPT_ASIDE, REBUILT, absent_sql, canonical
 from mirror.store.records import to_json
 from mirror.store.schema import migrations
 from mirror.store.specs import SPECS
@@ -297,3 +298,76 @@ def test_a_stub_of_any_values_over_any_record_leaves_its_raw_as_it_was(shared_db
         save(db, table, [stub])
         assert kept(db, table, record["id"])[0] == raw
         assert db.execute(f"SELECT stub FROM {table} WHERE id = ?", [record["id"]]).fetchone()[0] == to_json(stub)
+
+
+NEXT_LAYOUT = "0038_absent_fields_as_a_mask"
+# images, comments and posts as 0034 laid them out until 0038 (``sqlite_master.sql`` of an archive made then)
+BEFORE_0038 = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "layouts" / "raw_rebuilt_before_0038.json")
+                         .read_text())
+
+
+def lay_out_as_before_0038(db, table):
+    """Put ``table``'s rows back in the rebuilt layout as it was until 0038: no ``raw_absent``, each
+    field the record lacks a null of the patch, each kept-aside field's value in the patch."""
+    spec, aside = SPECS[table], [name for name in KEPT_ASIDE[table] if name != "id"]
+    others = [sql for (sql,) in db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN "
+                                           "('index', 'trigger') AND sql IS NOT NULL", [table])]
+    columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})") if row[1] != "raw_absent"]
+    rows = db.execute(f"SELECT {', '.join(columns)}, raw FROM {table}").fetchall()
+    db.execute(f"DROP TABLE {table}")
+    db.execute(BEFORE_0038[table])
+    for *values, raw in rows:
+        row = dict(zip(columns, values))
+        if row["raw_full"] is None:
+            record = json.loads(raw)
+            rest = {name: value for name, value in json.loads(row["raw_rest"] or "{}").items() if name not in aside}
+            rest.update({name: record[name] for name in aside if record.get(name) is not None})
+            rest.update({name: None for name in spec.fields if name not in record})
+            row["raw_rest"] = to_json(rest) if rest else None
+        db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+    for sql in others:
+        db.execute(sql)
+
+
+def test_an_archive_of_the_previous_rebuilt_layout_is_moved_with_every_raw_byte_for_byte(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "m.db"
+    db = open_database(path)
+    for table, records in REAL.items():
+        save(db, table, records)
+        save(db, table, [{**dump_shaped(table, r), "id": r["id"] + 10**8}
+                         for r in records if not SPECS[table].is_stub(r)])
+    image = REAL["images"][0]
+    save(db, "images", [{"id": image["id"] + 10**8, "hidden_from_users": True, "deletion_reason": "Rule #0"}])
+    save_file_facts(db, image["id"] + 10**8, animated=True, duration=2.0)
+    made = set(db.execute("SELECT type, name, sql FROM sqlite_master "
+                          "WHERE tbl_name IN ('images', 'comments', 'posts')"))
+    raws = {table: dict(db.execute(f"SELECT id, raw FROM {table}").fetchall()) for table in REBUILT}
+    for table in REBUILT:
+        lay_out_as_before_0038(db, table)
+        assert dict(db.execute(f"SELECT id, raw FROM {table}").fetchall()) == raws[table]  # the layout as it was
+    patches = {table: db.execute(f"SELECT total(length(raw_rest)) FROM {table}").fetchone()[0] for table in REBUILT}
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = ?", [NEXT_LAYOUT])
+    db.conn.commit()
+    db.conn.close()
+    monkeypatch.setattr(relayout, "LOUD_FROM", 1)
+
+    db = open_database(path)
+
+    assert "comments: moved" in capsys.readouterr().err
+    assert set(db.execute("SELECT type, name, sql FROM sqlite_master "
+                          "WHERE tbl_name IN ('images', 'comments', 'posts')")) == made
+    for table in REBUILT:
+        assert dict(db.execute(f"SELECT id, raw FROM {table}").fetchall()) == raws[table]
+        patch = db.execute(f"SELECT total(length(raw_rest)) FROM {table}").fetchone()[0]
+        assert patch < patches[table] * 0.6, (table, patch, patches[table])
+        assert db.execute(f"SELECT count(*) FROM {table} WHERE raw_full IS NOT NULL AND id > ?", [10**8]).fetchone() \
+            == (0,)
+        for name in SPECS[table].fields:
+            fast = db.execute(f"SELECT count(*) FROM {table} t WHERE {absent_sql(table, 't', name)}").fetchone()
+            slow = db.execute(f"SELECT count(*) FROM {table} WHERE json_type(raw, '$.\"{name}\"') IS NULL").fetchone()
+            assert fast == slow, (table, name)
+    edited = {**REAL["comments"][0], "body": "zyzzogeton"}
+    save(db, "comments", [edited])
+    assert db.execute("SELECT rowid FROM comments_fts WHERE comments_fts MATCH 'zyzzogeton'").fetchall() == \
+        [(edited["id"],)]
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
