@@ -10,9 +10,12 @@ copies vacuumed, so that free pages do not count), the bytes of images, comments
 the two files in turns, five rounds. The load average is printed beside the timings: the machines
 here are shared.
 
-Measured on a 100,000-image board imported from a Derpibooru-shaped dump (load 5-8 on 2 cores):
-every one of the 418,911 records read back the same; images 222 -> 187 MB, comments 180 -> 138 MB,
-the file 9% smaller; reading ``raw`` as fast as before (0.95-0.97).
+Measured on a 100,000-image board imported from a Derpibooru-shaped dump (2 shared cores, load
+4-5): the move took 62 s and every one of the 418,911 records read back the same; vacuumed, the
+file 907.6 -> 839.5 MB (0.92), images 220.6 -> 187.4 MB, comments 171.5 -> 138.3 MB, posts 13.4 ->
+11.7 MB; an image's patch 264 -> 33 bytes (what is left: floats of 16 digits, which SQLite prints
+with 15), a comment's 105 -> 1.4; reading ``raw`` of 20,000 images took 0.92 (best) to 1.09
+(median) of the time before: no change the noise lets one see.
 
     .venv/bin/python bench/raw_layout.py COPY_OF_MIRROR.db [--images 20000]
 """
