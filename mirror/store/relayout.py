@@ -137,11 +137,11 @@ def _keep_made(db: Database, table: str, made: dict[int, str | None]) -> None:
                        ["null" if value is None else value, rowid])
 
 
-def _split(spec: TableSpec, columns: dict[str, Any], raw: str) -> raw_rebuilt.Split:
+def _split(spec: TableSpec, columns: dict[str, Any], raw: str | None) -> raw_rebuilt.Split:
     """(the record's text, its patch, its fields without a column, its whole text where the
-    rebuild cannot give it)."""
+    rebuild cannot give it, the mask of the fields it lacks)."""
     try:
-        record = json.loads(raw)
+        record = json.loads(raw) if raw is not None else None
     except ValueError:
         record = None
     if not isinstance(record, dict):
