@@ -24,7 +24,7 @@ PENDING, DONE, FAILED = "pending", "done", "failed"
 # An image whose files may be downloaded: processed by the site, and not hidden. A record from
 # the site's dump does not say whether it was processed (the key is absent, not false): the site
 # dumps what it shows, processed long before, so its files are planned as the record names them.
-_UNKNOWN = absent_sql("i", "thumbnails_generated")
+_UNKNOWN = absent_sql("images", "i", "thumbnails_generated")
 _READY = (f"(i.thumbnails_generated = 1 OR (i.thumbnails_generated IS NULL AND {_UNKNOWN})) "
           "AND coalesce(i.hidden_from_users, 0) = 0")
 

@@ -15,7 +15,7 @@ from .intensities import RECORD, save_record_intensities
 from .records import storable_text, tags_in_step, valid_id
 from .rows import TableRows
 from .specs import IMAGES, is_image_stub
-from .writer import RecordWriter, Saved
+from .writer import RecordWriter, Saved, keep_record
 
 
 class ImageWriter:
@@ -103,6 +103,11 @@ def lacks_file_facts(db: Database, image_id: int) -> bool:
 
 
 def save_file_facts(db: Database, image_id: int, *, animated: bool, duration: float) -> None:
-    """``animated`` and ``duration`` read from the kept original, for a record that lacks them."""
-    db.execute("UPDATE images SET animated = ?, duration = ? WHERE id = ? AND animated IS NULL",
-               [int(animated), duration, image_id])
+    """``animated`` and ``duration`` read from the kept original, for a record that lacks them;
+    the record stays as it came (:func:`.writer.keep_record`)."""
+    with db.atomic():
+        row = db.execute("SELECT raw FROM images WHERE id = ? AND animated IS NULL", [image_id]).fetchone()
+        if row is None:
+            return
+        db.execute("UPDATE images SET animated = ?, duration = ? WHERE id = ?", [int(animated), duration, image_id])
+        keep_record(db, "images", image_id, row[0], ("animated", "duration"))

@@ -8,10 +8,15 @@ read, with its own JSON functions, from the columns and two small stored ones:
 ``raw_rest``
     What the columns cannot say, as a JSON merge patch (RFC 7396, SQLite's ``json_patch``): a
     field the column holds differently (a URL made https, a float SQLite would print with fewer
-    digits, a mistyped value the column kept as NULL), ``null`` for a field the record lacks, the
-    fields a stub or a downloaded file may change in the columns while the record stays as the
-    site sent it (:data:`KEPT_ASIDE`). Usually a few dozen bytes, where the record is two
-    kilobytes.
+    digits, a mistyped value the column kept as NULL). Usually a few dozen bytes, where the record
+    is two kilobytes.
+``raw_absent``
+    The fields the record lacks, as a bit mask over the table's fields (bit *i*: the *i*-th field
+    of :class:`.specs.TableSpec`), which the rebuild removes: a record from the site's dump lacks a
+    dozen (``first_seen_at``, ``processed`` ...), each of which a ``"name":null`` in the patch took
+    twenty bytes to say. Above those, a bit for each field kept aside (:data:`KEPT_ASIDE`) whose
+    record says ``null`` while its column holds a value. NULL for a record with every field, so
+    that it pays nothing.
 ``raw_more``
     The fields the table has no column for (added to the API since), as the text received.
 ``raw_full``
@@ -40,21 +45,25 @@ from .derived import DERIVED, ordered_representations
 from .records import to_json
 from .specs import COMMENTS, IMAGES, POSTS, TableSpec
 
-__all__ = ["REBUILT", "KEPT_ASIDE", "is_rebuilt", "absent_sql", "raw_expression", "canonical", "split",
+__all__ = ["REBUILT", "KEPT_ASIDE", "is_rebuilt", "absent_sql", "raw_expression", "canonical", "split", "Split",
            "STORED_COLUMNS", "stored", "mismatches"]
 
 REBUILT: dict[str, TableSpec] = {spec.table: spec for spec in (IMAGES, COMMENTS, POSTS)}
 
 # Fields whose columns something other than a full record writes: a stub marks the row (its hidden
 # state, dates, merge target) and a downloaded file fills what the record lacked (``animated``,
-# ``duration``: :func:`.images.save_file_facts`), while the record stays as the site sent it.
+# ``duration``: :func:`.images.save_file_facts`), while the record stays as the site sent it. Such
+# a writer splits the record again over the columns it set (:func:`.writer.keep_record`), so that
+# the patch holds the record's value of such a field only where its column holds another; a null
+# the patch cannot say is a bit of ``raw_absent``.
 KEPT_ASIDE: dict[str, tuple[str, ...]] = {
     "images": (*IMAGES.stub_fields, "animated", "duration"),
     "comments": COMMENTS.stub_fields,
     "posts": POSTS.stub_fields,
 }
 
-STORED_COLUMNS = ("raw_rest", "raw_more", "raw_full")
+STORED_COLUMNS = ("raw_rest", "raw_more", "raw_full", "raw_absent")
+_NO_FIELD = "'$.\"\"'"  # a path no table's field has: json_remove's argument for a field present
 
 
 def is_rebuilt(table: str) -> bool:
@@ -65,10 +74,10 @@ def _aside(spec: TableSpec) -> frozenset[str]:
     return frozenset(KEPT_ASIDE[spec.table]) - set(spec.pk_columns)
 
 
-def _value_sql(name: str, kind: str, aside: bool) -> str:
+def _value_sql(name: str, kind: str, null_bit: int | None) -> str:
+    if null_bit is not None:
+        return f"CASE WHEN raw_absent & {1 << null_bit} THEN NULL ELSE {_value_sql(name, kind, None)} END"
     column = f'"{name}"'
-    if aside:
-        return f"""raw_rest -> '$."{name}"'"""
     if kind in ("json", "url_map"):  # a column may hold Python's NaN, which SQLite refuses: the row keeps it whole
         return f"CASE WHEN json_valid({column}) THEN json({column}) END"
     if kind == "bool":
@@ -78,21 +87,26 @@ def _value_sql(name: str, kind: str, aside: bool) -> str:
 
 def raw_expression(spec: TableSpec) -> str:
     """The SQL that rebuilds ``raw`` for a row of ``spec``'s table: every field from its column
-    (or, kept aside, from the patch) in the table's order, the patch laid over them, then the
-    fields without a column appended as the text they were received as (a merge patch cannot
-    carry a ``null``)."""
-    aside = _aside(spec)
-    pairs = ", ".join(f"'{name}', {_value_sql(name, kind, name in aside)}" for name, kind in spec.fields.items())
-    base = f"json_patch(json_object({pairs}), coalesce(raw_rest, '{{}}'))"
+    (a field kept aside: null where ``raw_absent`` says so) in the table's order, the patch laid
+    over them, then the fields without a column appended as the text they were received as (a
+    merge patch cannot carry a ``null``). The fields the record lacks are removed only where ``raw_absent`` names
+    some: a record with every field reads no more than before."""
+    pairs = ", ".join(f"'{name}', {_value_sql(name, spec.fields[name], null_bit)}"
+                      for name, _, null_bit in _plan(spec.table))
+    patched = f"json_patch(json_object({pairs}), coalesce(raw_rest, '{{}}'))"
+    gone = ", ".join(f"""CASE WHEN raw_absent & {1 << index} THEN '$."{name}"' ELSE {_NO_FIELD} END"""
+                     for index, name in enumerate(spec.fields))
+    base = f"CASE WHEN raw_absent IS NULL THEN {patched} ELSE json_remove({patched}, {gone}) END"
     joined = (f"CASE WHEN raw_more IS NULL THEN {base} ELSE substr({base}, 1, length({base}) - 1) "
               f"|| CASE WHEN length({base}) > 2 THEN ',' ELSE '' END || substr(raw_more, 2) END")
     return f"coalesce(raw_full, {joined})"
 
 
-def absent_sql(alias: str, name: str) -> str:
-    """SQL true where the record of row ``alias`` lacks the field ``name`` (a rebuilt table's):
-    read from the patch, not from ``raw``, which SQLite would rebuild whole for every row scanned."""
-    return (f"CASE WHEN {alias}.raw_full IS NULL THEN coalesce(json_type({alias}.raw_rest, '$.\"{name}\"') = 'null', 0) "
+def absent_sql(table: str, alias: str, name: str) -> str:
+    """SQL true where the record of ``table``'s row ``alias`` lacks the field ``name``: read from
+    ``raw_absent``, not from ``raw``, which SQLite would rebuild whole for every row scanned."""
+    bit = 1 << list(REBUILT[table].fields).index(name)
+    return (f"CASE WHEN {alias}.raw_full IS NULL THEN coalesce({alias}.raw_absent & {bit}, 0) != 0 "
             f"ELSE json_type({alias}.raw_full, '$.\"{name}\"') IS NULL END")
 
 
@@ -110,25 +124,30 @@ def _nested_in_order(spec: TableSpec, record: Mapping[str, Any]) -> Mapping[str,
     return ordered_representations(record) if spec.table in DERIVED else record
 
 
-def split(spec: TableSpec, record: Mapping[str, Any],
-          columns: Mapping[str, Any]) -> tuple[str, str | None, str | None, str | None]:
-    """``(text, rest, more, full)``: the record's ``raw`` text, and what the row stores to give it
-    back from ``columns`` (the typed values the writer stores): the ``raw_rest`` patch, the
+Split = tuple[str, str | None, str | None, str | None, int | None]
+
+
+def split(spec: TableSpec, record: Mapping[str, Any], columns: Mapping[str, Any]) -> Split:
+    """``(text, rest, more, full, absent)``: the record's ``raw`` text, and what the row stores to
+    give it back from ``columns`` (the typed values the writer stores): the ``raw_rest`` patch, the
     ``raw_more`` fields, or, for a record SQLite's JSON cannot hold (``NaN``, ``Infinity``), the
-    whole text in ``raw_full``. None where nothing is needed."""
+    whole text in ``raw_full``; and the ``raw_absent`` mask of the fields it lacks. None where
+    nothing is needed."""
     record = _nested_in_order(spec, record)
     rest: dict[str, Any] = {}
     ordered: dict[str, Any] = {}
-    for name, check, aside in _plan(spec.table):
+    absent = 0
+    for bit, (name, check, null_bit) in enumerate(_plan(spec.table)):
         if name not in record:
-            rest[name] = None  # a merge patch's null: the key goes
+            absent |= 1 << bit
             continue
         value = ordered[name] = record[name]
-        if aside:
-            if value is not None:
-                rest[name] = value
-        elif value is None:
-            if columns.get(name) is not None:
+        if value is None:
+            if columns.get(name) is None:
+                continue
+            if null_bit is not None:
+                absent |= 1 << null_bit
+            else:
                 rest[name] = value  # what no patch can say: the read-back keeps the record whole
         elif not check(columns.get(name), value):
             rest[name] = value
@@ -137,17 +156,19 @@ def split(spec: TableSpec, record: Mapping[str, Any],
     ordered.update(more)
     text = to_json(ordered)
     try:
-        return text, _strict_json(rest), _strict_json(more), None
+        return text, _strict_json(rest), _strict_json(more), None, absent or None
     except ValueError:
-        return text, None, None, text
+        return text, None, None, text, None
 
 
 @cache
-def _plan(table: str) -> tuple[tuple[str, Callable[[Any, Any], bool], bool], ...]:
-    """Each field of ``table`` in order: its name, how its column is compared, whether it is kept aside."""
+def _plan(table: str) -> tuple[tuple[str, Callable[[Any, Any], bool], int | None], ...]:
+    """Each field of ``table`` in order: its name, how its column is compared, and, kept aside,
+    the bit of ``raw_absent`` that says its record's value is null."""
     spec = REBUILT[table]
-    aside = _aside(spec)
-    return tuple((name, _CHECKS[kind], name in aside) for name, kind in spec.fields.items())
+    aside = [name for name in spec.fields if name in _aside(spec)]
+    return tuple((name, _CHECKS[kind], len(spec.fields) + aside.index(name) if name in aside else None)
+                 for name, kind in spec.fields.items())
 
 
 def stored(spec: TableSpec, record: Mapping[str, Any], columns: Mapping[str, Any]) -> dict[str, str | None]:

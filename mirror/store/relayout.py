@@ -1,12 +1,14 @@
-"""Moving a table kept the old way (``raw`` stored whole) to the rebuilt layout (:mod:`.raw_rebuilt`).
+"""Moving a table to the current rebuilt layout (:mod:`.raw_rebuilt`): from the old way (``raw``
+stored whole), or from an earlier rebuilt layout (another SQL for ``raw``, other stored columns).
 
-SQLite cannot turn a stored column into a generated one, so the table is copied: a new table with
-the new layout, filled a batch of rows at a time (each record split into its patch, each rebuild
-read back and compared, as the writer does), then put in the old one's place, its indexes and
-triggers made again from their own SQL. Row ids are kept, so the full-text indexes that read the
-table stay as they are. It runs inside the migration's transaction: a killed run leaves the old
-table untouched and starts over next time. The freed pages are reused as the archive grows;
-``VACUUM`` gives them back to the disk.
+SQLite can neither turn a stored column into a generated one nor change a generated column's
+expression, so the table is copied: a new table with the new layout, filled a batch of rows at a
+time (each record split into its patch, each rebuild read back and compared, as the writer does),
+then put in the old one's place, its indexes and triggers made again from their own SQL. Row ids
+are kept, so the full-text indexes that read the table stay as they are. A row of an earlier
+rebuilt layout is read back as the very text its ``raw`` gave. It runs inside the migration's
+transaction: a killed run leaves the old table untouched and starts over next time. The freed
+pages are reused as the archive grows; ``VACUUM`` gives them back to the disk.
 
 A large table prints a line to stderr every tenth of the way: at a whole board's size (3.5 million
 images) the copy takes minutes, and a nightly job must not look hung.
@@ -31,27 +33,35 @@ __all__ = ["relayout", "LOUD_FROM"]
 BATCH = 2000
 LOUD_FROM = 50_000  # rows from which the copy says how far it has got
 
-_RAW = re.compile(r'"raw" TEXT NOT NULL')
+# ``raw`` as the old layout declares it, or as an earlier rebuilt layout did (its stored columns first)
+_RAW = re.compile(r'"raw" TEXT NOT NULL|"raw_rest" TEXT, .*?"raw" TEXT GENERATED ALWAYS AS \(.*?\) VIRTUAL', re.S)
+
+
+def _raw_definition(spec: TableSpec) -> str:
+    stored = "".join(f'"{column}" {"INTEGER" if column == "raw_absent" else "TEXT"}, '
+                     for column in raw_rebuilt.STORED_COLUMNS)
+    return f'{stored}"raw" TEXT GENERATED ALWAYS AS ({raw_rebuilt.raw_expression(spec)}) VIRTUAL'
 
 
 def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = None) -> None:
-    """Rebuild ``spec``'s table with ``raw`` rebuilt from its columns, keeping every record's value."""
+    """Rebuild ``spec``'s table with ``raw`` rebuilt from its columns as this version does, keeping
+    every record's value; a table already so is left as it is."""
     table = spec.table
     say = say or _stderr
     create = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).fetchone()[0]
-    if "GENERATED ALWAYS" in create:
+    definition = _raw_definition(spec)
+    if definition in create:
         return
     others = db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') "
                         "AND sql IS NOT NULL", [table]).fetchall()
     new = f"{table}_relayout"
     db.execute(f'DROP TABLE IF EXISTS "{new}"')
-    definition = (f'"raw_rest" TEXT, "raw_more" TEXT, "raw_full" TEXT, '
-                  f'"raw" TEXT GENERATED ALWAYS AS ({raw_rebuilt.raw_expression(spec)}) VIRTUAL')
     renamed = re.sub(rf'^CREATE TABLE\s+"?{table}"?', f'CREATE TABLE "{new}"', create, count=1)
     renamed = _RAW.sub(lambda _: definition, renamed, count=1)
     for column, kept in derived.DERIVED.get(table, {}).items():
         made = f'"{kept}" TEXT, "{column}" TEXT GENERATED ALWAYS AS ({derived.derived_sql(table, column)}) VIRTUAL'
-        renamed = re.sub(rf'"{column}" TEXT(?=[,\n )])', lambda _: made, renamed, count=1)
+        declared = rf'"{kept}" TEXT, "{column}" TEXT GENERATED ALWAYS AS \(.*?\) VIRTUAL|"{column}" TEXT(?=[,\n )])'
+        renamed = re.sub(declared, lambda _: made, renamed, count=1, flags=re.S)
     db.execute(renamed)
     _copy(db, spec, table, new, say)
     db.execute(f'DROP TABLE "{table}"')
@@ -65,11 +75,17 @@ def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = 
 
 
 def _copy(db: Database, spec: TableSpec, table: str, new: str, say: Callable[[str], None]) -> None:
-    columns = [row[1] for row in db.execute(f'PRAGMA table_info("{table}")') if row[1] != "raw"]
+    """Copy every row of ``table`` into ``new``, its record split again; a row already kept in a
+    rebuilt layout is read back as the very text its ``raw`` gave."""
+    # the typed columns, as the record's fields (a derived column's value, not what keeps it)
+    laid_out = [row[1] for row in db.execute(f'PRAGMA table_xinfo("{table}")')]
+    rebuilt = "raw_rest" in laid_out
+    left = {"raw", *raw_rebuilt.STORED_COLUMNS, *derived.DERIVED.get(table, {}).values()}
+    columns = [column for column in laid_out if column not in left]
     names = ", ".join(f'"{c}"' for c in columns)
-    stored_names = ", ".join(f'"{derived.stored_name(table, c)}"' for c in columns)
+    stored_names = ", ".join(f'"{derived.stored_name(table, c)}"' for c in (*columns, *raw_rebuilt.STORED_COLUMNS))
     total = db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
-    marks = f"({', '.join('?' * (len(columns) + 3))})"
+    marks = f"({', '.join('?' * (len(columns) + len(raw_rebuilt.STORED_COLUMNS)))})"
     done, after, step = 0, None, max(1, total // 10)
     while True:
         where, params = ("WHERE rowid > ?", [after]) if after is not None else ("", [])
@@ -85,9 +101,8 @@ def _copy(db: Database, spec: TableSpec, table: str, new: str, say: Callable[[st
                 made[rowid] = named[column]
                 named[column] = derived.kept_value(named)
             values += [*named.values(), *stored]
-            texts[rowid] = text
-        db.execute(f'INSERT INTO "{new}" ({stored_names}, "raw_rest", "raw_more", "raw_full") VALUES '
-                   f'{", ".join([marks] * len(rows))}', values)
+            texts[rowid] = raw if rebuilt else text
+        db.execute(f'INSERT INTO "{new}" ({stored_names}) VALUES {", ".join([marks] * len(rows))}', values)
         _keep_made(db, new, made)
         _keep_whole(db, new, texts)
         after = rows[-1][0]
@@ -122,15 +137,15 @@ def _keep_made(db: Database, table: str, made: dict[int, str | None]) -> None:
                        ["null" if value is None else value, rowid])
 
 
-def _split(spec: TableSpec, columns: dict[str, Any], raw: str) -> tuple[str, str | None, str | None, str | None]:
+def _split(spec: TableSpec, columns: dict[str, Any], raw: str | None) -> raw_rebuilt.Split:
     """(the record's text, its patch, its fields without a column, its whole text where the
-    rebuild cannot give it)."""
+    rebuild cannot give it, the mask of the fields it lacks)."""
     try:
-        record = json.loads(raw)
+        record = json.loads(raw) if raw is not None else None
     except ValueError:
         record = None
     if not isinstance(record, dict):
-        return raw, None, None, raw
+        return raw, None, None, raw, None
     return raw_rebuilt.split(spec, derived.ordered_representations(record), columns)
 
 

@@ -7,6 +7,7 @@ place: the hidden-state columns and ``stub`` change; ``raw`` and every other col
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ from . import derived, raw_rebuilt
 from .history import Seen, note_event, recorder_for
 from .records import MAX_ID, column_converters, shape, shape_values, to_json, valid_id
 from .rejects import reject
-from .rows import Row, TableRows
+from .rows import Row, TableRows, quoted
 from .specs import TableSpec
 
 Key = Any  # an int id, a short name, or a tuple for compound keys
@@ -111,7 +112,8 @@ class RecordWriter:
             # came first: inserting it as new would break the primary key and lose the whole batch.
             # Two stubs of one key: the last wins, as for full records.
             for key, record in dict(stubs).items():
-                self._save_stub(key, record, given, now, key in known or key in latest)
+                self._save_stub(key, record, given, now, key in known or key in latest,
+                                texts.get(key, known.get(key)))
             recorder = recorder_for(self.db)
             if recorder is not None:
                 recorder.saw(self.spec.table, self._seen(before, known, columns, full, stubs), self.spec.aliases)
@@ -222,10 +224,10 @@ class RecordWriter:
         return tuple(values)
 
     def _save_stub(self, key: Key, record: Mapping[str, Any], given: Mapping[str, Any], now: str,
-                   known: bool) -> None:
-        """Mark a kept row with the stub's hidden state, keeping everything else it has; a row
-        first seen as a stub takes every field the stub carries (a hidden post keeps its author,
-        avatar and dates), since there is nothing fuller to keep."""
+                   known: bool, kept_raw: str | None) -> None:
+        """Mark a kept row with the stub's hidden state, keeping everything else it has (its record,
+        ``kept_raw``, too); a row first seen as a stub takes every field the stub carries (a hidden
+        post keeps its author, avatar and dates), since there is nothing fuller to keep."""
         if known:
             fields = [f for f in self.spec.stub_fields if f in self.spec.fields]
         else:
@@ -240,6 +242,8 @@ class RecordWriter:
         row.update(stub=to_json(record), mirrored_at=now, hidden_from_users=1)
         if known:
             self.rows.update(key, tuple(row), tuple(row.values()))
+            if self.rebuilt:
+                keep_record(self.db, self.spec.table, key, kept_raw, tuple(row))
         else:
             # never seen in full: the stub is all there is
             row["raw_full" if self.rebuilt else "raw"] = row["stub"]
@@ -253,13 +257,34 @@ class RecordWriter:
         return " and ".join(f"{column} ({kinds[kind]})" for column, kind in self.pk_kinds)
 
 
+def keep_record(db: Database, table: str, key: Key, kept_raw: str | None, changed: Iterable[str]) -> None:
+    """Keep ``kept_raw``, the ``raw`` of row ``key`` before ``changed`` columns of it were set
+    without a record (a stub's hidden state, a file's facts), as its ``raw`` still: its record is
+    split again over the columns as they now are (:mod:`.raw_rebuilt`), and read back."""
+    spec = raw_rebuilt.REBUILT.get(table)
+    if kept_raw is None or spec is None or not set(changed) & set(spec.fields):
+        return
+    try:
+        record = json.loads(kept_raw)
+    except ValueError:
+        record = None
+    stored: tuple[Any, ...] = (None, None, kept_raw, None)  # what no split can give back is kept whole
+    if isinstance(record, dict):
+        columns = db.execute(f'SELECT {quoted(tuple(spec.fields))} FROM "{table}" WHERE id = ?', [key]).fetchone()
+        stored = raw_rebuilt.split(spec, record, dict(zip(spec.fields, columns)))[1:]
+    rows = TableRows(db.conn, table, spec.pk_columns)
+    rows.update(key, raw_rebuilt.STORED_COLUMNS, stored)
+    if rows.read([key], ("raw",))[key][0] != kept_raw:
+        rows.update(key, ("raw_full",), (kept_raw,))
+
+
 def mark_hidden(db: Database, table: str, key: Any, *, destroyed: bool = False) -> None:
     """Mark a kept row hidden from users, keeping its record, when the site no longer shows it and
     sends no stub (a comment on a hidden image is refused; a destroyed one is not found), and keep
     the event in the history (``hidden``, or ``destroyed``) the first time, so that the record
     as of a moment before is shown again (:mod:`mirror.asof`)."""
     with db.atomic():
-        row = db.execute(f'SELECT hidden_from_users, stub FROM "{table}" WHERE id = ?', [key]).fetchone()
+        row = db.execute(f'SELECT hidden_from_users, stub, raw FROM "{table}" WHERE id = ?', [key]).fetchone()
         if row is None:
             return
         if destroyed:
@@ -269,3 +294,4 @@ def mark_hidden(db: Database, table: str, key: Any, *, destroyed: bool = False) 
         # mirrored_at moves with the row, so that what reads changes by it (mirror export) sees this one
         db.execute(f'UPDATE "{table}" SET hidden_from_users = 1, mirrored_at = ?{", stub = ?" if destroyed else ""} '
                    "WHERE id = ?", [utc_text(), "null", key] if destroyed else [utc_text(), key])
+        keep_record(db, table, key, row[2], ("hidden_from_users",))

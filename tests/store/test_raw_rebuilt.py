@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 
 from mirror.store import ImageWriter, open_database, relayout
 from mirror.store.derived import has_representation_sql
-from mirror.store.raw_rebuilt import REBUILT, absent_sql, canonical
+from mirror.store.images import lacks_file_facts, save_file_facts
+from mirror.store.raw_rebuilt import KEPT_ASIDE, REBUILT, absent_sql, canonical
 from mirror.store.records import to_json
 from mirror.store.schema import migrations
 from mirror.store.specs import SPECS
@@ -42,6 +44,9 @@ def real_records():
         if resource in found:
             found[resource] += [r for r in records if isinstance(r, dict)]
     return found
+
+
+REAL = real_records()
 
 
 def test_every_real_record_reads_back_byte_for_byte_and_few_need_their_whole_text(tmp_path):
@@ -200,6 +205,169 @@ def test_the_scans_that_read_the_layout_agree_with_the_columns_sqlite_makes(tmp_
         slow = dict(db.execute("SELECT id, json_extract(representations, '$.\"' || ? || '\"') IS NOT NULL "
                                "FROM images", [name]).fetchall())
         assert fast == slow, name
-    fast = dict(db.execute(f"SELECT id, {absent_sql('i', 'thumbnails_generated')} FROM images i").fetchall())
+    fast = dict(db.execute(f"SELECT id, {absent_sql('images', 'i', 'thumbnails_generated')} FROM images i").fetchall())
     slow = dict(db.execute("SELECT id, json_type(raw, '$.thumbnails_generated') IS NULL FROM images").fetchall())
     assert fast == slow and fast[gif["id"]] == 1
+
+
+# What a record read from the site's dump lacks (``mirror.dump.records``): an image's processing
+# state, first sighting and file facts, a comment's avatar and edits.
+DUMP_LACKS = {"images": ("first_seen_at", "orig_size", "duration", "animated", "thumbnails_generated", "processed",
+                         "spoilered"),
+              "comments": ("avatar", "edited_at", "edit_reason"),
+              "posts": ("avatar", "edited_at", "edit_reason")}
+
+
+def dump_shaped(table, record):
+    # (a float of 16 significant digits, which SQLite prints with 15, is patched: not these tests' matter)
+    shorter = {"wilson_score": 0.5, "aspect_ratio": 1.5} if table == "images" else {}
+    return {name: value for name, value in {**record, **shorter}.items() if name not in DUMP_LACKS[table]}
+
+
+def stored_bytes(db, table, key):
+    return db.execute(f"SELECT coalesce(length(raw_rest), 0) + coalesce(length(raw_more), 0) "
+                      f"+ coalesce(length(raw_full), 0) FROM {table} WHERE id = ?", [key]).fetchone()[0]
+
+
+def test_a_record_from_the_dump_reads_back_exactly_and_its_absent_fields_cost_no_patch(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    for table, records in real_records().items():
+        record = dump_shaped(table, records[0])
+        save(db, table, [record])
+        raw, raw_full = kept(db, table, record["id"])
+        assert raw == to_json(canonical(SPECS[table], record)) and raw_full is None
+        # the kept-aside fields (dates, hidden state, image_id) hold the column's very value: not in the patch
+        assert stored_bytes(db, table, record["id"]) == 0, db.execute(f"SELECT raw_rest FROM {table}").fetchall()
+        for name in SPECS[table].fields:
+            lacks = db.execute(f"SELECT {absent_sql(table, 't', name)} FROM {table} t WHERE id = ?",
+                               [record["id"]]).fetchone()[0]
+            assert lacks == (name not in record), name
+
+
+def test_a_stub_over_a_dump_record_marks_the_row_and_keeps_the_record_in_a_few_bytes(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    image = dump_shaped("images", real_records()["images"][0])
+    comment = dump_shaped("comments", real_records()["comments"][0])
+    save(db, "images", [image])
+    save(db, "comments", [comment])
+    before = {"images": kept(db, "images", image["id"])[0], "comments": kept(db, "comments", comment["id"])[0]}
+    save(db, "images", [{"id": image["id"], "hidden_from_users": True, "deletion_reason": "Rule #0",
+                         "duplicate_of": 3, "updated_at": "2030-01-01T00:00:00Z"}])
+    save(db, "comments", [{"id": comment["id"], "image_id": 99, "body": None, "updated_at": "2030-01-01T00:00:00Z"}])
+    row = db.execute("SELECT raw, raw_full, hidden_from_users, deletion_reason, duplicate_of, updated_at "
+                     "FROM images WHERE id = ?", [image["id"]]).fetchone()
+    assert row == (before["images"], None, 1, "Rule #0", 3, "2030-01-01T00:00:00Z")
+    # the record's values of the columns the stub set go to the patch; its nulls, to the mask
+    rest = json.loads(db.execute("SELECT raw_rest FROM images WHERE id = ?", [image["id"]]).fetchone()[0])
+    assert rest == {name: image[name] for name in ("created_at", "updated_at", "hidden_from_users")}
+    row = db.execute("SELECT raw, raw_rest, raw_full, image_id, updated_at FROM comments WHERE id = ?",
+                     [comment["id"]]).fetchone()
+    assert row == (before["comments"], to_json({name: comment[name] for name in ("image_id", "updated_at")}), None,
+                   99, "2030-01-01T00:00:00Z")
+
+
+def test_the_facts_of_a_kept_file_fill_the_columns_and_leave_the_record_as_it_came(tmp_path):
+    db = open_database(tmp_path / "m.db")
+    lacking = dump_shaped("images", real_records()["images"][0])
+    saying_null = {**real_records()["images"][1], "animated": None, "duration": None}
+    save(db, "images", [lacking, saying_null])
+    for record in (lacking, saying_null):
+        raw = kept(db, "images", record["id"])[0]
+        assert lacks_file_facts(db, record["id"]) == (record is lacking)
+        save_file_facts(db, record["id"], animated=True, duration=1.25)
+        assert db.execute("SELECT raw, raw_full, animated, duration FROM images WHERE id = ?",
+                          [record["id"]]).fetchone() == (raw, None, 1, 1.25)
+        assert not lacks_file_facts(db, record["id"])
+    save_file_facts(db, lacking["id"], animated=False, duration=0.0)  # filled once: kept as it is
+    assert db.execute("SELECT animated FROM images WHERE id = ?", [lacking["id"]]).fetchone() == (1,)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_stub_of_any_values_over_any_record_leaves_its_raw_as_it_was(shared_db, data):
+    db = shared_db
+    for table in REBUILT:
+        real = [r for r in REAL[table] if not SPECS[table].is_stub(r)]
+        record = data.draw(st.one_of(hostile_records(table), st.sampled_from(real),
+                                     st.sampled_from(real).map(lambda r, t=table: dump_shaped(t, r))))
+        save(db, table, [record])
+        raw, _ = kept(db, table, record["id"])
+        carried = {name: data.draw(_SCALARS) for name in SPECS[table].stub_fields
+                   if name != "id" and data.draw(st.booleans())}
+        stub = {**carried, "id": record["id"], **({"hidden_from_users": True} if table == "images" else {"body": None})}
+        save(db, table, [stub])
+        assert kept(db, table, record["id"])[0] == raw
+        assert db.execute(f"SELECT stub FROM {table} WHERE id = ?", [record["id"]]).fetchone()[0] == to_json(stub)
+
+
+NEXT_LAYOUT = "0038_absent_fields_as_a_mask"
+# images, comments and posts as 0034 laid them out until 0038 (``sqlite_master.sql`` of an archive made then)
+BEFORE_0038 = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "layouts" / "raw_rebuilt_before_0038.json")
+                         .read_text())
+
+
+def lay_out_as_before_0038(db, table):
+    """Put ``table``'s rows back in the rebuilt layout as it was until 0038: no ``raw_absent``, each
+    field the record lacks a null of the patch, each kept-aside field's value in the patch."""
+    spec, aside = SPECS[table], [name for name in KEPT_ASIDE[table] if name != "id"]
+    others = [sql for (sql,) in db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN "
+                                           "('index', 'trigger') AND sql IS NOT NULL", [table])]
+    columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})") if row[1] != "raw_absent"]
+    rows = db.execute(f"SELECT {', '.join(columns)}, raw FROM {table}").fetchall()
+    db.execute(f"DROP TABLE {table}")
+    db.execute(BEFORE_0038[table])
+    for *values, raw in rows:
+        row = dict(zip(columns, values))
+        if row["raw_full"] is None:
+            record = json.loads(raw)
+            rest = {name: value for name, value in json.loads(row["raw_rest"] or "{}").items() if name not in aside}
+            rest.update({name: record[name] for name in aside if record.get(name) is not None})
+            rest.update({name: None for name in spec.fields if name not in record})
+            row["raw_rest"] = to_json(rest) if rest else None
+        db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+    for sql in others:
+        db.execute(sql)
+
+
+def test_an_archive_of_the_previous_rebuilt_layout_is_moved_with_every_raw_byte_for_byte(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "m.db"
+    db = open_database(path)
+    for table, records in REAL.items():
+        save(db, table, records)
+        save(db, table, [{**dump_shaped(table, r), "id": r["id"] + 10**8}
+                         for r in records if not SPECS[table].is_stub(r)])
+    image = REAL["images"][0]
+    save(db, "images", [{"id": image["id"] + 10**8, "hidden_from_users": True, "deletion_reason": "Rule #0"}])
+    save_file_facts(db, image["id"] + 10**8, animated=True, duration=2.0)
+    made = set(db.execute("SELECT type, name, sql FROM sqlite_master "
+                          "WHERE tbl_name IN ('images', 'comments', 'posts')"))
+    raws = {table: dict(db.execute(f"SELECT id, raw FROM {table}").fetchall()) for table in REBUILT}
+    for table in REBUILT:
+        lay_out_as_before_0038(db, table)
+        assert dict(db.execute(f"SELECT id, raw FROM {table}").fetchall()) == raws[table]  # the layout as it was
+    patches = {table: db.execute(f"SELECT total(length(raw_rest)) FROM {table}").fetchone()[0] for table in REBUILT}
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = ?", [NEXT_LAYOUT])
+    db.conn.commit()
+    db.conn.close()
+    monkeypatch.setattr(relayout, "LOUD_FROM", 1)
+
+    db = open_database(path)
+
+    assert "comments: moved" in capsys.readouterr().err
+    assert set(db.execute("SELECT type, name, sql FROM sqlite_master "
+                          "WHERE tbl_name IN ('images', 'comments', 'posts')")) == made
+    for table in REBUILT:
+        assert dict(db.execute(f"SELECT id, raw FROM {table}").fetchall()) == raws[table]
+        patch = db.execute(f"SELECT total(length(raw_rest)) FROM {table}").fetchone()[0]
+        assert patch < patches[table] * 0.6, (table, patch, patches[table])
+        assert db.execute(f"SELECT count(*) FROM {table} WHERE raw_full IS NOT NULL AND id > ?", [10**8]).fetchone() \
+            == (0,)
+        for name in SPECS[table].fields:
+            fast = db.execute(f"SELECT count(*) FROM {table} t WHERE {absent_sql(table, 't', name)}").fetchone()
+            slow = db.execute(f"SELECT count(*) FROM {table} WHERE json_type(raw, '$.\"{name}\"') IS NULL").fetchone()
+            assert fast == slow, (table, name)
+    edited = {**REAL["comments"][0], "body": "zyzzogeton"}
+    save(db, "comments", [edited])
+    assert db.execute("SELECT rowid FROM comments_fts WHERE comments_fts MATCH 'zyzzogeton'").fetchall() == \
+        [(edited["id"],)]
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
