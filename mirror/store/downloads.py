@@ -15,18 +15,52 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..dates import utc_text
-from .derived import has_representation_sql
+from .derived import SIZED, has_representation_sql, made_by_rule_sql
 from .originals import ORIGINAL_REPRESENTATION, SVG_ORIGINAL
 from .raw_rebuilt import absent_sql
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
-# An image whose files may be downloaded: processed by the site, and not hidden. A record from
-# the site's dump does not say whether it was processed (the key is absent, not false): the site
-# dumps what it shows, processed long before, so its files are planned as the record names them.
-_UNKNOWN = absent_sql("i", "thumbnails_generated")
-_READY = (f"(i.thumbnails_generated = 1 OR (i.thumbnails_generated IS NULL AND {_UNKNOWN})) "
-          "AND coalesce(i.hidden_from_users, 0) = 0")
+def _ready_sql(alias: str) -> str:
+    """An image whose files may be downloaded: processed by the site, and not hidden. A record from
+    the site's dump does not say whether it was processed (the key is absent, not false): the site
+    dumps what it shows, processed long before, so its files are planned as the record names them."""
+    unknown = absent_sql(alias, "thumbnails_generated")
+    return (f"({alias}.thumbnails_generated = 1 OR ({alias}.thumbnails_generated IS NULL AND {unknown})) "
+            f"AND coalesce({alias}.hidden_from_users, 0) = 0")
+
+
+def _waiting_sql(alias: str) -> str:
+    """Visible images the site has not finished processing."""
+    return (f"coalesce({alias}.thumbnails_generated, 0) = 0 AND NOT ({absent_sql(alias, 'thumbnails_generated')}) "
+            f"AND coalesce({alias}.hidden_from_users, 0) = 0")
+
+
+def _by_rule_sql(alias: str) -> str:
+    """Ready images whose files follow from the view URL by the site's rule (nearly all): every size
+    and ``full``, a GIF's videos too (:func:`.derived.has_representation_sql`'s first branch)."""
+    return (f"{_ready_sql(alias)} AND ({alias}.representations_kept IS NULL OR {alias}.representations_kept = "
+            f"'{SIZED}') AND {alias}.view_url LIKE '%/view/%'")
+
+
+def _as_kept_sql(alias: str) -> str:
+    """Ready images whose files are listed in ``representations_kept`` (another host, odd files: rare)."""
+    return (f"{_ready_sql(alias)} AND NOT ({alias}.representations_kept IS NULL OR "
+            f"{alias}.representations_kept = '{SIZED}')")
+
+
+# The partial indexes the counts of `mirror status` read instead of every image row (some 2 kB),
+# each holding the images of one of the classes above (migration 0038). A query uses one only if
+# its WHERE holds every term of the index's WHERE as written: the expressions are shared, so keep
+# them so (tests/download/test_status_counts.py checks the plans). Changing an expression here
+# needs a migration that builds the index again: a database keeps the SQL it was made with.
+COUNTING_INDEXES = {
+    "images_waiting_for_thumbnails": f"ON images (id) WHERE {_waiting_sql('images')}",
+    "images_files_by_rule": f"ON images (format, mime_type) WHERE {_by_rule_sql('images')}",
+    "images_files_as_kept": f"ON images (id) WHERE {_as_kept_sql('images')}",
+}
+
+_READY = _ready_sql("i")
 
 # Every (image, representation) pair that may be downloaded now; :names is a JSON list of names.
 _ELIGIBLE = f"""
@@ -36,6 +70,10 @@ _ELIGIBLE = f"""
       AND ({has_representation_sql("i", "r.value")}
            OR (r.value = :svg AND i.format = 'svg' AND {has_representation_sql("i", "'full'")}))
 """
+
+# Not kept nor given up on: pending, or never planned.
+_UNSETTLED = f"""NOT EXISTS (SELECT 1 FROM downloads d WHERE d.image_id = i.id AND d.representation = r.value
+                                AND d.status != '{PENDING}')"""
 
 
 def _params(names: Sequence[str]) -> dict[str, Any]:
@@ -71,17 +109,31 @@ def plan(db: Database, names: Sequence[str]) -> int:
 
 
 def outstanding(db: Database, names: Sequence[str]) -> int:
-    """Eligible pairs neither kept nor failed: what the next download would fetch (read-only)."""
-    return db.execute(f"""
-        SELECT count(*) FROM ({_ELIGIBLE}) e WHERE NOT EXISTS (
-            SELECT 1 FROM downloads d WHERE d.image_id = e.image_id AND d.representation = e.representation
-              AND d.status != '{PENDING}')""", _params(names)).fetchone()[0]
+    """Eligible pairs neither kept nor failed: what the next download would fetch (read-only).
+
+    Counted as two classes of ready images, each read from its partial index rather than from the
+    image rows: those whose files follow by the rule (whose format and MIME type say which of
+    ``names`` they have), and the few whose files are listed. The pairs are :data:`_ELIGIBLE`'s:
+    the other ready images, whose view URL the rule cannot read, name no file.
+    """
+    params = _params(names)
+    by_rule = db.execute(f"""
+        SELECT count(*) FROM images i, json_each(:names) r
+        WHERE {_by_rule_sql("i")}
+          AND ({made_by_rule_sql("i", "r.value")} OR (r.value = :svg AND i.format = 'svg'))
+          AND {_UNSETTLED}""", params).fetchone()[0]
+    as_kept = db.execute(f"""
+        SELECT count(*) FROM images i, json_each(:names) r
+        WHERE {_as_kept_sql("i")}
+          AND ({has_representation_sql("i", "r.value")}
+               OR (r.value = :svg AND i.format = 'svg' AND {has_representation_sql("i", "'full'")}))
+          AND {_UNSETTLED}""", params).fetchone()[0]
+    return by_rule + as_kept
 
 
 def waiting_for_thumbnails(db: Database) -> int:
     """Visible images the site has not finished processing: not downloadable yet."""
-    return db.execute(f"SELECT count(*) FROM images i WHERE coalesce(thumbnails_generated, 0) = 0 "
-                      f"AND NOT ({_UNKNOWN}) AND coalesce(hidden_from_users, 0) = 0").fetchone()[0]
+    return db.execute(f"SELECT count(*) FROM images i WHERE {_waiting_sql('i')}").fetchone()[0]
 
 
 def pending(db: Database, *, batch: int = 500) -> Iterator[dict[str, Any]]:

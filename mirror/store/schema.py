@@ -15,6 +15,7 @@ from pathlib import Path
 from sqlite_utils import Database, Migrations
 
 from ..philomena import RATINGS as PHILOMENA_RATINGS
+from .downloads import COUNTING_INDEXES
 from .errors import StoreError
 from .originals import ORIGINAL_REPRESENTATION
 from .raw_rebuilt import REBUILT
@@ -685,3 +686,12 @@ def _deferred_upkeep(db: Database) -> None:
     db.execute("""CREATE TABLE deferred_upkeep (
         name TEXT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('index', 'trigger')), sql TEXT NOT NULL,
         rebuild TEXT)""")
+
+
+@migrations(name="0038_images_counted_from_indexes")
+def _images_counted_from_indexes(db: Database) -> None:
+    """Narrow partial indexes for the counts of ``mirror status`` (and the end of a sync, download
+    or verify run): the files to download and the images waiting for thumbnails are counted from
+    them instead of from every image row, some 2 kB each (:data:`.downloads.COUNTING_INDEXES`)."""
+    for name, body in COUNTING_INDEXES.items():
+        db.execute(f"CREATE INDEX {name} {body}")
