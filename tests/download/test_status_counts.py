@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from pathlib import Path
 
 import pytest
 
+import mirror
 from mirror import philomena
 from mirror.store import ImageWriter, downloads, open_database
 
@@ -65,14 +68,14 @@ def plain_outstanding(db) -> int:
           AND d.status != 'pending')""", {"names": json.dumps(NAMES), "svg": "svg"}).fetchone()[0]
 
 
-def plans(db, count) -> list[str]:
-    """How SQLite reads the images for each statement ``count`` runs."""
+def plans(db, count, table: str = "i") -> set[str]:
+    """How SQLite reads ``table`` (the images: ``i``) for the statements ``count`` runs."""
     statements: list[str] = []
     db.conn.set_trace_callback(statements.append)
     count()
     db.conn.set_trace_callback(None)
-    return [row[3] for sql in statements if sql.lstrip().upper().startswith("SELECT")
-            for row in db.execute(f"EXPLAIN QUERY PLAN {sql}").fetchall() if " i" in row[3]]
+    return {row[3] for sql in statements if sql.lstrip().upper().startswith(("SELECT", "WITH"))
+            for row in db.execute(f"EXPLAIN QUERY PLAN {sql}").fetchall() if row[3].split()[1:2] == [table]}
 
 
 def test_the_counts_from_the_indexes_are_those_of_a_scan_of_every_image(board):
@@ -91,10 +94,13 @@ def test_the_counts_from_the_indexes_are_those_of_a_scan_of_every_image(board):
 
 
 def test_the_counts_read_only_the_partial_indexes(board):
-    assert plans(board, lambda: downloads.outstanding(board, NAMES)) == [
-        "SCAN i USING INDEX images_files_by_rule", "SCAN i USING INDEX images_files_as_kept"]
-    assert plans(board, lambda: downloads.waiting_for_thumbnails(board)) == [
-        "SCAN i USING INDEX images_waiting_for_thumbnails"]
+    assert plans(board, lambda: downloads.outstanding(board, NAMES)) == {
+        "SCAN i USING INDEX images_files_by_rule", "SCAN i USING INDEX images_files_as_kept",
+        "SCAN i USING INDEX images_files_not_by_rule"}
+    assert plans(board, lambda: downloads.waiting_for_thumbnails(board)) == {
+        "SCAN i USING INDEX images_waiting_for_thumbnails"}
+    assert plans(board, lambda: downloads.kept_originals(board), "downloads") == {
+        "SEARCH downloads USING COVERING INDEX downloads_by_status (status=?)"}
 
 
 def test_the_indexes_hold_only_their_images(board):
@@ -102,4 +108,16 @@ def test_the_indexes_hold_only_their_images(board):
                                                     f"{downloads.COUNTING_INDEXES[name].split(' WHERE ', 1)[1]}")}
             for name in downloads.COUNTING_INDEXES}
     assert held == {"images_waiting_for_thumbnails": {5}, "images_files_as_kept": {7},
-                    "images_files_by_rule": {1, 2, 3, 4, 6, 8, 11}}
+                    "images_files_by_rule": {1, 2, 3, 4, 6, 8, 11}, "images_files_not_by_rule": {5, 7, 9, 10}}
+
+
+DELETING_IMAGES = re.compile(r"DELETE\s+FROM\s+\"?images\b(?!_)|\[\"images\"\]\.delete", re.IGNORECASE)
+
+
+def test_no_image_row_is_ever_deleted():
+    """The files kept of the images by the rule are counted as all kept less those of other images,
+    which holds while every downloads row has its image: no code deletes one."""
+    package = Path(mirror.__file__).parent
+    deleting = [path.relative_to(package) for path in package.rglob("*.py")
+                if DELETING_IMAGES.search(path.read_text())]
+    assert deleting == []
