@@ -22,7 +22,8 @@ from typing import Any
 from ..philomena import GIF_VIDEOS, SIZE_BOXES
 from .records import to_json
 
-__all__ = ["DERIVED", "stored_name", "derived_sql", "has_representation_sql", "kept_value", "ordered_representations"]
+__all__ = ["DERIVED", "SIZED", "stored_name", "derived_sql", "has_representation_sql", "made_by_rule_sql", "kept_value",
+           "ordered_representations"]
 
 # table -> {column made by SQLite: the column that keeps its value where the rule does not give it}
 DERIVED: dict[str, dict[str, str]] = {"images": {"representations": "representations_kept"}}
@@ -65,12 +66,17 @@ def derived_sql(table: str, column: str) -> str:
 def has_representation_sql(alias: str, name: str) -> str:
     """SQL true where image row ``alias`` names a file ``name`` (an SQL text expression): from the rule
     where it made the column, so a scan of every image does not have SQLite make every column."""
+    return (f"CASE WHEN {alias}.representations_kept IS NULL OR {alias}.representations_kept = '{SIZED}' "
+            f"THEN {alias}.view_url LIKE '%/view/%' AND ({made_by_rule_sql(alias, name)}) "
+            f"ELSE json_extract({alias}.representations, '$.\"' || {name} || '\"') IS NOT NULL END")
+
+
+def made_by_rule_sql(alias: str, name: str) -> str:
+    """SQL true where the rule gives image row ``alias`` a file ``name`` (its view URL being one the
+    rule reads): every size and ``full``, and a GIF's videos."""
     made = ", ".join(f"'{n}'" for n in (*SIZE_BOXES, "full"))
     videos = ", ".join(f"'{n}'" for n in GIF_VIDEOS)
-    return (f"CASE WHEN {alias}.representations_kept IS NULL OR {alias}.representations_kept = '{SIZED}' "
-            f"THEN {alias}.view_url LIKE '%/view/%' AND ({name} IN ({made}) "
-            f"OR ({name} IN ({videos}) AND {alias}.mime_type = 'image/gif')) "
-            f"ELSE json_extract({alias}.representations, '$.\"' || {name} || '\"') IS NOT NULL END")
+    return f"{name} IN ({made}) OR ({name} IN ({videos}) AND {alias}.mime_type = 'image/gif')"
 
 
 def kept_value(columns: Mapping[str, Any]) -> str | None:

@@ -15,18 +15,62 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..dates import utc_text
-from .derived import has_representation_sql
+from .derived import SIZED, has_representation_sql, made_by_rule_sql
 from .originals import ORIGINAL_REPRESENTATION, SVG_ORIGINAL
 from .raw_rebuilt import absent_sql
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
-# An image whose files may be downloaded: processed by the site, and not hidden. A record from
-# the site's dump does not say whether it was processed (the key is absent, not false): the site
-# dumps what it shows, processed long before, so its files are planned as the record names them.
-_UNKNOWN = absent_sql("images", "i", "thumbnails_generated")
-_READY = (f"(i.thumbnails_generated = 1 OR (i.thumbnails_generated IS NULL AND {_UNKNOWN})) "
-          "AND coalesce(i.hidden_from_users, 0) = 0")
+def _ready_sql(alias: str) -> str:
+    """An image whose files may be downloaded: processed by the site, and not hidden. A record from
+    the site's dump does not say whether it was processed (the key is absent, not false): the site
+    dumps what it shows, processed long before, so its files are planned as the record names them."""
+    unknown = absent_sql("images", alias, "thumbnails_generated")
+    return (f"({alias}.thumbnails_generated = 1 OR ({alias}.thumbnails_generated IS NULL AND {unknown})) "
+            f"AND coalesce({alias}.hidden_from_users, 0) = 0")
+
+
+def _waiting_sql(alias: str) -> str:
+    """Visible images the site has not finished processing."""
+    return (f"coalesce({alias}.thumbnails_generated, 0) = 0 AND NOT ({absent_sql('images', alias, 'thumbnails_generated')}) "
+            f"AND coalesce({alias}.hidden_from_users, 0) = 0")
+
+
+def _by_rule_sql(alias: str) -> str:
+    """Ready images whose files follow from the view URL by the site's rule (nearly all): every size
+    and ``full``, a GIF's videos too (:func:`.derived.has_representation_sql`'s first branch)."""
+    return (f"{_ready_sql(alias)} AND ({alias}.representations_kept IS NULL OR {alias}.representations_kept = "
+            f"'{SIZED}') AND {alias}.view_url LIKE '%/view/%'")
+
+
+def _not_by_rule_sql(alias: str) -> str:
+    """Every image not in :func:`_by_rule_sql`'s class: hidden, still processing, or with its files
+    listed (a few in a hundred)."""
+    return f"NOT coalesce({_by_rule_sql(alias)}, 0)"
+
+
+def _as_kept_sql(alias: str) -> str:
+    """Ready images whose files are listed in ``representations_kept`` (another host, odd files: rare)."""
+    return (f"{_ready_sql(alias)} AND NOT ({alias}.representations_kept IS NULL OR "
+            f"{alias}.representations_kept = '{SIZED}')")
+
+
+# The partial indexes the counts of `mirror status` read instead of every image row (some 2 kB),
+# each holding the images of one of the classes above (migration 0039). A query uses one only if
+# its WHERE holds every term of the index's WHERE as written: the expressions are shared, so keep
+# them so (tests/download/test_status_counts.py checks the plans). Changing an expression here
+# needs a migration that builds the index again: a database keeps the SQL it was made with.
+COUNTING_INDEXES = {
+    "images_waiting_for_thumbnails": f"ON images (id) WHERE {_waiting_sql('images')}",
+    "images_files_by_rule": f"ON images (format, mime_type) WHERE {_by_rule_sql('images')}",
+    "images_files_as_kept": f"ON images (id) WHERE {_as_kept_sql('images')}",
+    "images_files_not_by_rule": f"ON images (id) WHERE {_not_by_rule_sql('images')}",
+}
+# The files kept or given up on, by name, and the originals kept, counted from an index (it
+# replaces the one on status alone) rather than from the rows (some 300 bytes each).
+DOWNLOADS_BY_STATUS = "downloads_by_status ON downloads (status, representation, original)"
+
+_READY = _ready_sql("i")
 
 # Every (image, representation) pair that may be downloaded now; :names is a JSON list of names.
 _ELIGIBLE = f"""
@@ -36,6 +80,16 @@ _ELIGIBLE = f"""
       AND ({has_representation_sql("i", "r.value")}
            OR (r.value = :svg AND i.format = 'svg' AND {has_representation_sql("i", "'full'")}))
 """
+
+def _has_by_rule_sql(alias: str, name: str) -> str:
+    """SQL true where image row ``alias``, of the class by the rule, has file ``name``: what
+    :data:`_ELIGIBLE` says of it (its view URL is one the rule reads, so it has ``full``)."""
+    return f"({made_by_rule_sql(alias, name)} OR ({name} = :svg AND {alias}.format = 'svg'))"
+
+
+# Not kept nor given up on: pending, or never planned.
+_UNSETTLED = f"""NOT EXISTS (SELECT 1 FROM downloads d WHERE d.image_id = i.id AND d.representation = r.value
+                                AND d.status != '{PENDING}')"""
 
 
 def _params(names: Sequence[str]) -> dict[str, Any]:
@@ -71,17 +125,65 @@ def plan(db: Database, names: Sequence[str]) -> int:
 
 
 def outstanding(db: Database, names: Sequence[str]) -> int:
-    """Eligible pairs neither kept nor failed: what the next download would fetch (read-only)."""
-    return db.execute(f"""
-        SELECT count(*) FROM ({_ELIGIBLE}) e WHERE NOT EXISTS (
-            SELECT 1 FROM downloads d WHERE d.image_id = e.image_id AND d.representation = e.representation
-              AND d.status != '{PENDING}')""", _params(names)).fetchone()[0]
+    """Eligible pairs neither kept nor failed: what the next download would fetch (read-only).
+
+    The pairs are :data:`_ELIGIBLE`'s, counted without reading an image row: the few images whose
+    files are listed pair by pair; those whose files follow by the rule file name by file name, from
+    their partial index. The other ready images, whose view URL the rule cannot read, name no file.
+    """
+    params = _params(names)
+    having = {name: (images, with_file) for name, images, with_file in db.execute(f"""
+        SELECT r.value, sum(g.images), sum(CASE WHEN {_has_by_rule_sql("g", "r.value")}
+                                           THEN g.images ELSE 0 END)
+        FROM (SELECT i.format, i.mime_type, count(*) AS images FROM images i WHERE {_by_rule_sql("i")}
+              GROUP BY i.format, i.mime_type) g, json_each(:names) r
+        GROUP BY r.value""", params)}
+    return sum(_outstanding_by_rule(db, name, *having.get(name, (0, 0))) for name in names) + db.execute(f"""
+        SELECT count(*) FROM images i, json_each(:names) r
+        WHERE {_as_kept_sql("i")}
+          AND ({has_representation_sql("i", "r.value")}
+               OR (r.value = :svg AND i.format = 'svg' AND {has_representation_sql("i", "'full'")}))
+          AND {_UNSETTLED}""", params).fetchone()[0]
+
+
+def _outstanding_by_rule(db: Database, name: str, images: int, having: int) -> int:
+    """File ``name`` of the ``images`` whose files follow by the rule (``having`` of them have
+    one), neither kept nor failed.
+
+    A name every such image has (a size, ``full``: nearly all the files) is counted as those images
+    less the files of that name kept or failed, less those of them that belong to other images
+    (hidden, still processing, listed). That every such file belongs to an image of the mirror holds
+    because :func:`plan` makes the rows from images, the others only update them, and no image row
+    is ever deleted (the test of these counts checks the last). Other names (a GIF's videos, an
+    SVG) are counted image by image, over the images that have them.
+    """
+    params = {"name": name, "svg": SVG_ORIGINAL}
+    if having < images:
+        return db.execute(f"""
+            SELECT count(*) FROM images i WHERE {_by_rule_sql("i")} AND {_has_by_rule_sql("i", ":name")}
+              AND NOT EXISTS (SELECT 1 FROM downloads d WHERE d.image_id = i.id AND d.representation = :name
+                                AND d.status != '{PENDING}')""", params).fetchone()[0]
+    settled = sum(db.execute("SELECT count(*) FROM downloads WHERE status = ? AND representation = ?",
+                             [status, name]).fetchone()[0] for status in _statuses(db) if status != PENDING)
+    elsewhere = db.execute(f"""
+        SELECT count(*) FROM images i CROSS JOIN downloads d ON d.image_id = i.id AND d.representation = :name
+        WHERE {_not_by_rule_sql("i")} AND d.status != '{PENDING}'""", params).fetchone()[0]
+    return images - (settled - elsewhere)
+
+
+def _statuses(db: Database) -> list[str]:
+    """The statuses the downloads rows hold, each found by one step along their index."""
+    return [row[0] for row in db.execute("""
+        WITH RECURSIVE found(status) AS (
+            SELECT min(status) FROM downloads
+            UNION ALL SELECT (SELECT min(status) FROM downloads WHERE status > found.status) FROM found
+            WHERE found.status IS NOT NULL)
+        SELECT status FROM found WHERE status IS NOT NULL""")]
 
 
 def waiting_for_thumbnails(db: Database) -> int:
     """Visible images the site has not finished processing: not downloadable yet."""
-    return db.execute(f"SELECT count(*) FROM images i WHERE coalesce(thumbnails_generated, 0) = 0 "
-                      f"AND NOT ({_UNKNOWN}) AND coalesce(hidden_from_users, 0) = 0").fetchone()[0]
+    return db.execute(f"SELECT count(*) FROM images i WHERE {_waiting_sql('i')}").fetchone()[0]
 
 
 def pending(db: Database, *, batch: int = 500) -> Iterator[dict[str, Any]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from sqlite_utils import Database, Migrations
 
 from ..philomena import RATINGS as PHILOMENA_RATINGS
+from .downloads import COUNTING_INDEXES, DOWNLOADS_BY_STATUS
 from .errors import StoreError
 from .originals import ORIGINAL_REPRESENTATION
 from .raw_rebuilt import REBUILT
@@ -695,3 +696,16 @@ def _absent_fields_as_a_mask(db: Database) -> None:
     posts are copied again (:mod:`.relayout`), each record read back as it was."""
     for spec in REBUILT.values():
         relayout(db, spec)
+
+
+@migrations(name="0039_images_counted_from_indexes")
+def _images_counted_from_indexes(db: Database) -> None:
+    """Narrow partial indexes for the counts of ``mirror status`` (and the end of a sync, download
+    or verify run): the files to download and the images waiting for thumbnails are counted from
+    them instead of from every image row, some 2 kB each (:data:`.downloads.COUNTING_INDEXES`); the
+    files kept or failed by status and name, and the originals kept, from the index that replaces
+    the one on status alone."""
+    for name, body in COUNTING_INDEXES.items():
+        db.execute(f"CREATE INDEX {name} {body}")
+    db.execute("DROP INDEX IF EXISTS idx_downloads_status")
+    db.execute(f"CREATE INDEX {DOWNLOADS_BY_STATUS}")
