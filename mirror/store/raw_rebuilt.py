@@ -106,8 +106,11 @@ def absent_sql(table: str, alias: str, name: str) -> str:
     """SQL true where the record of ``table``'s row ``alias`` lacks the field ``name``: read from
     ``raw_absent``, not from ``raw``, which SQLite would rebuild whole for every row scanned."""
     bit = 1 << list(REBUILT[table].fields).index(name)
+    # A whole text SQLite's JSON refuses (a NaN, an Infinity) is read as text: a partial index holds
+    # this expression, and an error in it would refuse the row's write.
     return (f"CASE WHEN {alias}.raw_full IS NULL THEN coalesce({alias}.raw_absent & {bit}, 0) != 0 "
-            f"ELSE json_type({alias}.raw_full, '$.\"{name}\"') IS NULL END")
+            f"WHEN json_valid({alias}.raw_full) THEN json_type({alias}.raw_full, '$.\"{name}\"') IS NULL "
+            f"ELSE instr({alias}.raw_full, '\"{name}\":') = 0 END")
 
 
 def canonical(spec: TableSpec, record: Mapping[str, Any]) -> dict[str, Any]:

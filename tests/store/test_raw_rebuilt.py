@@ -301,6 +301,7 @@ def test_a_stub_of_any_values_over_any_record_leaves_its_raw_as_it_was(shared_db
 
 
 NEXT_LAYOUT = "0038_absent_fields_as_a_mask"
+COUNTED_FROM_INDEXES = "0039_images_counted_from_indexes"  # after it, and its indexes read raw_absent
 # images, comments and posts as 0034 laid them out until 0038 (``sqlite_master.sql`` of an archive made then)
 BEFORE_0038 = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "layouts" / "raw_rebuilt_before_0038.json")
                          .read_text())
@@ -326,7 +327,8 @@ def lay_out_as_before_0038(db, table):
             row["raw_rest"] = to_json(rest) if rest else None
         db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
     for sql in others:
-        db.execute(sql)
+        if "raw_absent" not in sql:  # the indexes of later migrations (0039's), made again when they run
+            db.execute(sql)
 
 
 def test_an_archive_of_the_previous_rebuilt_layout_is_moved_with_every_raw_byte_for_byte(tmp_path, capsys, monkeypatch):
@@ -346,7 +348,8 @@ def test_an_archive_of_the_previous_rebuilt_layout_is_moved_with_every_raw_byte_
         lay_out_as_before_0038(db, table)
         assert dict(db.execute(f"SELECT id, raw FROM {table}").fetchall()) == raws[table]  # the layout as it was
     patches = {table: db.execute(f"SELECT total(length(raw_rest)) FROM {table}").fetchone()[0] for table in REBUILT}
-    db.execute("DELETE FROM _sqlite_migrations WHERE name = ?", [NEXT_LAYOUT])
+    db.execute("DELETE FROM _sqlite_migrations WHERE name IN (?, ?)", [NEXT_LAYOUT, COUNTED_FROM_INDEXES])
+    db.execute("DROP INDEX IF EXISTS downloads_by_status")
     db.conn.commit()
     db.conn.close()
     monkeypatch.setattr(relayout, "LOUD_FROM", 1)
