@@ -1,8 +1,10 @@
 """The views shipped in DEST, in the SQL of DuckDB, Spark and Trino: each record's current version,
 and its version as of a moment.
 
-Each table's rows are versions; the current one is the latest ``seen_at`` of each key, and the
-one as of a moment is the latest seen at or before it. The same query is written for each engine,
+Each table's rows are versions; in a record table the current one is the latest ``valid_from`` of
+each key (the latest ``seen_at`` among equals), and the one as of a moment the latest begun at or
+before it (``valid_from`` null: in force before anything the history says), as ``/as-of/`` reads
+the archive; in a compared table, by ``seen_at`` alone. The same query is written for each engine,
 only the way a table is named differs (:data:`SOURCES`), so a test can run it over any source.
 DuckDB gets a table macro for "as of"; Spark and Trino cannot take a parameter in a view, so they
 get the query with a parameter marker (``:as_of`` for ``spark.sql(args=...)``, ``?`` for Trino's
@@ -25,9 +27,16 @@ def _quote(dialect: str, name: str) -> str:
 def _versions(table: ExportTable, dialect: str, source: str, moment: str | None) -> str:
     names = ", ".join(_quote(dialect, c.name) for c in table.columns)
     keys = ", ".join(_quote(dialect, k) for k in table.key)
-    when = f" WHERE {_quote(dialect, 'seen_at')} <= {moment}" if moment else ""
+    seen = _quote(dialect, "seen_at")
+    if any(c.name == "valid_from" for c in table.columns):  # a record table: by when each version began
+        began = _quote(dialect, "valid_from")
+        order = f"{began} DESC NULLS LAST, {seen} DESC"
+        when = f" WHERE {began} IS NULL OR {began} <= {moment}" if moment else ""
+    else:
+        order = f"{seen} DESC"
+        when = f" WHERE {seen} <= {moment}" if moment else ""
     return (f"SELECT {names} FROM (SELECT {names}, row_number() OVER (PARTITION BY {keys} "
-            f"ORDER BY {_quote(dialect, 'seen_at')} DESC) AS version_rank FROM {source}{when}) AS versions "
+            f"ORDER BY {order}) AS version_rank FROM {source}{when}) AS versions "
             f"WHERE version_rank = 1")
 
 

@@ -50,6 +50,8 @@ def assert_same_record(exported: dict, archived: dict, table: str) -> None:
     saw this version, is at or before its ``mirrored_at`` (when it last read the record, unchanged since)."""
     for column, value in exported.items():
         source = "mirrored_at" if column == "seen_at" else column
+        if column == "valid_from":  # worked out from the history: tests/export/test_versions.py
+            continue
         if column == "seen_at":
             assert value <= as_exported(archived[source], value), (table, column)
         elif value is None:
