@@ -34,7 +34,8 @@ from typing import Any
 from ..dates import utc_text
 from .moments import Moment
 
-__all__ = ["Event", "AsOf", "Version", "record_as_of", "events_of", "versions_page", "versions_of", "latest_began", "HIDING"]
+__all__ = ["Event", "AsOf", "Version", "record_as_of", "events_of", "versions_page", "versions_of", "latest_began",
+           "KNOWN_AT", "HIDING"]
 
 Record = dict[str, Any]
 
@@ -187,10 +188,12 @@ class Version:
     today: bool = False  # the last version: today's row as it is kept
 
 
-# When the mirror knew of each history time: its own changes when seen, the site's when read.
-_KNOWN = """
-    SELECT h.seen_at, max(CASE WHEN h.event IN ('site_tags', 'site_source')
-                               THEN max(h.seen_at, coalesce(r.started_at, h.seen_at)) ELSE h.seen_at END)
+# When the mirror knew of a history row ``h`` (joined to its run ``r``): its own changes when seen,
+# the site's own (from a dump) when the run that read them began.
+KNOWN_AT = ("CASE WHEN h.event IN ('site_tags', 'site_source') "
+            "THEN max(h.seen_at, coalesce(r.started_at, h.seen_at)) ELSE h.seen_at END")
+_KNOWN = f"""
+    SELECT h.seen_at, max({KNOWN_AT})
     FROM history h LEFT JOIN sync_runs r ON r.id = h.run_id
     WHERE h.resource = ? AND h.record_key = ? GROUP BY h.seen_at ORDER BY h.seen_at"""
 

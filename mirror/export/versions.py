@@ -4,8 +4,12 @@ The first export to a DEST writes, for every record, each version its history ca
 (:func:`mirror.asof.versions_of`, the reading ``mirror serve``'s ``/as-of/`` answers with), so the
 past the mirror kept is in the tables from the start. A later export writes, for each record with
 history since the last, its versions from the earliest of those changes on (a dump read since can
-tell of a change made on the site before the last export: the versions after it are written again,
-seen later), and otherwise today's version when it differs from the one last exported (its digest).
+tell of a change the site made before the last export), all of them when one showed a record first
+kept as a stub (``/as-of/`` reads its earlier versions with the fields the stub lacked), each seen
+when the mirror knew the newest change, so that it wins over a row exported before for the same
+start; and otherwise today's version when it differs from the one last exported (its digest). A
+count the history's daily grain did not keep reaches no further back than that: the next kept
+change holds it as its old value.
 
 Each row carries both clocks: ``valid_from``, when the version began on the board as ``/as-of/``
 dates it (null: before anything the history says), and ``seen_at``, when the mirror held it. As of
@@ -22,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..asof import versions_of
-from ..asof.records import latest_began
+from ..asof.records import KNOWN_AT, latest_began
 from ..store.records import column_converters
 from ..store.specs import SPECS
 from .tables import ExportTable
@@ -62,30 +66,46 @@ class RecordRows:
             if changed:
                 yield (*self.values(row), None, mirrored)
             return
-        since = None if self.first else self._changed_since(key)
-        if since is None and not self.first:
+        if self.first:
+            yield from self._rows(row, today, key, kept, raw, since=None, seen_after=None)
+            return
+        since, seen_after, shown = self._changed_since(key)
+        if since is None:
             if changed:
                 began = latest_began(self.conn, self.table.name, key, kept)
                 yield (*self.values(row), began, max(filter(None, (mirrored, began))))
             return
+        # Shown again: a record first kept as a stub has its full content now, and /as-of/ reads
+        # every earlier version with it (the fields a stub lacked): they are written again.
+        yield from self._rows(row, today, key, kept, raw, since=None if shown else since, seen_after=seen_after)
+
+    def _rows(self, row: Sequence[Any], today: dict[str, Any], key: str, kept: dict[str, Any], raw: str, *,
+              since: str | None, seen_after: str | None) -> Iterator[tuple]:
+        """The versions of one record begun at or after ``since`` (all without it); each seen no
+        earlier than ``seen_after``, so that it wins over a version begun at the same time and
+        exported before."""
         record = json.loads(raw)
         before: tuple | None = None
         for version in versions_of(self.conn, self.table.name, key, kept, since=since):
             if version.today:
                 values = self.values(row)
-                seen = max(filter(None, (mirrored, version.known)), default=None)
+                seen = max(filter(None, (today["seen_at"] or self.now, version.known, seen_after)), default=None)
             else:
                 values = self._then(today, record, version.row)
-                seen = version.known
+                seen = max(filter(None, (version.known, seen_after)), default=None)
             if values != before:
                 yield (*values, version.began, seen)
             before = values
 
-    def _changed_since(self, key: str) -> str | None:
-        """When the earliest change kept since the last export was made (None: none was kept)."""
-        return self.conn.execute(
-            "SELECT min(seen_at) FROM history WHERE resource = ? AND record_key = ? AND id > ? AND id <= ?",
-            [self.table.name, key, self.history_after, self.history_upto]).fetchone()[0]
+    def _changed_since(self, key: str) -> tuple[str | None, str | None, bool]:
+        """Of the changes kept since the last export: when the earliest was made, when the mirror
+        knew the last, and whether one showed the record again (None, None, False: none kept)."""
+        since, known, shown = self.conn.execute(
+            f"SELECT min(h.seen_at), max({KNOWN_AT}), max(h.event = 'shown') FROM history h "
+            "LEFT JOIN sync_runs r ON r.id = h.run_id "
+            "WHERE h.resource = ? AND h.record_key = ? AND h.id > ? AND h.id <= ?",
+            [self.table.name, key, self.history_after, self.history_upto]).fetchone()
+        return since, known, bool(shown)
 
     def _then(self, today: dict[str, Any], record: dict[str, Any], then_row: dict[str, Any]) -> tuple:
         """Today's columns with the record as it was: the fields that differ from today's record

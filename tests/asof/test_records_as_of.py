@@ -125,7 +125,8 @@ def play(nights: list, counters: str, db, monkeypatch, save, *, site: Site | Non
     ``counters`` says): the site, and what it answered after each night, with that night's moment."""
     keep_counters(db, counters)
     clock = {"now": START}
-    monkeypatch.setattr("mirror.store.history.utc_text", lambda when=None: utc_text(when or clock["now"]))
+    for writes in ("mirror.store.history.utc_text", "mirror.store.writer.utc_text"):  # one clock, as a sync has
+        monkeypatch.setattr(writes, lambda when=None: utc_text(when or clock["now"]))
     site, answered = site or Site(), []
     for night, night_steps in enumerate(nights, start=first_night):
         clock["now"] = START + timedelta(days=night, hours=3)

@@ -48,6 +48,12 @@ def _save(db, records):
     RecordWriter(db, SPECS["images"], "").save(records)
 
 
+def export_after(night: Moment, monkeypatch) -> None:
+    """The export's clock an hour after the night's sync: the nights' clock is the store's (``play``)."""
+    monkeypatch.setattr("mirror.export.run.utc_text",
+                        lambda when=None: utc_text(when or night.datetime + timedelta(hours=1)))
+
+
 def exported_as_of(dest, table: str, moment: Moment) -> dict[str, dict]:
     """Each record of ``table`` as of ``moment`` by the export's own view, read by DuckDB."""
     conn = duckdb.connect()
@@ -106,11 +112,13 @@ def test_the_exports_as_of_view_is_the_as_of_reading_before_and_after_a_second_e
     RecordWriter(db, SPECS["tags"], "").save(TAGS)
     dest = tmp_path / f"dest-{id(before)}"
     site, first = play(before, counters, db, monkeypatch, _save)
+    export_after(first[-1][0], monkeypatch)
     export_archive(db, str(dest))
     moments = [Moment(utc_text(START + timedelta(hours=h))) for h in offsets] + [m for m, _ in first]
     for moment in moments:
         assert_the_same_board(db, dest, moment)
     _, second = play(after, counters, db, monkeypatch, _save, site=site, first_night=len(before))
+    export_after(second[-1][0], monkeypatch)
     export_archive(db, str(dest))
     for moment in moments + [m for m, _ in second]:
         assert_the_same_board(db, dest, moment)
