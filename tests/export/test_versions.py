@@ -14,7 +14,6 @@ import json
 from datetime import datetime, timedelta
 
 import duckdb
-import pytest
 from deltalake import DeltaTable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,21 +26,11 @@ from mirror.export.views import as_of_sql
 from mirror.store.specs import SPECS
 from mirror.store.writer import RecordWriter
 
-from ..asof.test_records_as_of import START, TAGS, fresh_mirror, nights, play
+from ..asof.test_records_as_of import START, TAGS, empty_mirror, fresh_mirror, nights, play  # noqa: F401
 
 # Hours from START: a moment before anything, within the nights, and after them.
 hours = st.lists(st.integers(-30, 24 * 14), min_size=1, max_size=4)
 STUB = ("id", "created_at", "updated_at", "first_seen_at", "duplicate_of", "deletion_reason")
-
-
-@pytest.fixture(scope="module")
-def empty_mirror(tmp_path_factory):
-    from mirror.store import open_database
-
-    path = tmp_path_factory.mktemp("export-versions") / "empty.db"
-    db = open_database(path)
-    db.conn.close()
-    return path
 
 
 def _save(db, records):
