@@ -20,7 +20,7 @@ first export 122 s and 363 MB peak, 408 B an image version, a night of 1,000 cha
 and 0.48 MiB, images by tag in SQLite 3.4 s, DuckDB 2.1 s, Spark local 64 s (the same 66,644).
 
 With ``--history-nights N``, N nights of history come before the first export, which then writes
-every past version too (issue 50; 20,000 images and 3 nights: 8.7 s, 433 MB, 325 B an image version).
+every past version too (issue 50; 100,000 images and 3 nights: 39.7 s, 477 MB, 277 B an image version).
 
     .venv/bin/python bench/export.py [--images 1000000] [--history-nights 3] [--work /tmp/bench-export]
 """
