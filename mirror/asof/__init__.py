@@ -6,7 +6,7 @@ as it was at a moment, from today's row and the history kept since. ``mirror ser
 """
 
 from .moments import Moment, moment_of_http_date, parse_moment
-from .records import AsOf, Versions, record_as_of, versions_around, versions_page
+from .records import AsOf, Version, Versions, record_as_of, versions_around, versions_of, versions_page
 
-__all__ = ["Moment", "parse_moment", "moment_of_http_date", "AsOf", "Versions", "record_as_of",
-           "versions_around", "versions_page"]
+__all__ = ["Moment", "parse_moment", "moment_of_http_date", "AsOf", "Version", "Versions", "record_as_of",
+           "versions_around", "versions_of", "versions_page"]

@@ -28,11 +28,14 @@ import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+from ..dates import utc_text
 from .moments import Moment
 
-__all__ = ["Event", "AsOf", "Versions", "record_as_of", "events_of", "versions_page", "versions_around", "HIDING"]
+__all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",
+           "versions_of", "latest_began", "KNOWN_AT", "HIDING"]
 
 Record = dict[str, Any]
 
@@ -209,6 +212,111 @@ def versions_around(conn: sqlite3.Connection, resource: str, key: str, row: Mapp
 
 def _holds(value: str, condition: str, bound: str) -> bool:
     return {"<=": value <= bound, "<": value < bound, ">": value > bound}[condition.split()[-2]]
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of a record, as :func:`record_as_of` reads it at any moment it was in force.
+
+    Two clocks. ``began`` is the board's, the one ``/as-of/`` answers by (its Memento-Datetime):
+    the history's time of the change that began it (a sync's, or the site's own for the changes
+    its dump told) or the record's upload; None for a version in force before anything the
+    history says (a record with no date kept before its first change). ``known`` is the mirror's:
+    when it held every change the version is rebuilt from (the sync that saw a change; the run
+    that read a dump, for the site's own changes).
+    """
+
+    began: str | None
+    known: str | None
+    row: dict[str, Any]
+    today: bool = False  # the last version: today's row as it is kept
+
+
+# When the mirror knew of a history row ``h`` (joined to its run ``r``): its own changes when seen,
+# the site's own (from a dump) when the run that read them began.
+KNOWN_AT = ("CASE WHEN h.event IN ('site_tags', 'site_source') "
+            "THEN max(h.seen_at, coalesce(r.started_at, h.seen_at)) ELSE h.seen_at END")
+_KNOWN = f"""
+    SELECT h.seen_at, max({KNOWN_AT})
+    FROM history h LEFT JOIN sync_runs r ON r.id = h.run_id
+    WHERE h.resource = ? AND h.record_key = ? GROUP BY h.seen_at ORDER BY h.seen_at"""
+
+
+def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any], *,
+                since: str | None = None) -> Iterator[Version]:
+    """Every version of today's ``row`` the history can rebuild, oldest first: one for each time
+    its TimeMap lists (:func:`versions_page`), each read by :func:`record_as_of` at that time, so
+    the versions are ``/as-of/``'s answers and no other; with ``since``, only those begun at or
+    after it. The last is today's ``row`` itself. Read a page of times at a time."""
+    known = _known_times(conn, resource, key)
+    first_known = min(known.values(), default=row.get("mirrored_at"))
+    starts = _all_starts(conn, resource, key, row)
+    first = next(starts, None)
+    if first is None:
+        if since is None and record_as_of(conn, resource, key, row, _far_future()) is not None:
+            yield Version(None, first_known, dict(row), today=True)
+        return
+    if since is None and (found := record_as_of(conn, resource, key, row, _second_before(first))) is not None:
+        yield Version(None, first_known, found.row)
+    running = first_known
+    times = iter(known.items())
+    pending = next(times, None)
+    current: str | None = first
+    while current is not None:
+        following = next(starts, None)
+        while pending is not None and pending[0] <= current:
+            running = max(running or pending[1], pending[1])
+            pending = next(times, None)
+        if since is None or current >= since:
+            if following is None:
+                yield Version(current, running, dict(row), today=True)
+            elif (found := record_as_of(conn, resource, key, row, Moment(current))) is not None:
+                yield Version(current, running, found.row)
+        current = following
+
+
+def latest_began(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any]) -> str | None:
+    """When today's version of the record began: the last time its TimeMap lists (None: none)."""
+    record = json.loads(row["raw"]) if row.get("raw") else {}
+    created = _created(record if isinstance(record, dict) else {})
+    try:
+        (changed,) = conn.execute("SELECT max(seen_at) FROM history WHERE resource = ? AND record_key = ?",
+                                  [resource, key]).fetchone()
+    except sqlite3.OperationalError as error:
+        if not _no_history(error):
+            raise
+        changed = None
+    return max(filter(None, (created, changed)), default=None)
+
+
+def _all_starts(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any]) -> Iterator[str]:
+    after = ""
+    while True:
+        page, more = versions_page(conn, resource, key, row, after=after)
+        yield from page
+        if not more or not page:
+            return
+        after = page[-1]
+
+
+def _known_times(conn: sqlite3.Connection, resource: str, key: str) -> dict[str, str]:
+    try:
+        return dict(conn.execute(_KNOWN, [resource, key]))
+    except sqlite3.OperationalError as error:
+        if _no_history(error):
+            return {}
+        raise
+
+
+def _second_before(text: str) -> Moment:
+    try:
+        return Moment(utc_text(Moment(text).datetime - timedelta(seconds=1)))
+    except (ValueError, OverflowError):  # year 1's first second, or a time that is none
+        return Moment("0000-00-00T00:00:00Z")
+
+
+def _far_future() -> Moment:
+    return Moment("9999-12-31T23:59:59Z")
 
 
 def _created(record: Mapping[str, Any]) -> str | None:

@@ -1,8 +1,10 @@
 """The rows an export writes, read from the store and turned into Arrow record batches.
 
-A record table's candidates are the rows written between the batch's bounds (``mirrored_at``);
-each is hashed (:func:`digest`) and kept only when it differs from the version last exported to
-the same DEST (the store's ``export_digests``, read in the same query). The reading runs on its own connection:
+A record table's candidates are its rows (every one, the first time) written between the batch's
+bounds (``mirrored_at``) or with history since; their versions are read from the history
+(:mod:`.versions`). Today's version of each is hashed (:func:`digest`) and written only when it
+differs from the version last exported to the same DEST (the store's ``export_digests``, read in
+the same query). The reading runs on its own connection:
 the Delta writer pulls the batches from threads of its own. What was written is collected in
 :class:`Written` for the store to keep once the table's commit is made.
 """
@@ -22,7 +24,9 @@ import pyarrow as pa
 
 from ..dates import parse_utc
 from ..store.records import storable_text
-from .tables import APPENDED, BOOL, COMPARED, JSON, STAMP, Column, ExportTable
+from ..store.specs import SPECS
+from .tables import APPENDED, BOOL, COMPARED, JSON, RECORDS, STAMP, Column, ExportTable
+from .versions import RecordRows
 
 __all__ = ["Bounds", "Written", "digest", "record_batches"]
 
@@ -40,6 +44,11 @@ class Bounds:
     after: dict[str, int]
     upto: dict[str, int]
     dest: int = 0
+
+    @property
+    def first(self) -> bool:
+        """The first export to its DEST: every version of every record."""
+        return not self.low
 
 
 @dataclass
@@ -77,22 +86,33 @@ def _queries(table: ExportTable, bounds: Bounds) -> list[tuple[str, list[Any]]]:
     if table.how == APPENDED:
         return [(f'SELECT {columns} FROM "{table.table}" WHERE id > ? AND id <= ? ORDER BY id',
                  [bounds.after.get(table.name, 0), bounds.upto.get(table.name, 0)])]
-    joined = (f'SELECT {columns}, {table.key_sql()}, d.digest FROM "{table.table}" '
+    rebuilt = ', raw, stub' if table.how == RECORDS and SPECS[table.name].hideable else ', raw, NULL'
+    joined = (f'SELECT {columns}, {table.key_sql()}, d.digest{rebuilt if table.how == RECORDS else ""} '
+              f'FROM "{table.table}" '
               f"LEFT JOIN export_digests d ON d.dest = {int(bounds.dest)} AND d.tbl = '{table.name}' "
               f"AND d.record_key = {table.key_sql()}")
     if table.how == COMPARED:
         return [(joined, [])]
-    # Two ranges of the mirrored_at index (an OR of them would scan all of it): the rows written
-    # within the bounds, and a tag an image named before the tags crawler read it, which has an
-    # id and a name and no mirrored_at yet.
+    if bounds.first:
+        return [(joined, [])]
+    # Three ranges (an OR of them would scan the table): the rows written within the bounds; a tag an
+    # image named before the tags crawler read it, which has an id and a name and no mirrored_at yet;
+    # and the records whose history grew since without their row being written (a dump's site changes).
+    own = f'"{table.table}"."{table.key[0]}"' if len(table.key) == 1 else table.key_sql()
     return [(joined + " WHERE mirrored_at >= ? AND mirrored_at <= ?", [bounds.low, bounds.high]),
-            (joined + " WHERE mirrored_at IS NULL", [])]
+            (joined + " WHERE mirrored_at IS NULL", []),
+            (joined + " JOIN (SELECT DISTINCT record_key FROM history WHERE resource = ? AND id > ? AND id <= ?) h "
+                      f"ON {own} = h.record_key WHERE mirrored_at < ? OR mirrored_at > ?",
+             [table.name, bounds.after.get("history", 0), bounds.upto.get("history", 0), bounds.low, bounds.high])]
 
 
 def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds, written: Written,
                    *, write: bool = True) -> Iterator[pa.RecordBatch]:
     """The new versions of ``table`` within ``bounds`` as record batches (nothing when ``write`` is
     false: the digests only, for a batch a killed run already committed), noting each in ``written``."""
+    if table.how == RECORDS:
+        yield from _record_versions(conn, table, bounds, written, write)
+        return
     stamped = COMPARED == table.how
     width = len(table.columns) - (1 if stamped else 0)
     for chunk in _chunks(conn, _queries(table, bounds)):
@@ -101,15 +121,38 @@ def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds,
         else:
             fresh = []
             for row in chunk:
-                values = row[:width - (0 if stamped else 1)]
+                values = row[:width]
                 value = digest(values)
                 if value != row[-1]:
                     written.add(row[-2], value)
-                    fresh.append(row[:width - 1] + (row[width - 1] or bounds.high,) if not stamped
-                                 else row[:width] + (bounds.high,))
+                    fresh.append(row[:width] + (bounds.high,))
         written.rows += len(fresh)
         if fresh and write:
             yield to_batch(table, fresh)
+
+
+def _record_versions(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds, written: Written,
+                     write: bool) -> Iterator[pa.RecordBatch]:
+    """Every version of each record the batch covers (:mod:`.versions`), a batch at a time."""
+    rows = RecordRows(conn, table, first=bounds.first, history_after=bounds.after.get("history", 0),
+                      history_upto=bounds.upto.get("history", 0), now=bounds.high)
+    at = len(rows.names)
+    fresh: list[tuple] = []
+    for chunk in _chunks(conn, _queries(table, bounds)):
+        for row in chunk:
+            value = digest(rows.values(row))
+            changed = value != row[at + 1]
+            if changed:
+                written.add(row[at], value)
+            if write:
+                fresh += rows.versions(row, changed)
+            if len(fresh) >= ROWS_PER_BATCH:
+                written.rows += len(fresh)
+                yield to_batch(table, fresh)
+                fresh = []
+    if fresh:
+        written.rows += len(fresh)
+        yield to_batch(table, fresh)
 
 
 def _chunks(conn: sqlite3.Connection, queries: list[tuple[str, list[Any]]]) -> Iterator[list[tuple]]:

@@ -35,7 +35,8 @@ try:  # the s3 extra: s3fs over botocore
 except ImportError:  # pragma: no cover (no S3 without it)
     _S3_ERRORS = ()
 
-__all__ = ["Destination", "DESTINATION_ERRORS", "append", "has_batch", "data_bytes", "compact", "remove_orphans"]
+__all__ = ["Destination", "DESTINATION_ERRORS", "append", "has_batch", "data_bytes", "live_files", "compact",
+           "remove_orphans"]
 
 BATCH_KEY = "booru_mirror.batch"
 # How many of a table's latest commits are looked at for a killed run's batch: an export makes one
@@ -141,6 +142,20 @@ def data_bytes(where: Destination, name: str) -> int:
         return 0
     actions = pa.table(table.get_add_actions(flatten=True))
     return int(pc.sum(actions["size_bytes"]).as_py() or 0) if actions.num_rows else 0
+
+
+def live_files(where: Destination, name: str) -> list[str]:
+    """The data files table ``name``'s current version reads, oldest first, relative to DEST
+    (``images/part-....parquet``): what a reader without Delta must read, and nothing else."""
+    table = _open(where, name)
+    if table is None:
+        return []
+    actions = pa.table(table.get_add_actions(flatten=True))
+    if not actions.num_rows:
+        return []
+    paths = actions["path"].to_pylist()
+    times = actions["modification_time"].to_pylist() if "modification_time" in actions.column_names else paths
+    return [f"{name}/{path}" for _, path in sorted(zip(times, paths))]
 
 
 def compact(where: Destination, name: str, retention_hours: float) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from sqlite_utils import Database
 
 from ..dates import utc_text
@@ -29,7 +30,7 @@ from .batches import Bounds, Written, record_batches
 from .describe import describe_files
 from .report import ExportFailure, ExportReport
 from .tables import APPENDED, EXPORT_TABLES, ExportTable
-from .views import view_files
+from .views import EMPTY_FILE, view_files
 
 __all__ = ["export_archive", "location"]
 
@@ -64,11 +65,11 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
                     reporter.update(report)
         finally:
             conn.close()
-        _write_texts(where)
         save_export_cursor(db, {"dest": where.url, "batch": pending["batch"], "through": pending["high"],
                                 "ids": pending["upto"], "exported_at": utc_text()})
         if compact:
             report.compacted = _compact(where, retention_hours)
+        _write_texts(where)
     except delta.DESTINATION_ERRORS as e:
         raise ExportFailure(f"export: cannot write {redact(where.url)} ({_reason(e)}); what is exported so far is "
                             "kept, and the next export goes on from it. Check DEST and its credentials (a call "
@@ -123,9 +124,22 @@ def _then(first: pa.RecordBatch | None, rest: Iterator[pa.RecordBatch]) -> Itera
 
 
 def _write_texts(where: delta.Destination) -> None:
-    """DEST's README.md, datapackage.json and views/, written whole each time (they are no data)."""
+    """DEST's README.md, datapackage.json and views/, written whole each time (they are no data),
+    with each table's live files, and an empty table's empty file (after a compaction too: its
+    vacuum deletes what no Delta version lists)."""
     fs, root = where.files()
-    for name, text in {**describe_files(), **view_files(where.url)}.items():
+    files = {name: delta.live_files(where, name) for name in EXPORT_TABLES}
+    for name, table in EXPORT_TABLES.items():
+        empty = f"{root}/{name}/{EMPTY_FILE}"
+        with where.waiting(f"table {name}'s files"):
+            if not files[name]:
+                fs.makedirs(f"{root}/{name}", exist_ok=True)
+                with fs.open(empty, "wb") as out:  # no row group at all: an empty one trips `datasets`
+                    pq.ParquetWriter(out, table.schema()).close()
+                files[name] = [f"{name}/{EMPTY_FILE}"]
+            elif fs.exists(empty):
+                fs.rm_file(empty)
+    for name, text in {**describe_files(files), **view_files(files)}.items():
         path = f"{root}/{name}"
         with where.waiting(name):
             fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)

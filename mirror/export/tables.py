@@ -1,8 +1,9 @@
 """The exported tables: their columns, typed as the API means them, and where their rows come from.
 
 One :class:`ExportTable` per Delta table. A record table (``images`` ... ``filters``) takes the
-store's typed columns under the API's names (:mod:`mirror.store.specs`) plus ``seen_at``, the
-``mirrored_at`` of the version: when the mirror saw it. Timestamps become UTC timestamps, the
+store's typed columns under the API's names (:mod:`mirror.store.specs`) plus the version's two
+times (:mod:`.versions`): ``valid_from``, when it began on the board, and ``seen_at``, when the
+mirror held it. Timestamps become UTC timestamps, the
 lists and objects kept as JSON text become Arrow lists and structs; a JSON field whose shape the
 site does not fix stays JSON text. The history tables are appended to as the store appends to
 them; the link and dump-only tables have no ``mirrored_at`` and are compared whole each export.
@@ -69,7 +70,8 @@ class Column:
 
 @dataclass(frozen=True)
 class ExportTable:
-    """One Delta table: its columns (``seen_at`` last), its key, and how new rows are found."""
+    """One Delta table: its columns (``seen_at`` last; a record table's ``valid_from`` before it), its
+    key, and how new rows are found."""
 
     name: str
     columns: tuple[Column, ...]
@@ -113,6 +115,8 @@ def _spec_column(spec: TableSpec, name: str, kind: str) -> Column:
 
 
 SEEN_AT = Column("seen_at", TIME, STAMP, "mirrored_at")
+# Worked out from the history for each version (:mod:`.versions`), not read from a column.
+VALID_FROM = Column("valid_from", TIME, STAMP, "?")
 
 ABOUT = {
     "images": "One row per version of an image record: its API fields, and its state when hidden, deleted or merged "
@@ -132,7 +136,7 @@ def _record_table(spec: TableSpec) -> ExportTable:
     columns = [_spec_column(spec, name, kind) for name, kind in spec.columns().items()]
     if spec.hideable and "hidden_from_users" not in spec.columns():
         columns.append(Column("hidden_from_users", pa.bool_(), BOOL))
-    return ExportTable(spec.table, (*columns, SEEN_AT), spec.pk_columns, RECORDS, ABOUT[spec.table])
+    return ExportTable(spec.table, (*columns, VALID_FROM, SEEN_AT), spec.pk_columns, RECORDS, ABOUT[spec.table])
 
 
 def _history_tables() -> list[ExportTable]:

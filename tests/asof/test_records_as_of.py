@@ -118,15 +118,17 @@ def fresh_mirror(empty_mirror, tmp_path, nights: list):
     return open_database(path)
 
 
-def play(nights: list, counters: str, db, monkeypatch, save) -> tuple[Site, list[tuple[Moment, dict[int, dict]]]]:
-    """The nights played on a :class:`Site`, each synced into ``db`` through ``save(db, records)``
-    with the history kept (its counters as ``counters`` says): the site, and what it answered
-    after each night, with that night's moment."""
+def play(nights: list, counters: str, db, monkeypatch, save, *, site: Site | None = None,
+         first_night: int = 0) -> tuple[Site, list[tuple[Moment, dict[int, dict]]]]:
+    """The nights played on a :class:`Site` (a new one, or ``site`` from its ``first_night`` on),
+    each synced into ``db`` through ``save(db, records)`` with the history kept (its counters as
+    ``counters`` says): the site, and what it answered after each night, with that night's moment."""
     keep_counters(db, counters)
     clock = {"now": START}
-    monkeypatch.setattr("mirror.store.history.utc_text", lambda when=None: utc_text(when or clock["now"]))
-    site, answered = Site(), []
-    for night, night_steps in enumerate(nights):
+    for writes in ("mirror.store.history.utc_text", "mirror.store.writer.utc_text"):  # one clock, as a sync has
+        monkeypatch.setattr(writes, lambda when=None: utc_text(when or clock["now"]))
+    site, answered = site or Site(), []
+    for night, night_steps in enumerate(nights, start=first_night):
         clock["now"] = START + timedelta(days=night, hours=3)
         at = utc_text(clock["now"] - timedelta(hours=1))
         for kind, which, value in night_steps:

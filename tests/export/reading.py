@@ -12,6 +12,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from mirror.export.views import EMPTY_FILE
+
 # Each record table's key, as the site knows it.
 KEYS = {"images": ("id",), "tags": ("id",), "comments": ("id",), "posts": ("id",), "users": ("id",),
         "filters": ("id",), "galleries": ("id",), "forums": ("short_name",), "topics": ("forum_short_name", "slug")}
@@ -24,9 +26,10 @@ def data_files(table: Path) -> list[Path]:
 
 
 def file_hashes(dest: Path) -> dict[str, str]:
-    """Every data file under DEST, by path, with the sha256 of its bytes."""
+    """Every data file under DEST, by path, with the sha256 of its bytes (an empty table's empty
+    file left out: it goes once the table has rows)."""
     return {str(p.relative_to(dest)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for table in dest.iterdir() if table.is_dir() for p in data_files(table)}
+            for table in dest.iterdir() if table.is_dir() for p in data_files(table) if p.name != EMPTY_FILE}
 
 
 def as_exported(value, like):
@@ -50,6 +53,8 @@ def assert_same_record(exported: dict, archived: dict, table: str) -> None:
     saw this version, is at or before its ``mirrored_at`` (when it last read the record, unchanged since)."""
     for column, value in exported.items():
         source = "mirrored_at" if column == "seen_at" else column
+        if column == "valid_from":  # worked out from the history: tests/export/test_versions.py
+            continue
         if column == "seen_at":
             assert value <= as_exported(archived[source], value), (table, column)
         elif value is None:

@@ -72,6 +72,7 @@ def test_a_one_off_export_elsewhere_leaves_the_nightly_dest_going_on(exported, t
     path = write_config(changed(exported.config, store={"database": str(db_path)}), tmp_path / "mirror.toml")
     assert mirror("-c", str(path), "export", str(nightly)).returncode == 0
     assert mirror("-c", str(path), "export", str(elsewhere)).returncode == 0
+    first = pl.read_delta(str(nightly / "images")).height
     with sqlite3.connect(db_path) as db:
         edited = exported.done["edited"]
         db.execute("UPDATE images SET score = score + 1, mirrored_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
@@ -80,8 +81,7 @@ def test_a_one_off_export_elsewhere_leaves_the_nightly_dest_going_on(exported, t
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
     assert run["export"]["batch"] == 2 and run["export"]["tables"]["images"] == 1  # only what changed since
-    images = pl.read_delta(str(nightly / "images"))
-    assert images.height == images["id"].n_unique() + 1
+    assert pl.read_delta(str(nightly / "images")).height == first + 1
     again = json.loads(mirror("-c", str(path), "export", str(elsewhere), "--json").stdout)
     assert again["export"]["batch"] == 2 and again["export"]["tables"]["images"] == 1
 
@@ -113,4 +113,5 @@ def test_a_lone_surrogate_in_a_list_field_is_exported_as_u_fffd_and_holds_back_n
     assert "Traceback" not in done.stderr
     images = pl.read_delta(str(tmp_path / "dest" / "images"))
     assert images["id"].n_unique() == shown
-    assert images.filter(pl.col("id") == odd)["tags"].to_list() == [["\ufffd lone", "safe"]]
+    today = images.filter(pl.col("id") == odd).sort(["valid_from", "seen_at"], nulls_last=False)
+    assert today["tags"].to_list()[-1] == ["\ufffd lone", "safe"]

@@ -1,0 +1,127 @@
+"""A record table's rows for one export: every version of each record, as ``/as-of/`` reads it.
+
+The first export to a DEST writes, for every record, each version its history can rebuild
+(:func:`mirror.asof.versions_of`, the reading ``mirror serve``'s ``/as-of/`` answers with), so the
+past the mirror kept is in the tables from the start. A later export writes, for each record with
+history since the last, its versions from the earliest of those changes on (a dump read since can
+tell of a change the site made before the last export), all of them when one showed a record first
+kept as a stub (``/as-of/`` reads its earlier versions with the fields the stub lacked), each seen
+when the mirror knew the newest change, so that it wins over a row exported before for the same
+start; and otherwise today's version when it differs from the one last exported (its digest). A
+count the history's daily grain did not keep reaches no further back than that: the next kept
+change holds it as its old value.
+
+Each row carries both clocks: ``valid_from``, when the version began on the board as ``/as-of/``
+dates it (null: before anything the history says), and ``seen_at``, when the mirror held it. As of
+a moment, a record is its row with the latest ``valid_from`` at or before it, the latest ``seen_at``
+among equals. A version the same as the one before it (a first sighting that changed nothing) is
+not written again: the earlier row already holds it from its start.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..asof import versions_of
+from ..asof.records import KNOWN_AT, latest_began
+from ..store.records import column_converters
+from ..store.specs import SPECS
+from .tables import ExportTable
+
+__all__ = ["RecordRows", "EXTRA"]
+
+# What the query reads after the table's columns: the record key, its last digest, and what the
+# as-of reading rebuilds a version from.
+EXTRA = ("record_key", "digest", "raw", "stub")
+
+
+class RecordRows:
+    """Turns a record table's rows (its columns, then :data:`EXTRA`) into rows of versions."""
+
+    def __init__(self, conn: sqlite3.Connection, table: ExportTable, *, first: bool, history_after: int,
+                 history_upto: int, now: str) -> None:
+        self.conn, self.table, self.first, self.now = conn, table, first, now
+        self.history_after, self.history_upto = history_after, history_upto
+        self.spec = SPECS[table.name]
+        self.converters = column_converters(self.spec.fields, "")
+        self.names = [c.name for c in table.columns if c.sql != "?"]  # seen_at (mirrored_at) last
+        self.width = len(self.names) - 1
+        self.stub_fields = [f for f in self.spec.stub_fields if f in self.spec.fields and f not in self.spec.pk_columns]
+
+    def values(self, row: Sequence[Any]) -> tuple:
+        """The values a digest is taken of: the record's columns, ``seen_at`` left out."""
+        return tuple(row[:self.width])
+
+    def versions(self, row: Sequence[Any], changed: bool) -> Iterator[tuple]:
+        """The rows to write for one record (``changed``: today's differs from the one last exported)."""
+        today = dict(zip(self.names, row))
+        key, raw, stub = row[len(self.names)], row[len(self.names) + 2], row[len(self.names) + 3]
+        mirrored = today["seen_at"] or self.now  # a tag an image named has no mirrored_at yet
+        kept = {"raw": raw, "stub": stub, "hidden_from_users": today.get("hidden_from_users"),
+                "mirrored_at": mirrored}
+        if raw is None:  # a tag an image named before the tags crawler read it: no record to rebuild
+            if changed:
+                yield (*self.values(row), None, mirrored)
+            return
+        if self.first:
+            yield from self._rows(row, today, key, kept, raw, since=None, seen_after=None)
+            return
+        since, seen_after, shown = self._changed_since(key)
+        if since is None:
+            if changed:
+                began = latest_began(self.conn, self.table.name, key, kept)
+                yield (*self.values(row), began, max(filter(None, (mirrored, began))))
+            return
+        # Shown again: a record first kept as a stub has its full content now, and /as-of/ reads
+        # every earlier version with it (the fields a stub lacked): they are written again.
+        yield from self._rows(row, today, key, kept, raw, since=None if shown else since, seen_after=seen_after)
+
+    def _rows(self, row: Sequence[Any], today: dict[str, Any], key: str, kept: dict[str, Any], raw: str, *,
+              since: str | None, seen_after: str | None) -> Iterator[tuple]:
+        """The versions of one record begun at or after ``since`` (all without it); each seen no
+        earlier than ``seen_after``, so that it wins over a version begun at the same time and
+        exported before."""
+        record = json.loads(raw)
+        before: tuple | None = None
+        for version in versions_of(self.conn, self.table.name, key, kept, since=since):
+            if version.today:
+                values = self.values(row)
+                seen = max(filter(None, (today["seen_at"] or self.now, version.known, seen_after)), default=None)
+            else:
+                values = self._then(today, record, version.row)
+                seen = max(filter(None, (version.known, seen_after)), default=None)
+            if values != before:
+                yield (*values, version.began, seen)
+            before = values
+
+    def _changed_since(self, key: str) -> tuple[str | None, str | None, bool]:
+        """Of the changes kept since the last export: when the earliest was made, when the mirror
+        knew the last, and whether one showed the record again (None, None, False: none kept)."""
+        since, known, shown = self.conn.execute(
+            f"SELECT min(h.seen_at), max({KNOWN_AT}), max(h.event = 'shown') FROM history h "
+            "LEFT JOIN sync_runs r ON r.id = h.run_id "
+            "WHERE h.resource = ? AND h.record_key = ? AND h.id > ? AND h.id <= ?",
+            [self.table.name, key, self.history_after, self.history_upto]).fetchone()
+        return since, known, bool(shown)
+
+    def _then(self, today: dict[str, Any], record: dict[str, Any], then_row: dict[str, Any]) -> tuple:
+        """Today's columns with the record as it was: the fields that differ from today's record
+        converted as the writer converts them, and the stub's fields when it was hidden (or, hidden
+        today and not then, the record's own)."""
+        then = json.loads(then_row["raw"])
+        values = dict(today)
+        for field, convert in self.converters.items():
+            if then.get(field) != record.get(field):
+                values[field] = None if then.get(field) is None else convert(then[field])
+        if self.spec.hideable:
+            hidden = bool(then_row.get("hidden_from_users"))
+            values["hidden_from_users"] = hidden
+            source = json.loads(then_row["stub"]) if hidden and then_row.get("stub") else then
+            if hidden or today.get("hidden_from_users"):
+                for field in self.stub_fields:
+                    value = source.get(field)
+                    values[field] = None if value is None else self.converters[field](value)
+        return tuple(values[name] for name in self.names[:self.width])
