@@ -60,6 +60,7 @@ SAID_AS = {
     "BoardMissing": "no mirror database to serve",
     "MirrorBusy": "is writing to the same database",
     "PortUnavailable": "cannot listen where asked",
+    "FirehoseRefused": "the site lets no client follow its firehose",
 }
 # Statuses no error class carries: a command ends with them itself (done; verify found damage).
 NOT_ERRORS = {0, statuses.EXIT_DAMAGED}
@@ -83,8 +84,8 @@ def every_error() -> dict[str, type]:
     return found
 
 
-def test_the_table_is_the_statuses_0_to_8_each_once():
-    assert list(documented_table()) == list(range(9))
+def test_the_table_is_the_statuses_0_to_9_each_once():
+    assert list(documented_table()) == list(range(10))
 
 
 def test_every_error_class_is_in_the_row_of_its_status():
@@ -182,7 +183,8 @@ REAL_RUNS = {0: [status_0], 2: [status_2, status_2_plain_http], 3: [status_3], 4
              7: [status_7], 8: [status_8]}
 # Not run here, and why: each is covered where it is made.
 NOT_RUN = {1: "an unexpected error or an interrupt (tests/end_to_end kill runs)",
-           6: "verify finding damage needs a mirror with files (tests/cli/test_nightly.py)"}
+           6: "verify finding damage needs a mirror with files (tests/cli/test_nightly.py)",
+           9: "the site refusing its firehose needs the local site's wsrefuse fault (tests/follow/test_follow_command.py)"}
 
 
 def test_every_status_in_the_table_is_run_or_says_why_not():
