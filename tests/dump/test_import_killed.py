@@ -48,10 +48,13 @@ def command(dump: Path, database: Path) -> list[str]:
 
 
 def step_is(name: str, after: int = 0):
+    """Ready once the import has written past ``after`` in step ``name``, or has done that step: a
+    step lasts well under a second now (store.upkeep), and a poll must not miss it and let the
+    import end before it can be killed."""
     def ready(db) -> bool:
         row = db.execute("SELECT cursor FROM sync_state WHERE name = 'import-dump'").fetchone()
         cursor = json.loads(row[0]) if row else {}
-        return cursor.get("step") == name and (cursor.get("after") or -1) > after
+        return (cursor.get("step") == name and (cursor.get("after") or -1) > after) or name in cursor.get("done", ())
     return ready
 
 
