@@ -111,11 +111,14 @@ class HistoryRecorder:
         # (mirror.follow), the best change time anyone outside the site has.
         self.seen_at: str | None = None
 
-    def saw(self, resource: str, seen: Sequence[Seen], aliases: Mapping[str, str] | None = None) -> None:
+    def saw(self, resource: str, seen: Sequence[Seen], aliases: Mapping[str, str] | None = None,
+            now: str | None = None) -> None:
         """Keep what changed in each record seen (nothing for one that did not change). ``aliases``
         are the fields the site sends under two names (``creator`` or ``user``, see
-        ``TableSpec.aliases``): one record under either name is the same record."""
-        now = self.seen_at or utc_text()
+        ``TableSpec.aliases``): one record under either name is the same record. ``now`` is the
+        time the writer stamped the rows with (``mirrored_at``), so a change is never dated after
+        the row that holds it, even when the clock's second turns between the two."""
+        now = self.seen_at or now or utc_text()
         for item in seen:
             found = self._change(resource, item, now, aliases or {})
             if found is not None:

@@ -116,7 +116,8 @@ class RecordWriter:
                                 texts.get(key, known.get(key)))
             recorder = recorder_for(self.db)
             if recorder is not None:
-                recorder.saw(self.spec.table, self._seen(before, known, columns, full, stubs), self.spec.aliases)
+                recorder.saw(self.spec.table, self._seen(before, known, columns, full, stubs), self.spec.aliases,
+                             now)
         result.rejected = len(bad)
         result.hidden = len(dict(stubs))
         changed = self._changed(before, known, columns, texts, dict(stubs))

@@ -241,3 +241,29 @@ def test_an_images_files_moved_to_another_host_are_no_change_but_a_renamed_file_
                             image("http://127.0.0.1:8809/img", "safe_pony"))
     assert renamed == [{"view_url": ["https://derpicdn.net/img/view/2024/1/2/7__safe.png",
                                      "http://127.0.0.1:8809/img/view/2024/1/2/7__safe_pony.png"]}]
+
+
+def test_a_change_is_dated_as_the_row_that_holds_it_even_when_the_clock_turns_between(tmp_path, monkeypatch):
+    import itertools
+    from datetime import UTC, datetime, timedelta
+
+    import mirror.store.history as history_module
+    import mirror.store.writer as writer_module
+    from mirror.store import ImageWriter
+    from mirror.store.history import recording
+
+    db = open_database(tmp_path / "m.db")
+    writer = ImageWriter(db, "https://derpicdn.net/img")
+    seconds = itertools.count()
+
+    def tick() -> str:  # every reading of the clock a second after the last
+        return (datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=next(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    monkeypatch.setattr(writer_module, "utc_text", tick)
+    monkeypatch.setattr(history_module, "utc_text", tick)
+    for description in ("first", "edited"):
+        with recording(db, None):
+            writer.save_page([{"id": 5, "description": description, "tags": [], "tag_ids": []}])
+    mirrored_at = db.execute("SELECT mirrored_at FROM images WHERE id = 5").fetchone()[0]
+    changed = db.execute("SELECT seen_at FROM history WHERE record_key = '5' AND event = 'changed'").fetchone()[0]
+    assert changed == mirrored_at
