@@ -24,6 +24,7 @@ from ..dump.archive import DumpError
 from ..dump.importer import ImportReport, import_dump
 from ..dump.source import check_source
 from ..progress import Reporter
+from ..store import derived
 from ..sync.handover import hand_over
 from ..wiring import crawler_options
 
@@ -117,7 +118,7 @@ def file_root(config: Config, db: Database) -> str:
     board's known file host, else the site's own ``/img``."""
     row = db.execute("SELECT json_extract(representations, '$.full') FROM images "
                      "WHERE representations IS NOT NULL LIMIT 1").fetchone()
-    if row and isinstance(row[0], str) and "/view/" in row[0]:
-        return row[0].split("/view/")[0]
+    if row and (root := derived.file_root(row[0])):
+        return root
     host = (urlsplit(config.site.base_url).hostname or "").removeprefix("www.")
     return _FILE_ROOTS.get(host, config.site.base_url.rstrip("/") + "/img")

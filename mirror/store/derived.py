@@ -22,7 +22,7 @@ from typing import Any
 from ..philomena import GIF_VIDEOS, SIZE_BOXES
 from .records import to_json
 
-__all__ = ["DERIVED", "SIZED", "stored_name", "derived_sql", "has_representation_sql", "made_by_rule_sql", "kept_value",
+__all__ = ["DERIVED", "SIZED", "file_root", "stored_name", "derived_sql", "has_representation_sql", "made_by_rule_sql", "kept_value",
            "ordered_representations"]
 
 # table -> {column made by SQLite: the column that keeps its value where the rule does not give it}
@@ -88,6 +88,12 @@ def kept_value(columns: Mapping[str, Any]) -> str | None:
     if _made(columns) == value:
         return None
     return SIZED if _made(columns, every_size=True) == value else value
+
+
+def file_root(url: Any) -> str | None:
+    """Where an image's files are served from (the site's ``IMAGE_URL_ROOT``): its view or full URL
+    up to ``/view/``; None for anything else."""
+    return url.partition("/view/")[0] if isinstance(url, str) and "/view/" in url else None
 
 
 def _made(columns: Mapping[str, Any], *, every_size: bool = False) -> str | None:

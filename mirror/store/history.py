@@ -51,6 +51,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..dates import parse_utc, utc_text
+from .derived import file_root
 from .records import storable_text, tags_in_step
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "KeptSiteTags", "unseen_site_tags", "recording", "recorder_for", "record_key",
@@ -241,10 +242,8 @@ def _same_instant(old: Any, new: Any) -> bool:
 
 
 def _file_root(record: Any) -> str | None:
-    """Where an image record's files are: its ``view_url`` up to ``/view/`` (the site's
-    ``IMAGE_URL_ROOT``), or None."""
-    view = record.get("view_url") if isinstance(record, dict) else None
-    return view.partition("/view/")[0] if isinstance(view, str) and "/view/" in view else None
+    """Where an image record's files are (:func:`.derived.file_root` of its ``view_url``), or None."""
+    return file_root(record.get("view_url")) if isinstance(record, dict) else None
 
 
 def _under_root_of(old: Any, new: Any) -> Any:
