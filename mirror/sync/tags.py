@@ -245,7 +245,8 @@ def tags_moved(db: Database, after: int, until: int) -> list[int]:
         SELECT c.tag_id FROM image_tag_changes c JOIN history h ON h.id = c.history_id
         WHERE c.history_id > :after AND c.history_id <= :until AND h.event != 'site_tags'
         UNION
-        SELECT it.tag_id FROM history h JOIN image_tags it ON it.image_id = CAST(h.record_key AS INTEGER)
+        SELECT it.tag_id FROM history h NOT INDEXED  -- the id range, not every image's first sighting
+        JOIN image_tags it ON it.image_id = CAST(h.record_key AS INTEGER)
         WHERE h.id > :after AND h.id <= :until AND h.resource = 'images'
           AND h.event IN ('first_seen', 'hidden', 'merged', 'deleted', 'shown')
         ORDER BY 1""", {"after": after, "until": until})]
