@@ -11,8 +11,8 @@ nothing itself, so that it can run on the whole board's archive):
   as it serves a generated board (an archive is a board in the same schema), from a thread of this
   process, and its request log counts what each sync asked;
 - ``--database`` is the user's mirror: ``mirror sync`` of every resource runs on it in a subprocess
-  (its CPU is its own) with ``site.base_url`` on the site's loopback address, no filter (as the
-  archive was handed over), downloads off (the dump's files are not real), paced far above what
+  (its CPU is its own) with ``site.base_url`` on the site's loopback address, the filter the
+  archive was handed over with (its images cursor says which), downloads off (the dump's files are not real), paced far above what
   the site can answer: wall time is work, and the CPU time is the comparable figure on a shared
   machine. An archive imported with fewer resources enabled is handed over for the others first,
   as ``mirror import-dump`` does at its end with a config that enables them
@@ -61,9 +61,9 @@ def load() -> str:
     return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
 
-def mirror_config(url: str, work: Path, database: Path):
+def mirror_config(url: str, work: Path, database: Path, filter_id: int | None):
     return make_config({
-        "site": {"base_url": url, "user_agent": "bench"},
+        "site": {"base_url": url, "filter_id": filter_id, "user_agent": "bench"},
         "polite": {**FAST, "timeout": 600},
         "store": {"database": str(database), "files": str(work / "files")},
         "download": {"enabled": False},
@@ -82,10 +82,18 @@ def hand_over_the_rest(config, database: Path) -> list[str]:
             raise SystemExit(f"{database}: not an archive `mirror import-dump` made (no images cursor)")
         held = {name for (name,) in db.execute("SELECT name FROM sync_state")}
         crawls = {name: crawler_options(config, name) for name in config.enabled_resources() if name not in held}
-        return hand_over(db, images["last_start"], crawls, filter_id=None,
+        return hand_over(db, images["last_start"], crawls, filter_id=images.get("filter_id"),
                          walked_at=dump.get("dumped_at") or images["last_start"])
     finally:
         db.close()
+
+
+def handed_filter(database: Path) -> int | None:
+    """The filter the archive's images were handed over through: the mirror syncs through it, or
+    it would take a change of filter for a new mirror and walk every image again."""
+    with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as conn:
+        row = conn.execute("SELECT json_extract(cursor, '$.filter_id') FROM sync_state WHERE name = 'images'").fetchone()
+    return row[0] if row else None
 
 
 def counts(database: Path) -> str:
@@ -263,7 +271,7 @@ def main() -> None:
     print(f"site: the local site's app over {site_path} (opened in {time.perf_counter() - started:.1f} s)")
     with SiteServer(editor) as site:
         site.app.state.board.search_seconds = 300  # a cold search over SQLite, not the site's index
-        config = mirror_config(site.url, args.work, database)
+        config = mirror_config(site.url, args.work, database, handed_filter(database))
         toml = write_toml(config, args.work / "mirror.toml")
         handed = hand_over_the_rest(config, database)
         if handed:
