@@ -1,15 +1,19 @@
 """`mirror browse` on a large generated board: how long each kind of page takes, warm.
 
     .venv/bin/python bench/browse.py [--images 1000000] [--work DIR] [--rounds 5]
+    .venv/bin/python bench/browse.py --database ARCHIVE [--rounds 5]
 
 The board is the one bench/serve.py generates and caches (a million images take some 25 minutes
-to make here, 7.25 GiB). The browser is the real ``mirror browse`` in a subprocess on 127.0.0.1,
+to make here, 7.25 GiB), or with ``--database`` any archive in the mirror's schema, read as it is
+(one `mirror import-dump` made, say: its history is the site's own tag changes; nothing is
+written into it). The browser is the real ``mirror browse`` in a subprocess on 127.0.0.1,
 asked by one client, one page at a time, as a person browses. Every page kind of the board (image,
 image opened from a search, tag, user, gallery, forums, forum, thread, the search) and every page
 Datasette shows for the large tables and the views is asked for at several addresses (popular and
 rare tags, busy and quiet users, first and last pages of threads...). The first answer to each
 address is reported apart ("first"); the rounds after it are the warm figures, p50 and p95 over
-every address of the kind. Each Datasette table page is also asked for as JSON once, to say what
+every address of the kind. The front page is first asked for on its own, right after the browser
+starts ("front page cold": the process's caches empty, the file as the OS cache holds it). Each Datasette table page is also asked for as JSON once, to say what
 Datasette gave up on within its time limits (the row count, facets).
 
 The target (issue 20): every page within 300 ms warm at 1,000,000 images.
@@ -72,12 +76,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import random
 import re
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -103,9 +109,9 @@ class Kind:
     notes: set[str] = field(default_factory=set)
 
 
-def sample(db: sqlite3.Connection, sql: str, count: int, seed: int) -> list:
+def sample(db: sqlite3.Connection, sql: str, count: int, seed: int, params: Sequence = ()) -> list:
     """``count`` rows of ``sql`` at random (the same ones for the same seed)."""
-    rows = db.execute(sql).fetchall()
+    rows = db.execute(sql, params).fetchall()
     random.Random(seed).shuffle(rows)
     return rows[:count]
 
@@ -141,8 +147,11 @@ def board_pages(db: sqlite3.Connection, seed: int) -> dict[str, list[str]]:
 def history_pages(db: sqlite3.Connection, seed: int) -> dict[str, list[str]]:
     """An image's history (edited images, and images seen once), and /-/changes as its filters and
     pages reach it (bench/board_history.py writes the history they read)."""
-    edited = [row[0] for row in sample(db, "SELECT record_key FROM history INDEXED BY history_by_resource_event "
-                                           "WHERE resource = 'images' AND event = 'changed' LIMIT 5000", 4, seed)]
+    edited = []
+    for event in ("changed", "site_tags"):  # an imported archive's edits are the site's own tag changes
+        edited = edited or [row[0] for row in sample(
+            db, "SELECT record_key FROM history INDEXED BY history_by_resource_event "
+                "WHERE resource = 'images' AND event = ? LIMIT 5000", 4, seed, [event])]
     quiet = [row[0] for row in sample(db, "SELECT id FROM images LIMIT 100000", 4, seed)]
     middle = quote(f"{stamp(FIRST_SYNC + timedelta(days=15))}~{2**40}")
     return {
@@ -185,6 +194,16 @@ def searched_images(client: httpx.Client) -> list[str]:
         found = re.findall(r'<a href="(/-/image/\d+\?[^"]+)">', page)
         paths += [unquote(path.replace("&amp;", "&")).replace(" ", "+") for path in found[1:3]]
     return paths
+
+
+def board_counts(path: Path) -> str:
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        return ", ".join(f"{db.execute(f'SELECT count(*) FROM {t}').fetchone()[0]:,} {t}"
+                         for t in ("images", "tags", "comments", "posts", "galleries", "history"))
+
+
+def load() -> str:
+    return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
 
 def timed(client: httpx.Client, path: str) -> float:
@@ -239,29 +258,42 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "booru-mirror-serve-bench")
     parser.add_argument("--rounds", type=int, default=5, help="warm passes over every address")
+    parser.add_argument("--database", type=Path, default=None,
+                        help="browse this archive as it is, instead of the generated board")
     args = parser.parse_args()
     work = args.work.resolve()
-    path, seconds = cached_board(work, args.images, args.seed)
-    print(f"board: {path} ({path.stat().st_size / 2**30:.2f} GiB); "
-          + (f"generated in {seconds:.0f} s" if seconds is not None else "cached"))
-    rows, seconds = ensure_history(str(path), args.seed)
-    print(f"history: {rows:,} rows; " + (f"written in {seconds:.0f} s" if seconds is not None else "kept"))
-    config = work / f"browse-{args.images}.toml"
+    work.mkdir(parents=True, exist_ok=True)
+    if args.database:
+        path = args.database.resolve()
+        print(f"archive: {path} ({path.stat().st_size / 2**30:.2f} GiB), {board_counts(path)}")
+    else:
+        path, seconds = cached_board(work, args.images, args.seed)
+        print(f"board: {path} ({path.stat().st_size / 2**30:.2f} GiB); "
+              + (f"generated in {seconds:.0f} s" if seconds is not None else "cached"))
+        rows, seconds = ensure_history(str(path), args.seed)
+        print(f"history: {rows:,} rows; " + (f"written in {seconds:.0f} s" if seconds is not None else "kept"))
+    config = work / f"browse-{path.stem}.toml"
     config.write_text(f'[site]\nbase_url = "https://board.example"\n\n'
                       f'[store]\ndatabase = "{path}"\nfiles = "{work / "files"}"\n')
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     board, tables = board_pages(db, args.seed), datasette_pages(db, path.stem, args.seed)
     db.close()
+    started = time.perf_counter()
     server = browse_process(config, work)
+    listening = time.perf_counter() - started
     try:
         with httpx.Client(base_url=server.url, timeout=120) as client:
+            cold = timed(client, "/")
+            print(f"front page cold: {cold * 1e3:,.0f} ms, the first answer after the browser listened "
+                  f"({listening:.1f} s after its start; target 2 s) ({load()})", flush=True)
             board["image from a search"] = searched_images(client)
-            kinds = [Kind(name, paths) for name, paths in board.items()]
+            kinds = [Kind(name, paths) for name, paths in board.items() if paths]
             kinds += [Kind(name, paths, datasette=True) for name, paths in tables.items()]
             measure(client, kinds, args.rounds, print)
         memory = server.memory()
     finally:
         server.stop()
+    print(f"\nwarm rounds: {args.rounds} ({load()})")
     report(kinds)
     print(f"browse memory: peak {memory['VmHWM'] / 1024:.0f} MiB (VmHWM)")
 

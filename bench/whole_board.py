@@ -13,9 +13,11 @@ size beside PostgreSQL's, where its bytes go, and the commands a user runs on it
    search after start, the server's peak memory; ``mirror status`` and ``mirror verify --sample``.
 
 What stays on paper here (``docs/performance.md``): the files (the local board's are stand-ins),
-the API-only walk of a whole board (weeks at the polite pace), the nights after the import (the
-local site cannot serve a board made as a dump), browse's pages and the duplicate finder at
-this size. The load average is printed beside every step: the machines are shared.
+the API-only walk of a whole board (weeks at the polite pace) and the duplicate finder at this
+size. The nights after the import and browse's pages are measured on copies of the archive this
+imports: ``bench/nights.py --database COPY --site COPY`` (the local site's app serves one copy as
+the site, the other syncs from it) and ``bench/browse.py --database COPY``. The load average is
+printed beside every step: the machines are shared.
 """
 
 from __future__ import annotations

@@ -52,8 +52,10 @@ def _tags(cursor: Cursor) -> str:
         parts.append(f"a walk of every tag is under way at id {cursor['walk'].get('start')}")
     elif cursor.get("high_water") is not None:
         parts.append(f"every tag up to id {cursor['high_water']} walked")
-    mark = cursor.get("images_mark") or {}
-    parts.append(f"tags of images changed up to {_when(mark.get('at'))} refreshed")
+    if "history_after" in cursor:
+        parts.append(f"tags whose image counts moved refreshed up to history row {cursor['history_after']}")
+    else:  # a cursor saved before the history mark
+        parts.append(f"tags of images changed up to {_when((cursor.get('images_mark') or {}).get('at'))} refreshed")
     if cursor.get("changed"):
         parts.append(f"a refresh is under way past tag {cursor['changed'].get('after')}")
     return "; ".join(parts)

@@ -82,29 +82,50 @@ def test_sync_with_nothing_changed_costs_only_the_rolling_refresh(site, tmp_path
     assert len(site.requests) == 1 and report.fetched == 50 and report.new == report.updated == 0
 
 
-def test_changed_images_refresh_exactly_their_tags(site, tmp_path):
+def test_changed_images_refresh_exactly_the_tags_whose_counts_moved(site, tmp_path):
     config = site_config(site, tmp_path, tags={"refresh_per_run": 0})
     _, db = sync(config, ["images"])
     sync(config, ["tags"])
     visible = [r["id"] for r in db.query("SELECT id FROM images WHERE hidden_from_users = 0 ORDER BY id")]
-    retagged = visible[:3]
+    retagged, voted = visible[:3], visible[3:8]
+    before = {image_id: set(site.editor.images[image_id]["tag_ids"]) for image_id in retagged}
     for image_id in retagged:
         site.editor.edit_image(image_id, tags=["safe", "pony", "fresh paint", f"brand new tag {image_id}"])
+    for image_id in voted:  # a vote, a description: no tag's count moves
+        site.editor.edit_image(image_id, score=site.editor.images[image_id]["score"] + 5, description="Edited.")
     new_ids = site.editor.add_images(2)
     sync(config, ["images"])
     site.clear_requests()
     report, db = sync(config, ["tags"])
-    on_changed = {tag_id for image_id in retagged + new_ids for tag_id in site.editor.images[image_id]["tag_ids"]}
-    # The tags the retagged images lost changed their `images` count too, but the image sync has
-    # unlinked them already: their counts arrive with the rolling refresh.
-    assert set(asked_ids(site)) == on_changed
-    assert len(site.requests) == math.ceil(len(on_changed) / 50) == report.requests
+    gained_or_lost = {t for i in retagged for t in before[i] ^ set(site.editor.images[i]["tag_ids"])}
+    moved = gained_or_lost | {t for image_id in new_ids for t in site.editor.images[image_id]["tag_ids"]}
+    assert set(asked_ids(site)) == moved  # the tags the retagged images lost too, none for the votes
+    assert len(site.requests) == math.ceil(len(moved) / 50) == report.requests
     assert report.new == 4  # "fresh paint" and the three brand new tags
-    served = site_tags(site, on_changed)
+    served = site_tags(site, moved)
     assert_rows_match(db, TAGS, served, site.url, where=f"id IN ({','.join(map(str, served))})")
     site.clear_requests()
     sync(config, ["tags"])
     assert len(site.requests) == 0
+
+
+def test_a_cursor_from_before_the_history_mark_refreshes_what_moved_since_the_last_tags_run(site, tmp_path):
+    config = site_config(site, tmp_path, tags={"refresh_per_run": 0})
+    _, db = sync(config, ["images"])
+    sync(config, ["tags"])
+    # The cursor an older version left: the images' updated_at mark, no history mark.
+    db.execute("UPDATE sync_state SET cursor = json_remove(json_set(cursor, '$.images_mark', "
+               "json_object('at', '2000-01-01T00:00:00Z', 'ids', json_array())), '$.history_after') "
+               "WHERE name = 'tags'")
+    image_id = min(r["id"] for r in db.query("SELECT id FROM images WHERE hidden_from_users = 0"))
+    before = set(site.editor.images[image_id]["tag_ids"])
+    site.editor.edit_image(image_id, tags=["safe", "pony", "a tag from after the upgrade"])
+    sync(config, ["images"])
+    site.clear_requests()
+    sync(config, ["tags"])
+    assert set(asked_ids(site)) == before ^ set(site.editor.images[image_id]["tag_ids"])
+    cursor = json.loads(db.execute("SELECT cursor FROM sync_state WHERE name = 'tags'").fetchone()[0])
+    assert "images_mark" not in cursor and cursor["history_after"] > 0
 
 
 def test_tag_edits_arrive_with_the_rolling_refresh_at_a_constant_cost(site, tmp_path):
