@@ -30,7 +30,7 @@ from .image_page import booru_image
 from .metadata import kept_extension
 from .moment import AS_OF_PATH, banner, moment_of, moment_paths
 from .places import image_url
-from .search_page import PATH, booru_search, search_url
+from .search_page import PATH, booru_search, booru_trend, search_url
 from .settings import css, database_name, site_address
 from .steering import ROUTES as MOMENTS_ROUTES
 from .steering import not_yet, record_of_page, steering
@@ -75,7 +75,7 @@ async def _stylesheet(request: Any) -> Response:
 
 @hookimpl
 def register_routes() -> list[tuple[str, Any]]:
-    return [(r"^/-/booru$", booru_search), (r"^/-/image/(?P<id>[0-9]{1,10})$", booru_image),
+    return [(r"^/-/booru$", booru_search), (r"^/-/trend$", booru_trend), (r"^/-/image/(?P<id>[0-9]{1,10})$", booru_image),
             (r"^/-/duplicates$", booru_duplicates), (r"^/-/booru\.css$", _stylesheet), *BOARD_ROUTES, *FRONT_ROUTES,
             *HISTORY_ROUTES, *MOMENTS_ROUTES]
 

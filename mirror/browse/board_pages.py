@@ -34,7 +34,7 @@ from .searching import run_search
 from .settings import css, database_name, site_address
 from .then import Listed, cards_then, gallery_then, record_then, search_as_of, written_by
 from .times import relative_time
-from .trend_chart import trend_chart
+from .trend_chart import trend_src
 
 __all__ = ["ROUTES"]
 
@@ -349,9 +349,8 @@ def _view(build: Callable[..., dict[str, Any] | None], *keys: str, integer: bool
         if found is None:
             raise NotFound("the mirror has no such record" + (f" as of {moment.text}" if moment else ""))
         rows = found.pop("rows", None)
-        if trend_q := found.pop("trend_q", None):  # on the search connections, with their kept lists
-            found["chart"] = await run_search(datasette, lambda conn, postings: trend_chart(
-                conn, postings, images.image_query(trend_q), moment))
+        if trend_q := found.pop("trend_q", None):
+            found["chart_src"] = trend_src(trend_q, moment)
         cards = None if rows is None else [card.box(image_url(card.image_id)) for card in rows]
         context = {"css": css(), "subtitle": None, "title_category": None, "facts": [], "texts": [], "link_lists": [], "cards": cards,
                    "cards_title": "", "messages": None, "messages_title": "", "page": page, "pages": 0,

@@ -27,7 +27,7 @@ SCOPE_KEY = "booru_moment"
 AS_OF_PATH = "/-/as-of"
 _PREFIXED = re.compile(r"/as-of/([^/?]+)(/.*)?")
 # The board's own pages: the front page, its lists, and the pages of one record.
-_BOARD = re.compile(r"/(?:\?|$)|/-/(?:booru|tags|forums|galleries|changes|filter)(?:\?|$)"
+_BOARD = re.compile(r"/(?:\?|$)|/-/(?:booru|tags|forums|galleries|changes|filter|trend)(?:\?|$)"
                     r"|/-/(?:image|tag|user|gallery|forum|topic)/")
 _LINK = re.compile(r'(?<!rel="original" )\b(href|action)="(/[^"]*)"')
 

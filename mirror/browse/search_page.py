@@ -26,7 +26,7 @@ from .places import SearchPlace, image_url
 from .searching import run_search
 from .settings import css
 from .then import cards_then
-from .trend_chart import trend_chart
+from .trend_chart import chart_document, charted, trend_chart, trend_src
 
 PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
@@ -93,9 +93,8 @@ async def booru_search(datasette: Any, request: Any) -> Response:
         except (QueryError, engine.SearchTooSlow) as e:
             context["error"] = str(e)
         else:
-            if not isinstance(node, MatchNone) and page == 1:  # the chart once, on the first page
-                context["chart"] = await run_search(datasette, lambda conn, postings: trend_chart(
-                    conn, postings, node, moment))
+            if not isinstance(node, MatchNone) and page == 1 and charted(node):  # the chart once, on the first page
+                context["chart_src"] = trend_src(q, moment)
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
                     card.box(image_url(card.image_id, SearchPlace(q, sf, sd, include_gone, (page - 1) * PER_PAGE + n)))
                     for n, card in enumerate(cards)])
@@ -105,3 +104,16 @@ async def booru_search(datasette: Any, request: Any) -> Response:
 
     context["page_url"] = page_url
     return Response.html(await datasette.render_template("booru_search.html", context, request=request))
+
+
+async def booru_trend(datasette: Any, request: Any) -> Response:
+    """``/-/trend?q=``: the chart of a search's total month by month, the page the tag and search
+    pages frame (:mod:`.trend_chart`)."""
+    q = request.args.get("q", "")
+    try:
+        node = mirror_query(q)
+    except QueryError:
+        drawn = None
+    else:
+        drawn = await run_search(datasette, lambda conn, postings: trend_chart(conn, postings, node, moment_of(request)))
+    return Response.html(chart_document(drawn, q))
