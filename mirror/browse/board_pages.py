@@ -30,7 +30,6 @@ from .moment import moment_of
 from .places import forum_url, image_url, path_name, topic_url
 from .search_page import PATH as SEARCH_PATH
 from .search_page import SECONDS, page_number, quoted_term, search_url
-from .searching import run_search
 from .settings import css, database_name, site_address
 from .then import Listed, cards_then, gallery_then, record_then, search_as_of, written_by
 from .times import relative_time
