@@ -108,6 +108,7 @@ class HistoryRecorder:
         if counters not in COUNTER_MODES:
             raise ValueError(f"history.counters must be one of {', '.join(COUNTER_MODES)}, not {counters!r}")
         self.db, self.run_id, self.counters = db, run_id, counters
+        self._counted: tuple[str, set[tuple[str, str]]] = ("", set())  # a day, and the records counted on it
         # When the changes written now were seen, if not now: the moment a firehose event arrived
         # (mirror.follow), the best change time anyone outside the site has.
         self.seen_at: str | None = None
@@ -182,9 +183,24 @@ class HistoryRecorder:
             return True
         if self.counters == "off":
             return False
-        last = self.db.execute("SELECT seen_at FROM history WHERE resource = ? AND record_key = ? AND event = 'counters' "
-                               "ORDER BY id DESC LIMIT 1", [resource, record_key(key)]).fetchone()
-        return last is None or last[0][:10] < now[:10]
+        day, counted = now[:10], (resource, record_key(key))
+        if self._by_record():
+            last = self.db.execute("SELECT seen_at FROM history WHERE resource = ? AND record_key = ? "
+                                   "AND event = 'counters' ORDER BY id DESC LIMIT 1", list(counted)).fetchone()
+            return last is None or last[0][:10] < day
+        # Without the index (a first import leaves it to its end: store.upkeep) that lookup would read
+        # the whole history for each record; the history is then this import's own, and what it
+        # counted today is known here (a resumed import may count a record twice in a day, no more).
+        if self._counted[0] != day:
+            self._counted = (day, set())
+        if counted in self._counted[1]:
+            return False
+        self._counted[1].add(counted)
+        return True
+
+    def _by_record(self) -> bool:
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'history_by_record'"
+                               ).fetchone() is not None
 
     def _write(self, resource: str, key: Any, event: str, changes: Mapping[str, Any] | None, now: str) -> int:
         cursor = self.db.execute(

@@ -3,7 +3,10 @@ answer the same: the archive after :func:`build` is the archive that kept them a
 
 from __future__ import annotations
 
+import json
+
 from mirror.store import open_database
+from mirror.store.history import HistoryRecorder, Seen
 from mirror.store.upkeep import BULK_TABLES, archive_is_empty, build, defer, deferred
 
 from .test_raw_rebuilt import real_records, save
@@ -64,3 +67,28 @@ def test_a_build_cut_short_leaves_each_index_built_or_still_listed(tmp_path):
     db = open_database(tmp_path / "m.db")
     assert build(db) > 0
     assert upkeep(db) == schema
+
+
+def test_counters_kept_once_a_day_without_the_history_index_read_none_of_the_history(tmp_path):
+    """A first import leaves ``history_by_record`` to its end; asking whether a record's counters
+    were kept today must not then read the whole history for each record (at 3.5 M images, a topic
+    seen twice by the import stopped it for good), and still keeps them once a day."""
+    db = open_database(tmp_path / "m.db")
+    with db.atomic():
+        db.conn.executemany("INSERT INTO history (resource, record_key, seen_at, event) VALUES ('tags', ?, ?, 'first_seen')",
+                            [(str(n), "2026-01-01T00:00:00Z") for n in range(30_000)])
+    defer(db)
+    recorder = HistoryRecorder(db, None, "daily")
+    steps = []
+    db.conn.set_progress_handler(lambda: steps.append(1), 1_000)
+    for score in (5, 6, 7):
+        recorder.saw("topics", [Seen(("f", "t"), {"slug": "t", "post_count": score}, known=True,
+                                     old_raw=json.dumps({"slug": "t", "post_count": score - 1}))],
+                     now="2026-11-28T03:00:00Z")
+    db.conn.set_progress_handler(None, 0)
+    kept = db.execute("SELECT count(*) FROM history WHERE resource = 'topics' AND event = 'counters'").fetchone()[0]
+    assert kept == 1
+    assert len(steps) < 30  # a scan of the 30,000 rows is some 300 thousand steps per question
+    recorder.saw("topics", [Seen(("f", "t"), {"slug": "t", "post_count": 9}, known=True,
+                                 old_raw=json.dumps({"slug": "t", "post_count": 8}))], now="2026-11-29T03:00:00Z")
+    assert db.execute("SELECT count(*) FROM history WHERE event = 'counters'").fetchone()[0] == 2  # the next day's
