@@ -199,7 +199,7 @@ class HistoryRecorder:
         return True
 
     def _by_record(self) -> bool:
-        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'history_by_record'"
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'history_by_record_time'"
                                ).fetchone() is not None
 
     def _write(self, resource: str, key: Any, event: str, changes: Mapping[str, Any] | None, now: str) -> int:

@@ -70,7 +70,7 @@ def test_a_build_cut_short_leaves_each_index_built_or_still_listed(tmp_path):
 
 
 def test_counters_kept_once_a_day_without_the_history_index_read_none_of_the_history(tmp_path):
-    """A first import leaves ``history_by_record`` to its end; asking whether a record's counters
+    """A first import leaves ``history_by_record_time`` to its end; asking whether a record's counters
     were kept today must not then read the whole history for each record (at 3.5 M images, a topic
     seen twice by the import stopped it for good), and still keeps them once a day."""
     db = open_database(tmp_path / "m.db")
