@@ -492,12 +492,14 @@ def word_distance(a: View, b: View) -> int:
     a copy is a crop of its original, and two pictures sharing only their middles are not copies.
     Crops count only between views that both have theirs: a view too small for a fine picture
     has none (a quarter-size emote, 16-32 px, came within 10 of a crop of its sibling clock face
-    by its words and sketch), nor does one an older finder computed."""
-    own, other = a.values, b.values
+    by its words and sketch), nor does one an older finder computed. And they count only within
+    :data:`EDIT_RANGE`, as sketches do: past it two pictures are different, told by their own
+    words, and a search need not read every crop's words whole (:mod:`mirror.search.similar`)."""
+    own = words_apart(a.values, b.values)
     if not (a.crops and b.crops):
-        return words_apart(own, other)
-    return min((words_apart(own, other), *(words_apart(crop, other) for crop in a.crops),
-                *(words_apart(own, crop) for crop in b.crops)))
+        return own
+    cropped = min((*(words_apart(crop, b.values) for crop in a.crops), *(words_apart(a.values, crop) for crop in b.crops)))
+    return cropped if cropped < own and cropped <= EDIT_RANGE else own
 
 
 def words_apart(a: tuple[int, ...], b: tuple[int, ...]) -> int:

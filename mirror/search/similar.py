@@ -45,9 +45,10 @@ GROUP_DISTANCE = 12
 MIN_BANDS = 5  # bands a fingerprint's keys are cut into for groups, at least: 52 bits a key at most
 LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _places)
 SMALL_BUCKET = 8  # views of one key past which those of a crop's own group are skipped, not measured
-SEARCH_BLOCK = 16_384  # views a search reads at once: their words and crops, some 4 MB
+SEARCH_BLOCK = 16_384  # views a search reads at once: their words, some 1 MB
 CROP_PAIRS_AT_ONCE = 2_000_000  # pairs of a view and a crop measured at once (some 100 MB)
 SKETCHES_KEPT = 16_384  # images whose sketches a search keeps at hand: some 40 MB, 150 with fine pictures
+CROP_HUES = EDIT_RANGE // HUE_WEIGHT + HUE_SLACK  # steps of hue past which a crop is further than EDIT_RANGE
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
 _HUE = KINDS.index("hue")
 _COLOURS = tuple(i for i, kind in enumerate(KINDS) if i not in _PHASHES and i != _HUE)
@@ -151,37 +152,59 @@ class HashIndex:
         views, sketches left out: never nearer than :func:`~mirror.imaging.similar.distance`),
         in the order of :attr:`ids`.
 
-        The views are read a block at a time (:data:`SEARCH_BLOCK`), each block's words and crops
-        against every word of the query: the arrays of differing bits then stay in the cache
+        The views are read a block at a time (:data:`SEARCH_BLOCK`), each block's words against
+        every view of the query: the arrays of differing bits then stay in the cache
         rather than going through memory, whole, once a word (half the time at 1,000,000)."""
-        by_view = np.full(len(self.view_ids), np.iinfo(np.int16).max, dtype=np.int16)
-        if not len(by_view):
+        if not len(self.view_ids):
             return np.zeros(0, dtype=np.int16)
-        queries = [(_column(view.values), [_column(words) for words in view.crops]) for view in fingerprint.views]
-        for first, last, crop_range, crop_starts, cropped in self._blocks:
-            columns, crops, nearest = self.columns[:, first:last], self.crop_columns[:, crop_range], by_view[first:last]
-            for own, query_crops in queries:
-                np.minimum(nearest, _distances(np.bitwise_count(columns ^ own)), out=nearest)
-                if not query_crops or not len(cropped):
-                    continue  # crops count between views that both have theirs
-                found = np.minimum.reduceat(_distances(np.bitwise_count(crops ^ own)), crop_starts)
-                for crop in query_crops:  # its crops against the own words of each view (those with crops count)
-                    np.minimum(found, _distances(np.bitwise_count(columns ^ crop))[cropped], out=found)
-                nearest[cropped] = np.minimum(nearest[cropped], found)
+        by_view = self._by_own_words(fingerprint)
+        self._nearer_by_crops(fingerprint, by_view)
         return np.minimum.reduceat(by_view, self.first_views)
 
+    def _by_own_words(self, fingerprint: Fingerprint) -> np.ndarray:
+        """The distance from ``fingerprint``'s views' own words to each view's own words."""
+        by_view = np.full(len(self.view_ids), np.iinfo(np.int16).max, dtype=np.int16)
+        queries = [_column(view.values) for view in fingerprint.views]
+        for first, last in self._blocks:
+            columns, nearest = self.columns[:, first:last], by_view[first:last]
+            for own in queries:
+                np.minimum(nearest, _distances(np.bitwise_count(columns ^ own)), out=nearest)
+        return by_view
+
+    def _nearer_by_crops(self, fingerprint: Fingerprint, by_view: np.ndarray) -> None:
+        """Bring ``by_view`` down to the distances, where within :data:`EDIT_RANGE` (crops count
+        no further, :func:`~mirror.imaging.similar.word_distance`), of the views' crops from
+        ``fingerprint``'s own words and of its crops from the own words of the views with crops.
+        A pair is measured whole only where its hues alone keep it within (a step of hue costs
+        :data:`HUE_WEIGHT`): five crops a view are five times the words, and read whole, a search
+        over a million took five times as long as by the views' own words."""
+        if not len(self.crop_views):
+            return
+        for view in fingerprint.views:
+            if not view.crops:
+                continue  # crops count between views that both have theirs
+            own = _column(view.values)
+            near = np.flatnonzero(np.bitwise_count(self.crop_columns[_HUE] ^ own[_HUE]) <= CROP_HUES)
+            _lower(by_view, self.crop_views[near], _distances(np.bitwise_count(self.crop_columns[:, near] ^ own)))
+            crops = [_column(words) for words in view.crops]
+            rows, hues = self._cropped
+            fewest = functools.reduce(np.minimum, (np.bitwise_count(hues ^ crop[_HUE]) for crop in crops))
+            near = rows[fewest <= CROP_HUES]
+            columns = self.columns[:, near]
+            _lower(by_view, near, functools.reduce(np.minimum, (_distances(np.bitwise_count(columns ^ crop))
+                                                                for crop in crops)))
+
     @functools.cached_property
-    def _blocks(self) -> list[tuple[int, int, slice, np.ndarray, np.ndarray]]:
-        """The views a block at a time: its first and last row, its crops' columns, where each of
-        its views with crops has its first crop among them, and those views' rows in the block."""
-        blocks = []
-        for first in range(0, len(self.view_ids), SEARCH_BLOCK):
-            last = min(first + SEARCH_BLOCK, len(self.view_ids))
-            crop_first, crop_last = np.searchsorted(self.crop_views, [first, last]).tolist()
-            views = self.crop_views[crop_first:crop_last] - first
-            starts = np.flatnonzero(np.r_[True, views[1:] != views[:-1]]) if len(views) else np.zeros(0, dtype=np.int64)
-            blocks.append((first, last, slice(crop_first, crop_last), starts, views[starts]))
-        return blocks
+    def _cropped(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of the views with crops, and their hue words."""
+        rows = self.crop_views[np.r_[True, self.crop_views[1:] != self.crop_views[:-1]]]  # ascending already
+        return rows, self.columns[_HUE, rows]
+
+    @functools.cached_property
+    def _blocks(self) -> list[tuple[int, int]]:
+        """The views a block at a time (:data:`SEARCH_BLOCK`): its first and last row."""
+        count = len(self.view_ids)
+        return [(first, min(first + SEARCH_BLOCK, count)) for first in range(0, count, SEARCH_BLOCK)]
 
     def nearest(self, fingerprint: Fingerprint, limit: int = 50, max_distance: int | None = None) -> list[Neighbour]:
         """The ``limit`` stored images nearest ``fingerprint``, nearest first (ties by id), none
@@ -211,12 +234,21 @@ class HashIndex:
         return words if words > EDIT_RANGE else distance(fingerprint, self.fingerprint(int(self.ids[position])))
 
 
+def _lower(by_view: np.ndarray, rows: np.ndarray, found: np.ndarray) -> None:
+    """Bring each of ``rows`` of ``by_view`` down to its distance in ``found``, where that is
+    within :data:`EDIT_RANGE` (a row may come more than once)."""
+    kept = found <= EDIT_RANGE
+    np.minimum.at(by_view, rows[kept], found[kept])
+
+
 def _nearest_positions(found: np.ndarray, limit: int) -> np.ndarray:
-    """The positions of the ``limit`` lowest of ``found``, and of any tied with the highest of them."""
+    """The positions of the ``limit`` lowest of ``found`` (small integers), and of any tied with the
+    highest of them: the distances counted, as an argpartition among so many ties took longer
+    than the whole search by the views' own words."""
     if limit >= len(found):
         return np.arange(len(found))
-    picked = np.argpartition(found, limit)[:limit]
-    return np.flatnonzero(found <= found[picked].max())  # argpartition may split a tie at the cut
+    highest = int(np.searchsorted(np.cumsum(np.bincount(found)), limit))  # the lowest level `limit` reach
+    return np.flatnonzero(found <= highest)
 
 
 def _column(words: Sequence[int]) -> np.ndarray:
@@ -363,7 +395,7 @@ def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, dist
         a, crop = a[hued], crop[hued]
         b = crop_node[crop]
         words = _distances(np.bitwise_count(columns[:, a] ^ crop_columns[:, crop]))
-        near = words <= max_distance
+        near = words <= min(max_distance, EDIT_RANGE)  # crops count no further
         a, b, words = a[near], b[near], words[near]
         apart = _roots(parent, a) != _roots(parent, b)
         a, b, words = a[apart], b[apart], words[apart]
