@@ -4,7 +4,8 @@ pictures are grouped, how near pictures never stored come; and how fast it searc
 
 1. Three corpora stand for archives: painted (``mirror/localsite/art``: 243 archived, 59 never
    stored), vector clip art (``tests/fixtures/clipart``: 150 and 50) and emotes of 64-128 px
-   (``tests/fixtures/emotes``: 110 and 40). Each archived picture's fingerprint is read from its
+   (``tests/fixtures/emotes``: 110 and 40), drawn stamps of 72 px on transparency
+   (``tests/fixtures/stamps``: 90 and 29). Each archived picture's fingerprint is read from its
    ``thumb`` (250 px, transparency kept, as the site renders it), as ``mirror download`` does. Of
    each, the 17 kinds of copies in ``tests/support/art.py`` are made (scaled, re-encoded, cropped
    off one edge or more, 3-10% white and black borders, flattened, re-saved blind to alpha), each
@@ -14,7 +15,8 @@ pictures are grouped, how near pictures never stored come; and how fast it searc
    the copy is searched (strictly nearer than every other archived picture); then the pairs of
    different pictures that share a group, the nearest distance of each unseen picture, and the
    kinds short of issue 39's targets (grouped 98%, found first 99%). A copy that shows nothing
-   (black line art flattened on black) is left out, and counted.
+   (black line art flattened on black), or too small to fingerprint (a quarter of a 60 px stamp),
+   is left out, and counted.
 2. 1,000,000 random fingerprints are searched for their nearest 50, without crops and with each
    view's five crops (version 6): p50 and p95.
 3. ``groups`` over 1,000,000 random fingerprints (``--grouped N``) with 1% planted pairs of
@@ -25,7 +27,8 @@ pictures are grouped, how near pictures never stored come; and how fast it searc
 
 Sketches come from a function, one image at a time, as from the database (``load_sketches``).
 
-    .venv/bin/python bench/similar.py [--quick] [--only corpora|speed] [--misses] [--grouped N]
+    .venv/bin/python bench/similar.py [--quick] [--only corpora|speed] [--misses] [--corpus WORD]
+                                [--grouped N]
 
 Last measured (2 shared cores), at GROUP_DISTANCE 12: see docs/duplicates.md.
 Random fingerprints spread evenly over the bands; real pHashes do not, so the groups figure is a floor.
@@ -50,12 +53,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's copies live beside the tests
 
 from mirror.imaging.fine import FINE_SIDE
-from mirror.imaging.similar import (CROPS, KINDS, Fingerprint, View, distance, edit_penalty, fingerprint_of, hamming,
-                                   shows_nothing, views_of, word_distance)
+from mirror.imaging.similar import (CROPS, KINDS, MIN_SIDE, Fingerprint, View, distance, edit_penalty, fingerprint_of,
+                                   hamming, shows_nothing, views_of, word_distance)
 from mirror.imaging.sketch import SKETCH_SIDE
 from mirror.search import similar as finder
 from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups
-from tests.support.art import Artwork, artworks, clipart, copies, decoded, emotes, png, thumbnail
+from tests.support.art import Artwork, artworks, clipart, copies, decoded, emotes, png, stamps, thumbnail
 
 COPY_BASE = 100_000  # copies' ids: COPY_BASE * (kind + 1) + the original's
 THUMB = (250, 250)  # the thumbnail's box: what the archive fingerprints, and a query is read at
@@ -68,16 +71,21 @@ def corpus_figures(archived: tuple[Artwork, ...], unseen: tuple[Artwork, ...],
     with ``misses``, what each copy left out of its original's group is made of (:func:`parts`)."""
     originals = {number: fingerprint_of(thumbnail(art.picture())) for number, art in enumerate(archived, 1)}
     made: dict[str, dict[int, Fingerprint]] = {}
-    blank = Counter()
+    blank, small = Counter(), Counter()
     for number, art in enumerate(archived, 1):
         for kind, data in copies(art).items():
             if all(shows_nothing(view) for view in views_of(decoded(data))):
                 blank[kind] += 1  # black line art flattened on black: a black square, nobody's copy
                 continue
+            if min(decoded(data).size) < MIN_SIDE:
+                small[kind] += 1  # a quarter of a 60 px stamp: no fingerprint, as the archive keeps none
+                continue
             # as the archive keeps an upload (its thumbnail) and as `reverse --similar` reads a query: alike
             made.setdefault(kind, {})[number] = fingerprint_of(data, scaled_into=THUMB)
     if blank:
         print(f"copies left out as showing nothing (one colour): {dict(blank)}")
+    if small:
+        print(f"copies left out as too small to fingerprint (under {MIN_SIDE} px a side): {dict(small)}")
     made["its own file"] = {number: fingerprint_of(png(art.picture()), scaled_into=THUMB)
                             for number, art in enumerate(archived, 1)}
     index = HashIndex.of(originals)
@@ -252,23 +260,27 @@ def main() -> None:
     parser.add_argument("--only", choices=("corpora", "speed"), help="only the corpora's figures, or only the timings")
     parser.add_argument("--misses", action="store_true",
                         help="print what each copy left out of its original's group is made of")
+    parser.add_argument("--corpus", help="only the corpus whose title holds this word (painted, clip, emotes, stamps)")
     parser.add_argument("--grouped", type=int, help="fingerprints grouped (default 1,000,000; 10,000 with --quick)")
     options = parser.parse_args()
     stored, grouped = (100_000, 10_000) if options.quick else (1_000_000, 1_000_000)
     grouped = options.grouped or grouped
     limit = 40 if options.quick else None
     if options.only != "speed":
-        _corpora(limit, options.misses)
+        _corpora(limit, options.misses, options.corpus)
     if options.only != "corpora":
         _speed(stored, grouped)
 
 
-def _corpora(limit: int | None, misses: bool = False) -> None:
+def _corpora(limit: int | None, misses: bool = False, corpus: str | None = None) -> None:
     below = []
     for title, archived, unseen in (
             ("Painted (mirror/localsite/art)", artworks("archived"), artworks("unseen")),
             ("Vector clip art (tests/fixtures/clipart)", clipart("archived"), clipart("unseen")),
-            ("Emotes, 64-128 px (tests/fixtures/emotes)", emotes("archived"), emotes("unseen"))):
+            ("Emotes, 64-128 px (tests/fixtures/emotes)", emotes("archived"), emotes("unseen")),
+            ("Stamps, 72 px (tests/fixtures/stamps)", stamps("archived"), stamps("unseen"))):
+        if corpus and corpus.lower() not in title.lower():
+            continue
         print(f"\n{title}")
         shares = corpus_figures(archived[:limit], unseen[:limit], misses)
         below += [f"{title.split(' (')[0]}: {kind} grouped {grouped:.0%}, first {first:.0%}"
