@@ -27,8 +27,11 @@ tell an edit from a copy (:func:`mirror.imaging.similar.edit_penalty`).
 from __future__ import annotations
 
 import functools
+import os
+import queue
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +50,9 @@ LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _places)
 SMALL_BUCKET = 8  # views of one key past which those of a crop's own group are skipped, not measured
 SEARCH_BLOCK = 16_384  # views a search reads at once: their words, some 1 MB
 CROP_PAIRS_AT_ONCE = 2_000_000  # pairs of a view and a crop measured at once (some 100 MB)
+# Threads the bands of groups are shared among: two cores' worth (each thread keeps its own copy
+# of the groups and one band's keys and sorts at a time, some 100 MB a million views more).
+WORKERS = min(2, os.cpu_count() or 1)
 SKETCHES_KEPT = 16_384  # images whose sketches a search keeps at hand: some 40 MB, 150 with fine pictures
 CROP_HUES = EDIT_RANGE // HUE_WEIGHT + HUE_SLACK  # steps of hue past which a crop is further than EDIT_RANGE
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
@@ -265,14 +271,14 @@ def _distances(bits: np.ndarray) -> np.ndarray:
     return total
 
 
-def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[int]]:
+def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE, workers: int | None = None) -> list[list[int]]:
     """Groups of near-duplicates: images joined when within ``max_distance`` of one another
     (through others too), each group's ids ascending, the groups by their first id.
 
     Images with the same words are one node (a board has clusters of thousands: re-uploads,
     blank pictures), the first one's sketch standing for all, and the pairs found are joined as
     they are found, never listed: the time and memory are linear in the images, whatever the size
-    of a cluster.
+    of a cluster. The bands are walked on ``workers`` threads (:func:`_components`).
     """
     if not len(index):
         return []
@@ -287,7 +293,7 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
 
     label = _components(np.ascontiguousarray(unique.T), max_distance,
                         (node_of[same_image], node_of[same_image + 1]), close,
-                        (node_of[index.crop_views], index.crop_columns))[node_of[index.first_views]]
+                        (node_of[index.crop_views], index.crop_columns), workers)[node_of[index.first_views]]
     shared = np.bincount(label, minlength=len(unique))[label] > 1  # a million alone are not split one by one
     order = np.lexsort((index.ids[shared], label[shared]))
     ids, label = index.ids[shared][order], label[shared][order]
@@ -297,7 +303,7 @@ def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE) -> list[list[in
 
 def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray],
                 close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-                crops: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+                crops: tuple[np.ndarray, np.ndarray] | None = None, workers: int | None = None) -> np.ndarray:
     """For each view (a column of ``columns``, one row a kind), the smallest position it is
     joined to: through the ``joined`` pairs (views of one image), and every pair within
     ``max_distance`` by its words and found ``close`` (given the pairs and their words'
@@ -309,27 +315,101 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
     are read off the band's keys sorted, neighbours one step apart, then two, and so on, as long
     as a bucket of one key holds views not yet joined (a cluster of 20,000 near copies is one
     group after the first step, and its bucket is left).
+
+    The bands are shared among ``workers`` threads (:data:`WORKERS` when not given), each joining
+    its own copy of the groups, joined together at the end: a band's keys, sorts and words are
+    numpy's work, done with the GIL released, so two threads use two cores. ``close`` is always
+    asked on the calling thread (it reads sketches from a database connection that belongs to it).
     """
     count = columns.shape[1]
-    parent = np.arange(count)
-    _join(parent, *joined)
-    refused: set[int] = set()  # pairs near by their words that their sketches set apart
     bands = band_count(max_distance)
+    workers = max(1, min(bands, WORKERS if workers is None else workers))
     has_crops = np.zeros(count, dtype=bool)
     if crops is not None:
         has_crops[crops[0]] = True
-    for band in range(bands):
-        crop_keys = band_key(crops[1], _PHASHES[0], band, bands) if crops is not None and len(crops[0]) else None
-        for column in _PHASHES:  # a crop's pHash is in both: its keys are the same for each
-            keys = band_key(columns, column, band, bands)
-            order = np.argsort(keys, kind="stable")
-            ordered = keys[order]
-            firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each key's bucket starts
-            _join_buckets(parent, columns, order, firsts, max_distance, close, refused)
-            if crop_keys is not None:
-                _join_crops(parent, columns, order, ordered[firsts], np.r_[firsts, count], *crops, crop_keys,
-                            has_crops, max_distance, close)
+
+    def walk(share: range, ask: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+        parent = np.arange(count)
+        _join(parent, *joined)
+        refused: set[int] = set()  # pairs near by their words that their sketches set apart
+        for band in share:
+            crop_keys = band_key(crops[1], _PHASHES[0], band, bands) if crops is not None and len(crops[0]) else None
+            for column in _PHASHES:  # a crop's pHash is in both: its keys are the same for each
+                keys = band_key(columns, column, band, bands)
+                order = np.argsort(keys)  # any order within a key: a bucket is walked until it is one group
+                ordered = keys[order]
+                firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each key's bucket starts
+                _join_buckets(parent, columns, order, firsts, max_distance, ask, refused)
+                if crop_keys is not None:
+                    _join_crops(parent, columns, order, ordered[firsts], np.r_[firsts, count], *crops, crop_keys,
+                                has_crops, max_distance, ask)
+        return parent
+
+    if workers == 1:
+        parent = walk(range(bands), close)
+    else:
+        parents = _in_threads(walk, [range(first, bands, workers) for first in range(workers)], close, count)
+        parent = parents[0]
+        for other in parents[1:]:
+            _join(parent, np.arange(count), _roots(other, np.arange(count)))
     return _roots(parent, np.arange(count))
+
+
+def _in_threads(walk: Callable[[range, Callable], np.ndarray], shares: list[range],
+                close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], count: int) -> list[np.ndarray]:
+    """``walk`` each of ``shares`` on a thread of its own, its questions to ``close`` answered
+    on this thread, one at a time, as they come; what each returned, in order.
+
+    Two threads find many of the same pairs (a copy shares several bands with its original): a
+    pair already joined here, through the answers so far, is close (joined in the end anyway),
+    and one refused is refused again, neither asked twice."""
+    questions: queue.SimpleQueue = queue.SimpleQueue()
+    joined = np.arange(count)  # the groups of the pairs found close so far, by any thread
+    refused: set[int] = set()
+
+    def ask(a: np.ndarray, b: np.ndarray, words: np.ndarray) -> np.ndarray:
+        answer: Future = Future()
+        questions.put((a, b, words, answer))
+        return answer.result()
+
+    def walked(share: range) -> np.ndarray:
+        try:
+            return walk(share, ask)
+        finally:
+            questions.put(None)  # this thread asks no more
+
+    def answer(a: np.ndarray, b: np.ndarray, words: np.ndarray) -> np.ndarray:
+        pair = np.minimum(a, b) * count + np.maximum(a, b)
+        kept = _roots(joined, a) == _roots(joined, b)
+        fresh = ~kept & ~np.isin(pair, np.fromiter(refused, np.int64)) if refused else ~kept
+        if fresh.any():
+            kept[fresh] = close(a[fresh], b[fresh], words[fresh])
+            _join(joined, a[fresh][kept[fresh]], b[fresh][kept[fresh]])
+            refused.update(pair[fresh][~kept[fresh]].tolist())
+        return kept
+
+    with ThreadPoolExecutor(len(shares), thread_name_prefix="groups") as pool:
+        running = [pool.submit(walked, share) for share in shares]
+        ended = 0
+        try:
+            while ended < len(shares):
+                question = questions.get()
+                if question is None:
+                    ended += 1
+                    continue
+                *pairs, future = question
+                try:
+                    future.set_result(answer(*pairs))
+                except Exception as error:  # the thread that asked raises it, and ends
+                    future.set_exception(error)
+        except BaseException as error:  # interrupted here: every thread still asking is told so, and ends
+            while ended < len(shares):
+                question = questions.get()
+                ended += question is None
+                if question is not None:
+                    question[-1].set_exception(error)
+            raise
+        return [future.result() for future in running]
 
 
 def _join_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, firsts: np.ndarray,

@@ -7,6 +7,7 @@ import io
 import json
 import sys
 import textwrap
+import threading
 
 import numpy as np
 from PIL import Image
@@ -388,3 +389,35 @@ def _flipped_exactly(words: list[int], rng: np.random.Generator, count: int) -> 
     bits = rng.choice(64, size=count, replace=False)
     flip = sum(1 << int(bit) for bit in bits)
     return [words[0] ^ flip, words[1] ^ flip, *words[2:]]
+
+
+def test_groups_walk_the_bands_on_two_threads_and_ask_the_sketches_on_the_callers(monkeypatch):
+    """The bands are shared among threads (each band's keys, sorts and words are numpy's, done
+    with the GIL released): two threads walk them, the sketches (read from the caller's database
+    connection) are read on the calling thread only, and the groups are those one thread finds,
+    which are those of every pair measured one by one."""
+    rng = np.random.default_rng(29)
+    prints = {}
+    for n in range(1, 81):
+        crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)
+        prints[n] = Fingerprint((View(*_thermometer_words(rng), crops=crops),))
+    for n in range(81, 121):  # copies of the first forty: of their own words, or of a crop
+        original = prints[n - 80].views[0]
+        words = original.crops[n % len(CROPS)] if n % 2 else original.values
+        prints[n] = Fingerprint((View(*_flipped(list(words), rng, 6), crops=original.crops),))
+    walked, asked = set(), set()
+    keys = similar_search.band_key
+
+    def recorded_key(*args):
+        walked.add(threading.current_thread().name)
+        return keys(*args)
+
+    monkeypatch.setattr(similar_search, "band_key", recorded_key)
+    index = HashIndex.of(prints)
+    sketch = index.view_sketch
+    monkeypatch.setattr(index, "view_sketch", lambda row: asked.add(threading.current_thread().name) or sketch(row))
+    found = groups(index, 12, workers=2)
+    assert len([name for name in walked if name.startswith("groups")]) == 2
+    assert asked == {threading.current_thread().name}
+    assert found == groups(index, 12, workers=1) == _pair_by_pair(prints, 12)
+    assert len(found) == 40
