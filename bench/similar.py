@@ -22,8 +22,8 @@ pictures are grouped, how near pictures never stored come; and how fast it searc
 3. ``groups`` over 1,000,000 random fingerprints (``--grouped N``) with 1% planted pairs of
    near-duplicates (a few bits apart; a tenth of them edits, told apart by their sketches), the
    way before issue 39 (:func:`before`), today's without crops (version 5) and with each image's
-   five crops (version 6, a tenth of the pairs a copy near a crop of the other) side by side:
-   wall and CPU time, peak memory (tracemalloc: what Python and numpy allocate), groups found.
+   five crops (version 6, a tenth of the pairs a copy near a crop of the other) on one thread and
+   on two, side by side: wall and CPU time, peak memory (tracemalloc: what Python and numpy allocate), groups found.
 
 Sketches come from a function, one image at a time, as from the database (``load_sketches``).
 
@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
+import os
 import statistics
 import sys
 import time
@@ -193,12 +194,12 @@ def nearest_timings(n: int, searches: int = 200, cropped: bool = True) -> list[f
 
 
 def group_figures(n: int, planted: int, components: Callable | None = None,
-                  cropped: bool = True) -> tuple[float, float, float, int, int]:
+                  cropped: bool = True, workers: int | None = None) -> tuple[float, float, float, int, int]:
     """Seconds, CPU seconds (on a shared machine the figure to compare), peak MB, how many planted
     pairs came out as a group of their own (every tenth is an edit, by its sketch, and must not),
     and groups in all; with ``components``, grouping by it (:func:`before`, side by side); with
-    ``cropped``, each image with the words of its crops (version 6), else without (version 5).
-    A tenth of the planted pairs are a copy near a crop of the other, not near its own words."""
+    ``cropped``, each image with the words of its crops (version 6), else without (version 5);
+    on ``workers`` threads (default: ``finder.WORKERS``; the CPU counted is every thread's). A tenth of the planted pairs are a copy near a crop of the other, not near its own words."""
     rng = np.random.default_rng(2)
     hashes = rng.integers(0, 2**64, size=(n, len(KINDS)), dtype=np.uint64)
     crops = random_crops(n, rng) if cropped else None
@@ -213,7 +214,7 @@ def group_figures(n: int, planted: int, components: Callable | None = None,
     tracemalloc.start()
     start, cpu = time.perf_counter(), time.process_time()
     try:
-        found = groups(index)
+        found = groups(index, workers=workers)
     finally:
         finder._components = kept
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -224,7 +225,8 @@ def group_figures(n: int, planted: int, components: Callable | None = None,
 
 
 def before(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray],
-           close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], crops: object = None) -> np.ndarray:
+           close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], crops: object = None,
+           workers: object = None) -> np.ndarray:
     """Grouping as it was before issue 39, for the figures side by side: only the pairs sharing a
     16-bit band of a pHash, each compared with the next 64 in its bucket (pairs within the
     distance that share no band are missed)."""
@@ -294,12 +296,15 @@ def _speed(stored: int, grouped: int) -> None:
         took = nearest_timings(stored, cropped=cropped)
         print(f"nearest 50 over {stored:,} stored fingerprints, {'with' if cropped else 'without'} crops: "
               f"p50 {statistics.median(took) * 1000:.1f} ms, p95 {took[int(len(took) * 0.95)] * 1000:.1f} ms "
-              f"({len(took)} searches)")
-    for name, components, cropped in (("before (16-bit bands, a window of 64)", before, False),
-                                      ("exact (bands from the distance), no crops (version 5)", None, False),
-                                      ("exact, with each image's crops (version 6)", None, True)):
-        seconds, cpu, peak, found, total = group_figures(grouped, grouped // 100, components, cropped)
-        print(f"groups over {grouped:,} fingerprints, {name}: {seconds:.2f} s ({cpu:.2f} s of CPU), "
+              f"({len(took)} searches, load {os.getloadavg()[0]:.1f})")
+    for name, components, cropped, workers in (
+            ("before (16-bit bands, a window of 64)", before, False, 1),
+            ("exact (bands from the distance), no crops (version 5)", None, False, None),
+            ("exact, with each image's crops (version 6), one thread", None, True, 1),
+            (f"exact, with each image's crops (version 6), {finder.WORKERS} threads", None, True, None)):
+        seconds, cpu, peak, found, total = group_figures(grouped, grouped // 100, components, cropped, workers)
+        print(f"groups over {grouped:,} fingerprints, {name}: {seconds:.2f} s ({cpu:.2f} s of CPU, "
+              f"load {os.getloadavg()[0]:.1f}), "
               f"peak {peak:.0f} MiB allocated; "
               f"{found} of {grouped // 100} planted pairs found as their own group (a tenth are edits), "
               f"{total} groups in all")
