@@ -50,6 +50,7 @@ LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _places)
 SMALL_BUCKET = 8  # views of one key past which those of a crop's own group are skipped, not measured
 SEARCH_BLOCK = 16_384  # views a search reads at once: their words, some 1 MB
 CROP_PAIRS_AT_ONCE = 2_000_000  # pairs of a view and a crop measured at once (some 100 MB)
+CROPS_AT_ONCE = 2_000_000  # crops whose buckets are looked up at once (some 100 MB)
 # Threads the bands of groups are shared among: two cores' worth (each thread keeps its own copy
 # of the groups and one band's keys and sorts at a time, some 100 MB a million views more).
 WORKERS = min(2, os.cpu_count() or 1)
@@ -451,14 +452,27 @@ def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, dist
     (:func:`band_key`). Each crop is measured against the views of its key (the views in
     ``order`` of their keys, the keys ``distinct``, each one's bucket from ``bucket_starts``);
     in a large bucket (a cluster), only those outside its own view's group, so a cluster
-    already one group costs nothing more."""
-    place = _places(distinct, crop_keys)
-    crops = np.flatnonzero(distinct[place] == crop_keys)
-    starts, ends = bucket_starts[place[crops]], bucket_starts[place[crops] + 1]
+    already one group costs nothing more. The crops are taken :data:`CROPS_AT_ONCE` at a time:
+    all at once, their buckets' bounds took more memory than everything else grouping 3.5 million
+    images (seven arrays of 17.5 million), and each of two threads had its own."""
+    for first in range(0, len(crop_keys), CROPS_AT_ONCE):
+        _join_crops_of(parent, columns, order, distinct, bucket_starts, crop_node, crop_columns, crop_keys,
+                       has_crops, max_distance, close, first, min(first + CROPS_AT_ONCE, len(crop_keys)))
+
+
+def _join_crops_of(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, distinct: np.ndarray,
+                   bucket_starts: np.ndarray, crop_node: np.ndarray, crop_columns: np.ndarray, crop_keys: np.ndarray,
+                   has_crops: np.ndarray, max_distance: int,
+                   close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], first: int, last: int) -> None:
+    """:func:`_join_crops` for the crops from ``first`` up to ``last``."""
+    place = _places(distinct, crop_keys[first:last])
+    crops = first + np.flatnonzero(distinct[place] == crop_keys[first:last])
+    place = place[crops - first]
+    starts, ends = bucket_starts[place], bucket_starts[place + 1]
     own_starts, own_ends = ends.copy(), ends.copy()  # its own group's views in its bucket: none looked for in a small one
     large = np.flatnonzero(ends - starts > SMALL_BUCKET)
     if len(large):
-        own_starts[large], own_ends[large] = _own_group_ranges(parent, order, bucket_starts, place[crops[large]],
+        own_starts[large], own_ends[large] = _own_group_ranges(parent, order, bucket_starts, place[large],
                                                                parent[crop_node[crops[large]]])
     pairs = np.cumsum((own_starts - starts) + (ends - own_ends))
     cuts = np.searchsorted(pairs, np.arange(CROP_PAIRS_AT_ONCE, pairs[-1] if len(pairs) else 0, CROP_PAIRS_AT_ONCE))

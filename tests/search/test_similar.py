@@ -10,6 +10,7 @@ import textwrap
 import threading
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from mirror.imaging.similar import (
@@ -314,10 +315,13 @@ def test_crops_count_only_between_views_that_both_have_theirs():
     assert groups(HashIndex.of({1: original, 3: with_its_own}), 12) == [[1, 3]]
 
 
-def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one():
+@pytest.mark.parametrize("crops_at_once", [similar_search.CROPS_AT_ONCE, 7])
+def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one(monkeypatch, crops_at_once):
     """A cluster of near copies fills a bucket of each band (past the few a crop is measured
     against whole): the crops of images outside it, and copies of its members' crops, are still
-    joined exactly as every pair measured one by one joins them."""
+    joined exactly as every pair measured one by one joins them, the crops looked up all at once
+    or a few at a time (as millions are)."""
+    monkeypatch.setattr(similar_search, "CROPS_AT_ONCE", crops_at_once)
     rng = np.random.default_rng(13)
     base = _thermometer_words(rng)
     prints = {}
