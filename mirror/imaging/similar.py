@@ -85,6 +85,7 @@ from .sketch import MIDDLE, SKETCH_BYTES, aligned, penalty_of, sketch_of
 __all__ = [
     "BACKGROUNDS",
     "CROPS",
+    "CROP_RANGE",
     "KINDS",
     "VERSION",
     "Fingerprint",
@@ -163,6 +164,11 @@ EDIT_RANGE = 24
 # cropped as people crop (5% off one edge or several, a 95% box anywhere) is near one of them,
 # where a drawing that fills its canvas, cropped, moved both pHashes and the colour layout past
 # a copy's distance (vector art: 79-95% of such crops grouped with one view, 99-100% with these).
+# How far a crop's words may be from the other view's and still count (:func:`word_distance`):
+# past it two pictures are as far as their own words say, and a search need not read the crops'
+# words whole (:mod:`mirror.search.similar`). Twice the range of copies: a small emote's crops
+# still found it first at 26-33, where its own words put another picture nearer.
+CROP_RANGE = 2 * EDIT_RANGE
 CROPS = (MIDDLE, (0.0, 0.0, 0.95, 0.95), (0.05, 0.0, 1.0, 0.95), (0.0, 0.05, 0.95, 1.0),
          (0.05, 0.05, 1.0, 1.0))
 CROP_READ_SIDE = 128
@@ -493,13 +499,12 @@ def word_distance(a: View, b: View) -> int:
     Crops count only between views that both have theirs: a view too small for a fine picture
     has none (a quarter-size emote, 16-32 px, came within 10 of a crop of its sibling clock face
     by its words and sketch), nor does one an older finder computed. And they count only within
-    :data:`EDIT_RANGE`, as sketches do: past it two pictures are different, told by their own
-    words, and a search need not read every crop's words whole (:mod:`mirror.search.similar`)."""
+    :data:`CROP_RANGE`."""
     own = words_apart(a.values, b.values)
     if not (a.crops and b.crops):
         return own
     cropped = min((*(words_apart(crop, b.values) for crop in a.crops), *(words_apart(a.values, crop) for crop in b.crops)))
-    return cropped if cropped < own and cropped <= EDIT_RANGE else own
+    return cropped if cropped < own and cropped <= CROP_RANGE else own
 
 
 def words_apart(a: tuple[int, ...], b: tuple[int, ...]) -> int:

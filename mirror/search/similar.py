@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlite_utils import Database
 
-from ..imaging.similar import EDIT_RANGE, HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint, View, distance, with_sketches
+from ..imaging.similar import CROP_RANGE, EDIT_RANGE, HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint, View, distance, with_sketches
 from ..store.similar import load_crops, load_hashes, load_sketches
 
 __all__ = ["band_count", "band_key", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
@@ -55,7 +55,7 @@ CROPS_AT_ONCE = 2_000_000  # crops whose buckets are looked up at once (some 100
 # of the groups and one band's keys and sorts at a time, some 100 MB a million views more).
 WORKERS = min(2, os.cpu_count() or 1)
 SKETCHES_KEPT = 16_384  # images whose sketches a search keeps at hand: some 40 MB, 150 with fine pictures
-CROP_HUES = EDIT_RANGE // HUE_WEIGHT + HUE_SLACK  # steps of hue past which a crop is further than EDIT_RANGE
+CROP_HUES = CROP_RANGE // HUE_WEIGHT + HUE_SLACK  # steps of hue past which a crop is further than CROP_RANGE
 _PHASHES = (KINDS.index("whole"), KINDS.index("trimmed"))
 _HUE = KINDS.index("hue")
 _COLOURS = tuple(i for i, kind in enumerate(KINDS) if i not in _PHASHES and i != _HUE)
@@ -179,7 +179,7 @@ class HashIndex:
         return by_view
 
     def _nearer_by_crops(self, fingerprint: Fingerprint, by_view: np.ndarray) -> None:
-        """Bring ``by_view`` down to the distances, where within :data:`EDIT_RANGE` (crops count
+        """Bring ``by_view`` down to the distances, where within :data:`CROP_RANGE` (crops count
         no further, :func:`~mirror.imaging.similar.word_distance`), of the views' crops from
         ``fingerprint``'s own words and of its crops from the own words of the views with crops.
         A pair is measured whole only where its hues alone keep it within (a step of hue costs
@@ -243,8 +243,8 @@ class HashIndex:
 
 def _lower(by_view: np.ndarray, rows: np.ndarray, found: np.ndarray) -> None:
     """Bring each of ``rows`` of ``by_view`` down to its distance in ``found``, where that is
-    within :data:`EDIT_RANGE` (a row may come more than once)."""
-    kept = found <= EDIT_RANGE
+    within :data:`CROP_RANGE` (a row may come more than once)."""
+    kept = found <= CROP_RANGE
     np.minimum.at(by_view, rows[kept], found[kept])
 
 
@@ -489,7 +489,7 @@ def _join_crops_of(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, d
         a, crop = a[hued], crop[hued]
         b = crop_node[crop]
         words = _distances(np.bitwise_count(columns[:, a] ^ crop_columns[:, crop]))
-        near = words <= min(max_distance, EDIT_RANGE)  # crops count no further
+        near = words <= min(max_distance, CROP_RANGE)  # crops count no further
         a, b, words = a[near], b[near], words[near]
         apart = _roots(parent, a) != _roots(parent, b)
         a, b, words = a[apart], b[apart], words[apart]

@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from mirror.imaging.similar import (
+    CROP_RANGE,
     CROPS,
     EDIT_RANGE,
     KINDS,
@@ -365,23 +366,26 @@ def test_a_search_read_a_block_at_a_time_measures_every_image_as_one_by_one(monk
         assert index.distances(prints[query]).tolist() == [distance(prints[query], prints[n]) for n in index.ids]
 
 
-def test_a_crop_counts_only_within_the_edit_range_for_a_search_as_for_a_pair():
-    """A crop brings two pictures nearer only within EDIT_RANGE (a copy's measure, as a sketch's):
-    past it they are different pictures, as far as their own words say, so a search need not
-    measure the crops of pictures their hues already set past it. A search's nearest and
-    distances say what each pair measured alone says, on both sides of the range."""
+def test_a_crop_counts_only_within_its_range_for_a_search_as_for_a_pair():
+    """A crop brings two pictures nearer only within CROP_RANGE: past it they are as far as their
+    own words say, so a search need not measure the crops of pictures their hues already set
+    past it. A search's nearest and distances say what each pair measured alone says, on both
+    sides of the range."""
     rng = np.random.default_rng(23)
     base = _thermometer_words(rng)
+
+    def far() -> tuple[int, ...]:  # words whose pHash is the query's inverted: past the range from its own and crops'
+        return tuple(_flipped_exactly(base, rng, 64)[:2] + _thermometer_words(rng)[2:])
+
     prints = {}
-    for n, flips in enumerate((EDIT_RANGE - 4, EDIT_RANGE, EDIT_RANGE + 1, EDIT_RANGE + 6), 1):
-        crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)
-        crops = (tuple(_flipped_exactly(base, rng, flips)), *crops[1:])  # its middle crop `flips` from the query
-        prints[n] = Fingerprint((View(*_thermometer_words(rng), crops=crops),))
-    query = Fingerprint((View(*base, crops=tuple(tuple(_thermometer_words(rng)) for _ in CROPS)),))
+    for n, flips in enumerate((EDIT_RANGE - 4, CROP_RANGE, CROP_RANGE + 1, CROP_RANGE + 6), 1):
+        crops = (tuple(_flipped_exactly(base, rng, flips)), *(far() for _ in CROPS[1:]))  # its middle crop `flips` away
+        prints[n] = Fingerprint((View(*far(), crops=crops),))
+    query = Fingerprint((View(*base, crops=tuple(tuple(_flipped_exactly(base, rng, 2)) for _ in CROPS)),))
     own = [distance(Fingerprint((View(*p.views[0].values),)), Fingerprint((View(*base),))) for p in prints.values()]
-    assert min(own) > EDIT_RANGE + 6
+    assert min(own) > CROP_RANGE + 6
     apart = [distance(query, p) for p in prints.values()]
-    assert apart[:2] == [EDIT_RANGE - 4, EDIT_RANGE] and apart[2:] == own[2:]
+    assert apart[:2] == [EDIT_RANGE - 4, CROP_RANGE] and apart[2:] == own[2:]
     index = HashIndex.of(prints)
     assert index.distances(query).tolist() == apart
     assert index.nearest(query, limit=4) == sorted((Neighbour(n, d) for n, d in zip(prints, apart)),
