@@ -3,7 +3,7 @@ near-duplicates across the archive (:mod:`mirror.imaging.similar` says what the 
 
 The hashes live in memory as one uint64 column a kind (:class:`HashIndex`, read once from
 ``image_hashes``); a search XORs the query into every column and counts the bits, which numpy
-does over a million images in a few tens of milliseconds (some 140 with their crops, below),
+does over a million images in a few tens of milliseconds (some 30 with their crops, below),
 with no index to keep up to date.
 
 :func:`groups` cannot compare every pair (100,000 images are 5 billion pairs), yet finds every
@@ -16,8 +16,9 @@ as its views are all one group, so a cluster of thousands costs its size, not it
 
 A view's crops (:data:`mirror.imaging.similar.CROPS`, ``image_crops``) are searched beside the
 views: a query's words against every crop, a query's crops against every view, never a crop
-against a crop. :func:`groups` finds those pairs by the same bands, each crop looked up among
-the views of its key (:func:`_join_crops`).
+against a crop, each pair read whole only where its hues keep it within the crops' range
+(:data:`mirror.imaging.similar.CROP_RANGE`). :func:`groups` finds those pairs by the same bands, each crop looked up among
+the views of its key (:func:`_join_crops`). The bands are shared among two threads.
 
 The words are what is searched; a view's sketch (``image_sketches``, read one image at a time) is
 consulted only for the pictures the words find near: a search's nearest and a group's joins, to
@@ -50,7 +51,7 @@ LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _places)
 SMALL_BUCKET = 8  # views of one key past which those of a crop's own group are skipped, not measured
 SEARCH_BLOCK = 16_384  # views a search reads at once: their words, some 1 MB
 CROP_PAIRS_AT_ONCE = 2_000_000  # pairs of a view and a crop measured at once (some 100 MB)
-CROPS_AT_ONCE = 2_000_000  # crops whose buckets are looked up at once (some 100 MB)
+CROPS_AT_ONCE = 1_000_000  # crops whose buckets are looked up at once (some 60 MB a thread)
 # Threads the bands of groups are shared among: two cores' worth (each thread keeps its own copy
 # of the groups and one band's keys and sorts at a time, some 100 MB a million views more).
 WORKERS = min(2, os.cpu_count() or 1)
