@@ -343,10 +343,12 @@ def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one(mo
 
 
 def test_a_search_read_a_block_at_a_time_measures_every_image_as_one_by_one(monkeypatch):
-    """A search reads the index a block of views at a time: across the blocks' edges (an image's
-    two views in two blocks, blocks with and without crops), each image's distance is the one
-    its fingerprint measured alone gives, for queries with and without crops."""
+    """A search reads the index a block of views at a time, and the crops' hue words a block at a
+    time: across the blocks' edges (an image's two views in two blocks, blocks with and without
+    crops), each image's distance is the one its fingerprint measured alone gives, for queries
+    with and without crops."""
     monkeypatch.setattr(similar_search, "SEARCH_BLOCK", 5)
+    monkeypatch.setattr(similar_search, "HUE_BLOCK", 7)  # the crops' hue words too
     rng = np.random.default_rng(17)
     prints = {}
     for n in range(1, 41):
