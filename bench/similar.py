@@ -2,10 +2,10 @@
 artwork: how often copies are grouped with their original and found first, how often different
 pictures are grouped, how near pictures never stored come; and how fast it searches.
 
-1. Three corpora stand for archives: painted (``mirror/localsite/art``: 243 archived, 59 never
-   stored), vector clip art (``tests/fixtures/clipart``: 150 and 50) and emotes of 64-128 px
-   (``tests/fixtures/emotes``: 110 and 40), drawn stamps of 72 px on transparency
-   (``tests/fixtures/stamps``: 90 and 29). Each archived picture's fingerprint is read from its
+1. Four corpora stand for archives: painted (``mirror/localsite/art``: 243 archived, 59 never
+   stored), vector clip art (``tests/fixtures/clipart``: 150 and 50), emotes of 64-128 px
+   (``tests/fixtures/emotes``: 110 and 40) and drawn stamps of 60-72 px on transparency
+   (``tests/fixtures/stamps``: 149 and 49). Each archived picture's fingerprint is read from its
    ``thumb`` (250 px, transparency kept, as the site renders it), as ``mirror download`` does. Of
    each, the 17 kinds of copies in ``tests/support/art.py`` are made (scaled, re-encoded, cropped
    off one edge or more, 3-10% white and black borders, flattened, re-saved blind to alpha), each
