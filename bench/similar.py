@@ -2,9 +2,10 @@
 artwork: how often copies are grouped with their original and found first, how often different
 pictures are grouped, how near pictures never stored come; and how fast it searches.
 
-1. Three corpora stand for archives: painted (``mirror/localsite/art``: 243 archived, 59 never
-   stored), vector clip art (``tests/fixtures/clipart``: 150 and 50) and emotes of 64-128 px
-   (``tests/fixtures/emotes``: 110 and 40). Each archived picture's fingerprint is read from its
+1. Four corpora stand for archives: painted (``mirror/localsite/art``: 243 archived, 59 never
+   stored), vector clip art (``tests/fixtures/clipart``: 150 and 50), emotes of 64-128 px
+   (``tests/fixtures/emotes``: 110 and 40) and drawn stamps of 60-72 px on transparency
+   (``tests/fixtures/stamps``: 149 and 49). Each archived picture's fingerprint is read from its
    ``thumb`` (250 px, transparency kept, as the site renders it), as ``mirror download`` does. Of
    each, the 17 kinds of copies in ``tests/support/art.py`` are made (scaled, re-encoded, cropped
    off one edge or more, 3-10% white and black borders, flattened, re-saved blind to alpha), each
@@ -14,18 +15,20 @@ pictures are grouped, how near pictures never stored come; and how fast it searc
    the copy is searched (strictly nearer than every other archived picture); then the pairs of
    different pictures that share a group, the nearest distance of each unseen picture, and the
    kinds short of issue 39's targets (grouped 98%, found first 99%). A copy that shows nothing
-   (black line art flattened on black) is left out, and counted.
+   (black line art flattened on black), or too small to fingerprint (a quarter of a 60 px stamp),
+   is left out, and counted.
 2. 1,000,000 random fingerprints are searched for their nearest 50, without crops and with each
    view's five crops (version 6): p50 and p95.
 3. ``groups`` over 1,000,000 random fingerprints (``--grouped N``) with 1% planted pairs of
    near-duplicates (a few bits apart; a tenth of them edits, told apart by their sketches), the
    way before issue 39 (:func:`before`), today's without crops (version 5) and with each image's
-   five crops (version 6, a tenth of the pairs a copy near a crop of the other) side by side:
-   wall and CPU time, peak memory (tracemalloc: what Python and numpy allocate), groups found.
+   five crops (version 6, a tenth of the pairs a copy near a crop of the other) on one thread and
+   on two, side by side: wall and CPU time, peak memory (tracemalloc: what Python and numpy allocate), groups found.
 
 Sketches come from a function, one image at a time, as from the database (``load_sketches``).
 
-    .venv/bin/python bench/similar.py [--quick] [--only corpora|speed] [--misses] [--grouped N]
+    .venv/bin/python bench/similar.py [--quick] [--only corpora|speed] [--misses] [--corpus WORD]
+                                [--grouped N]
 
 Last measured (2 shared cores), at GROUP_DISTANCE 12: see docs/duplicates.md.
 Random fingerprints spread evenly over the bands; real pHashes do not, so the groups figure is a floor.
@@ -36,6 +39,7 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
+import os
 import statistics
 import sys
 import time
@@ -50,12 +54,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's copies live beside the tests
 
 from mirror.imaging.fine import FINE_SIDE
-from mirror.imaging.similar import (CROPS, KINDS, Fingerprint, View, distance, edit_penalty, fingerprint_of, hamming,
-                                   shows_nothing, views_of, word_distance)
+from mirror.imaging.similar import (CROPS, KINDS, MIN_SIDE, Fingerprint, View, distance, edit_penalty, fingerprint_of,
+                                   hamming, shows_nothing, views_of, word_distance)
 from mirror.imaging.sketch import SKETCH_SIDE
 from mirror.search import similar as finder
 from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups
-from tests.support.art import Artwork, artworks, clipart, copies, decoded, emotes, png, thumbnail
+from tests.support.art import Artwork, artworks, clipart, copies, decoded, emotes, png, stamps, thumbnail
 
 COPY_BASE = 100_000  # copies' ids: COPY_BASE * (kind + 1) + the original's
 THUMB = (250, 250)  # the thumbnail's box: what the archive fingerprints, and a query is read at
@@ -68,16 +72,21 @@ def corpus_figures(archived: tuple[Artwork, ...], unseen: tuple[Artwork, ...],
     with ``misses``, what each copy left out of its original's group is made of (:func:`parts`)."""
     originals = {number: fingerprint_of(thumbnail(art.picture())) for number, art in enumerate(archived, 1)}
     made: dict[str, dict[int, Fingerprint]] = {}
-    blank = Counter()
+    blank, small = Counter(), Counter()
     for number, art in enumerate(archived, 1):
         for kind, data in copies(art).items():
             if all(shows_nothing(view) for view in views_of(decoded(data))):
                 blank[kind] += 1  # black line art flattened on black: a black square, nobody's copy
                 continue
+            if min(decoded(data).size) < MIN_SIDE:
+                small[kind] += 1  # a quarter of a 60 px stamp: no fingerprint, as the archive keeps none
+                continue
             # as the archive keeps an upload (its thumbnail) and as `reverse --similar` reads a query: alike
             made.setdefault(kind, {})[number] = fingerprint_of(data, scaled_into=THUMB)
     if blank:
         print(f"copies left out as showing nothing (one colour): {dict(blank)}")
+    if small:
+        print(f"copies left out as too small to fingerprint (under {MIN_SIDE} px a side): {dict(small)}")
     made["its own file"] = {number: fingerprint_of(png(art.picture()), scaled_into=THUMB)
                             for number, art in enumerate(archived, 1)}
     index = HashIndex.of(originals)
@@ -185,12 +194,12 @@ def nearest_timings(n: int, searches: int = 200, cropped: bool = True) -> list[f
 
 
 def group_figures(n: int, planted: int, components: Callable | None = None,
-                  cropped: bool = True) -> tuple[float, float, float, int, int]:
+                  cropped: bool = True, workers: int | None = None) -> tuple[float, float, float, int, int]:
     """Seconds, CPU seconds (on a shared machine the figure to compare), peak MB, how many planted
     pairs came out as a group of their own (every tenth is an edit, by its sketch, and must not),
     and groups in all; with ``components``, grouping by it (:func:`before`, side by side); with
-    ``cropped``, each image with the words of its crops (version 6), else without (version 5).
-    A tenth of the planted pairs are a copy near a crop of the other, not near its own words."""
+    ``cropped``, each image with the words of its crops (version 6), else without (version 5);
+    on ``workers`` threads (default: ``finder.WORKERS``; the CPU counted is every thread's). A tenth of the planted pairs are a copy near a crop of the other, not near its own words."""
     rng = np.random.default_rng(2)
     hashes = rng.integers(0, 2**64, size=(n, len(KINDS)), dtype=np.uint64)
     crops = random_crops(n, rng) if cropped else None
@@ -205,7 +214,7 @@ def group_figures(n: int, planted: int, components: Callable | None = None,
     tracemalloc.start()
     start, cpu = time.perf_counter(), time.process_time()
     try:
-        found = groups(index)
+        found = groups(index, workers=workers)
     finally:
         finder._components = kept
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -216,7 +225,8 @@ def group_figures(n: int, planted: int, components: Callable | None = None,
 
 
 def before(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.ndarray],
-           close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], crops: object = None) -> np.ndarray:
+           close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], crops: object = None,
+           workers: object = None) -> np.ndarray:
     """Grouping as it was before issue 39, for the figures side by side: only the pairs sharing a
     16-bit band of a pHash, each compared with the next 64 in its bucket (pairs within the
     distance that share no band are missed)."""
@@ -252,23 +262,27 @@ def main() -> None:
     parser.add_argument("--only", choices=("corpora", "speed"), help="only the corpora's figures, or only the timings")
     parser.add_argument("--misses", action="store_true",
                         help="print what each copy left out of its original's group is made of")
+    parser.add_argument("--corpus", help="only the corpus whose title holds this word (painted, clip, emotes, stamps)")
     parser.add_argument("--grouped", type=int, help="fingerprints grouped (default 1,000,000; 10,000 with --quick)")
     options = parser.parse_args()
     stored, grouped = (100_000, 10_000) if options.quick else (1_000_000, 1_000_000)
     grouped = options.grouped or grouped
     limit = 40 if options.quick else None
     if options.only != "speed":
-        _corpora(limit, options.misses)
+        _corpora(limit, options.misses, options.corpus)
     if options.only != "corpora":
         _speed(stored, grouped)
 
 
-def _corpora(limit: int | None, misses: bool = False) -> None:
+def _corpora(limit: int | None, misses: bool = False, corpus: str | None = None) -> None:
     below = []
     for title, archived, unseen in (
             ("Painted (mirror/localsite/art)", artworks("archived"), artworks("unseen")),
             ("Vector clip art (tests/fixtures/clipart)", clipart("archived"), clipart("unseen")),
-            ("Emotes, 64-128 px (tests/fixtures/emotes)", emotes("archived"), emotes("unseen"))):
+            ("Emotes, 64-128 px (tests/fixtures/emotes)", emotes("archived"), emotes("unseen")),
+            ("Stamps, 72 px (tests/fixtures/stamps)", stamps("archived"), stamps("unseen"))):
+        if corpus and corpus.lower() not in title.lower():
+            continue
         print(f"\n{title}")
         shares = corpus_figures(archived[:limit], unseen[:limit], misses)
         below += [f"{title.split(' (')[0]}: {kind} grouped {grouped:.0%}, first {first:.0%}"
@@ -282,12 +296,15 @@ def _speed(stored: int, grouped: int) -> None:
         took = nearest_timings(stored, cropped=cropped)
         print(f"nearest 50 over {stored:,} stored fingerprints, {'with' if cropped else 'without'} crops: "
               f"p50 {statistics.median(took) * 1000:.1f} ms, p95 {took[int(len(took) * 0.95)] * 1000:.1f} ms "
-              f"({len(took)} searches)")
-    for name, components, cropped in (("before (16-bit bands, a window of 64)", before, False),
-                                      ("exact (bands from the distance), no crops (version 5)", None, False),
-                                      ("exact, with each image's crops (version 6)", None, True)):
-        seconds, cpu, peak, found, total = group_figures(grouped, grouped // 100, components, cropped)
-        print(f"groups over {grouped:,} fingerprints, {name}: {seconds:.2f} s ({cpu:.2f} s of CPU), "
+              f"({len(took)} searches, load {os.getloadavg()[0]:.1f})")
+    for name, components, cropped, workers in (
+            ("before (16-bit bands, a window of 64)", before, False, 1),
+            ("exact (bands from the distance), no crops (version 5)", None, False, None),
+            ("exact, with each image's crops (version 6), one thread", None, True, 1),
+            (f"exact, with each image's crops (version 6), {finder.WORKERS} threads", None, True, None)):
+        seconds, cpu, peak, found, total = group_figures(grouped, grouped // 100, components, cropped, workers)
+        print(f"groups over {grouped:,} fingerprints, {name}: {seconds:.2f} s ({cpu:.2f} s of CPU, "
+              f"load {os.getloadavg()[0]:.1f}), "
               f"peak {peak:.0f} MiB allocated; "
               f"{found} of {grouped // 100} planted pairs found as their own group (a tenth are edits), "
               f"{total} groups in all")

@@ -85,6 +85,7 @@ from .sketch import MIDDLE, SKETCH_BYTES, aligned, penalty_of, sketch_of
 __all__ = [
     "BACKGROUNDS",
     "CROPS",
+    "CROP_RANGE",
     "KINDS",
     "VERSION",
     "Fingerprint",
@@ -110,7 +111,9 @@ __all__ = [
 # JPEG's blotches, and the colours, hues and sketch read softened (a small flat picture's copies).
 # 5: each view's sketch is followed by its fine picture (siblings drawn on one template told apart).
 # 6: each view carries the words of its crops (:data:`CROPS`).
-VERSION = 6
+# 7: a frame is trimmed down to a tenth of a side (:data:`MIN_KEPT`): a small object in a wide
+# transparent canvas is fingerprinted by itself.
+VERSION = 7
 
 KINDS = ("whole", "trimmed", "red", "green", "blue", "hue")  # a view's hashes, by name, as they are stored
 HASH_SIDE = 8  # 8x8 coefficients: 64 bits
@@ -132,8 +135,12 @@ FRAME_STRAY = 0.02
 TRIM_SIDE = 256
 SOFT_SIDE, SOFT_BLUR = 32, 1.0  # see softened
 COLOUR_STEPS = 16  # levels of a quarter's mean channel: 15 bits, four quarters to a word
-# What a trimmed picture keeps at least, of each side: a picture all frame is hashed whole.
-MIN_KEPT = 0.25
+# What a trimmed picture keeps at least, of each side: a picture all frame is hashed whole. At a
+# quarter (up to version 6), a stamp drawn 18 px wide in the middle of a 72 px transparent canvas
+# was hashed whole: on black, a small blob in the middle, the same words and sketch for a ring
+# and an axe (distance 0), and 71% of the pairs grouped in the stamp corpus were of different
+# pictures; at a tenth, 4%.
+MIN_KEPT = 0.1
 # A picture with a side under this carries too little to tell it from another (a 1x1 picture is
 # one colour): it gets no fingerprint.
 MIN_SIDE = 16
@@ -163,6 +170,11 @@ EDIT_RANGE = 24
 # cropped as people crop (5% off one edge or several, a 95% box anywhere) is near one of them,
 # where a drawing that fills its canvas, cropped, moved both pHashes and the colour layout past
 # a copy's distance (vector art: 79-95% of such crops grouped with one view, 99-100% with these).
+# How far a crop's words may be from the other view's and still count (:func:`word_distance`):
+# past it two pictures are as far as their own words say, and a search need not read the crops'
+# words whole (:mod:`mirror.search.similar`). Twice the range of copies: a small emote's crops
+# still found it first at 26-33, where its own words put another picture nearer.
+CROP_RANGE = 2 * EDIT_RANGE
 CROPS = (MIDDLE, (0.0, 0.0, 0.95, 0.95), (0.05, 0.0, 1.0, 0.95), (0.0, 0.05, 0.95, 1.0),
          (0.05, 0.05, 1.0, 1.0))
 CROP_READ_SIDE = 128
@@ -492,12 +504,13 @@ def word_distance(a: View, b: View) -> int:
     a copy is a crop of its original, and two pictures sharing only their middles are not copies.
     Crops count only between views that both have theirs: a view too small for a fine picture
     has none (a quarter-size emote, 16-32 px, came within 10 of a crop of its sibling clock face
-    by its words and sketch), nor does one an older finder computed."""
-    own, other = a.values, b.values
+    by its words and sketch), nor does one an older finder computed. And they count only within
+    :data:`CROP_RANGE`."""
+    own = words_apart(a.values, b.values)
     if not (a.crops and b.crops):
-        return words_apart(own, other)
-    return min((words_apart(own, other), *(words_apart(crop, other) for crop in a.crops),
-                *(words_apart(own, crop) for crop in b.crops)))
+        return own
+    cropped = min((*(words_apart(crop, b.values) for crop in a.crops), *(words_apart(a.values, crop) for crop in b.crops)))
+    return cropped if cropped < own and cropped <= CROP_RANGE else own
 
 
 def words_apart(a: tuple[int, ...], b: tuple[int, ...]) -> int:

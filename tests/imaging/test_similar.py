@@ -7,6 +7,7 @@ perceptual hash (a pHash alone confuses them)."""
 from __future__ import annotations
 
 import io
+import itertools
 import random
 
 import numpy as np
@@ -223,3 +224,23 @@ def test_trimming_reads_the_same_medians_as_pillows_median_filter():
             pixels = (rng.integers(0, levels, (height, width, 3)) * (255 // max(1, levels - 1))).astype(np.uint8)
             expected = np.asarray(Image.fromarray(pixels, "RGB").filter(ImageFilter.MedianFilter(3)))
             assert np.array_equal(_median_3x3(pixels), expected), (height, width, levels)
+
+
+def test_a_small_object_in_a_wide_transparent_canvas_is_fingerprinted_by_itself():
+    """Wesnoth's items are drawn some 18 px wide in the middle of a 72 px transparent canvas.
+    Their frame is trimmed down to the object, not left whole as a picture that is mostly frame:
+    seen whole on black, each is a small blob in the middle, and a ring and an axe had the same
+    words and sketch (distance 0). Different objects are told apart, and each one's copies
+    flattened on white or on black are still its copies."""
+    from mirror.search.similar import GROUP_DISTANCE
+
+    from ..support.art import copies, stamps, thumbnail
+
+    names = ("ring-brown", "axe-throwing", "staff-magic-wand", "dagger-poison-bare", "key", "rock")
+    drawn = [next(art for art in stamps() if art.name.endswith(f"-items-{name}.png")) for name in names]
+    stored = [fingerprint_of(thumbnail(art.picture())) for art in drawn]
+    apart = [distance(a, b) for a, b in itertools.combinations(stored, 2)]
+    assert min(apart) > GROUP_DISTANCE, apart
+    for art, original in zip(drawn, stored):
+        for kind in ("flattened on white", "flattened on black"):
+            assert distance(fingerprint_of(copies(art)[kind], scaled_into=(250, 250)), original) <= GROUP_DISTANCE

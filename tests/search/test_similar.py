@@ -7,11 +7,14 @@ import io
 import json
 import sys
 import textwrap
+import threading
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from mirror.imaging.similar import (
+    CROP_RANGE,
     CROPS,
     EDIT_RANGE,
     KINDS,
@@ -313,10 +316,13 @@ def test_crops_count_only_between_views_that_both_have_theirs():
     assert groups(HashIndex.of({1: original, 3: with_its_own}), 12) == [[1, 3]]
 
 
-def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one():
+@pytest.mark.parametrize("crops_at_once", [similar_search.CROPS_AT_ONCE, 7])
+def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one(monkeypatch, crops_at_once):
     """A cluster of near copies fills a bucket of each band (past the few a crop is measured
     against whole): the crops of images outside it, and copies of its members' crops, are still
-    joined exactly as every pair measured one by one joins them."""
+    joined exactly as every pair measured one by one joins them, the crops looked up all at once
+    or a few at a time (as millions are)."""
+    monkeypatch.setattr(similar_search, "CROPS_AT_ONCE", crops_at_once)
     rng = np.random.default_rng(13)
     base = _thermometer_words(rng)
     prints = {}
@@ -337,10 +343,12 @@ def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one():
 
 
 def test_a_search_read_a_block_at_a_time_measures_every_image_as_one_by_one(monkeypatch):
-    """A search reads the index a block of views at a time: across the blocks' edges (an image's
-    two views in two blocks, blocks with and without crops), each image's distance is the one
-    its fingerprint measured alone gives, for queries with and without crops."""
+    """A search reads the index a block of views at a time, and the crops' hue words a block at a
+    time: across the blocks' edges (an image's two views in two blocks, blocks with and without
+    crops), each image's distance is the one its fingerprint measured alone gives, for queries
+    with and without crops."""
     monkeypatch.setattr(similar_search, "SEARCH_BLOCK", 5)
+    monkeypatch.setattr(similar_search, "HUE_BLOCK", 7)  # the crops' hue words too
     rng = np.random.default_rng(17)
     prints = {}
     for n in range(1, 41):
@@ -358,3 +366,68 @@ def test_a_search_read_a_block_at_a_time_measures_every_image_as_one_by_one(monk
     assert len(index.view_ids) > 10 * similar_search.SEARCH_BLOCK  # more than ten blocks
     for query in (1, 2, 3, 10, 44, 45, 50, 55):
         assert index.distances(prints[query]).tolist() == [distance(prints[query], prints[n]) for n in index.ids]
+
+
+def test_a_crop_counts_only_within_its_range_for_a_search_as_for_a_pair():
+    """A crop brings two pictures nearer only within CROP_RANGE: past it they are as far as their
+    own words say, so a search need not measure the crops of pictures their hues already set
+    past it. A search's nearest and distances say what each pair measured alone says, on both
+    sides of the range."""
+    rng = np.random.default_rng(23)
+    base = _thermometer_words(rng)
+
+    def far() -> tuple[int, ...]:  # words whose pHash is the query's inverted: past the range from its own and crops'
+        return tuple(_flipped_exactly(base, rng, 64)[:2] + _thermometer_words(rng)[2:])
+
+    prints = {}
+    for n, flips in enumerate((EDIT_RANGE - 4, CROP_RANGE, CROP_RANGE + 1, CROP_RANGE + 6), 1):
+        crops = (tuple(_flipped_exactly(base, rng, flips)), *(far() for _ in CROPS[1:]))  # its middle crop `flips` away
+        prints[n] = Fingerprint((View(*far(), crops=crops),))
+    query = Fingerprint((View(*base, crops=tuple(tuple(_flipped_exactly(base, rng, 2)) for _ in CROPS)),))
+    own = [distance(Fingerprint((View(*p.views[0].values),)), Fingerprint((View(*base),))) for p in prints.values()]
+    assert min(own) > CROP_RANGE + 6
+    apart = [distance(query, p) for p in prints.values()]
+    assert apart[:2] == [EDIT_RANGE - 4, CROP_RANGE] and apart[2:] == own[2:]
+    index = HashIndex.of(prints)
+    assert index.distances(query).tolist() == apart
+    assert index.nearest(query, limit=4) == sorted((Neighbour(n, d) for n, d in zip(prints, apart)),
+                                                   key=lambda near: (near.distance, near.image_id))
+
+
+def _flipped_exactly(words: list[int], rng: np.random.Generator, count: int) -> list[int]:
+    """``words`` with ``count`` bits of its pHash flipped, each once."""
+    bits = rng.choice(64, size=count, replace=False)
+    flip = sum(1 << int(bit) for bit in bits)
+    return [words[0] ^ flip, words[1] ^ flip, *words[2:]]
+
+
+def test_groups_walk_the_bands_on_two_threads_and_ask_the_sketches_on_the_callers(monkeypatch):
+    """The bands are shared among threads (each band's keys, sorts and words are numpy's, done
+    with the GIL released): two threads walk them, the sketches (read from the caller's database
+    connection) are read on the calling thread only, and the groups are those one thread finds,
+    which are those of every pair measured one by one."""
+    rng = np.random.default_rng(29)
+    prints = {}
+    for n in range(1, 81):
+        crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)
+        prints[n] = Fingerprint((View(*_thermometer_words(rng), crops=crops),))
+    for n in range(81, 121):  # copies of the first forty: of their own words, or of a crop
+        original = prints[n - 80].views[0]
+        words = original.crops[n % len(CROPS)] if n % 2 else original.values
+        prints[n] = Fingerprint((View(*_flipped(list(words), rng, 6), crops=original.crops),))
+    walked, asked = set(), set()
+    keys = similar_search.band_key
+
+    def recorded_key(*args):
+        walked.add(threading.current_thread().name)
+        return keys(*args)
+
+    monkeypatch.setattr(similar_search, "band_key", recorded_key)
+    index = HashIndex.of(prints)
+    sketch = index.view_sketch
+    monkeypatch.setattr(index, "view_sketch", lambda row: asked.add(threading.current_thread().name) or sketch(row))
+    found = groups(index, 12, workers=2)
+    assert len([name for name in walked if name.startswith("groups")]) == 2
+    assert asked == {threading.current_thread().name}
+    assert found == groups(index, 12, workers=1) == _pair_by_pair(prints, 12)
+    assert len(found) == 40

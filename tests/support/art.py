@@ -18,12 +18,13 @@ from PIL import Image, ImageOps
 from mirror.localsite.art import Artwork, artworks
 from mirror.localsite.files.img import scaled_as_the_site_does
 
-__all__ = ["COPY_KINDS", "Artwork", "artworks", "clipart", "copies", "emotes", "decoded", "flatten", "png", "thumbnail",
-           "upload"]
+__all__ = ["COPY_KINDS", "Artwork", "artworks", "clipart", "copies", "emotes", "decoded", "flatten", "png", "stamps",
+           "thumbnail", "upload"]
 
 WHITE, BLACK = (255, 255, 255), (0, 0, 0)
 CLIPART = Path(__file__).resolve().parent.parent / "fixtures" / "clipart"
 EMOTES = Path(__file__).resolve().parent.parent / "fixtures" / "emotes"
+STAMPS = Path(__file__).resolve().parent.parent / "fixtures" / "stamps"
 
 
 def clipart(role: str | None = None) -> tuple[Artwork, ...]:
@@ -35,6 +36,12 @@ def clipart(role: str | None = None) -> tuple[Artwork, ...]:
 def emotes(role: str | None = None) -> tuple[Artwork, ...]:
     """The emote corpus (``tests/fixtures/emotes``: Twemoji, 64-128 px), as :func:`artworks` gives the painted one."""
     return artworks(role, EMOTES)
+
+
+def stamps(role: str | None = None) -> tuple[Artwork, ...]:
+    """The stamp corpus (``tests/fixtures/stamps``: Wesnoth's items, 72 px, drawn on transparency),
+    as :func:`artworks` gives the painted one."""
+    return artworks(role, STAMPS)
 
 
 def upload(editor, data: bytes, name: str) -> int:
