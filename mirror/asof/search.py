@@ -43,6 +43,7 @@ from ..search.indexes import IMAGES
 from ..search.postings import Postings, Snapshot, json_ids
 from ..search.query import Node
 from ..search.sort import Order
+from ..store.checkpoints import TAG_EVENTS, Checkpoints, checkpoint_list, undone
 from ..store.database import database_file, reader_uri
 from ..store.history import COUNTERS
 from ..store.records import column_converters, shape_values
@@ -55,7 +56,6 @@ __all__ = ["search_images_as_of", "reader", "images_out_of_sight_then", "Changes
 # Events whose ``changes`` are an image's columns (a hide's stub sets its dates and reasons there
 # too), and events that carry its tag changes (:mod:`.records`).
 _FIELD_EVENTS = ("changed", "counters", "shown", *sorted(HIDING))
-TAG_EVENTS = ("changed", "shown", "site_tags")
 MARK_EVENTS = (*sorted(HIDING), "shown")
 _COLUMN = re.compile(r"\bi\.(\w+)")
 # Fields an image record keeps from its upload on.
@@ -140,18 +140,10 @@ class Changes:
         hidden.update(image_id for image_id, event in first.items() if hidden_before(event))
         return hidden
 
-    def tagged_then(self, tag_id: int, tagged_now: BitMap) -> BitMap:
-        """The images carrying ``tag_id`` at the moment, from today's list."""
-        rows = self.conn.execute(
-            "SELECT c.image_id, c.change FROM image_tag_changes c JOIN history h ON h.id = c.history_id "
-            f"WHERE c.tag_id = ? AND c.seen_at > ? AND h.event IN ({_marks(TAG_EVENTS)}) "
-            "ORDER BY c.seen_at DESC, c.id DESC", (tag_id, self.moment.text, *TAG_EVENTS))
-        state = {image_id: change == "-" for image_id, change in rows}  # the oldest change since wins
-        if not state:
-            return tagged_now
-        then = BitMap(tagged_now) - BitMap(state)
-        then.update(image_id for image_id, had in state.items() if had)
-        return then
+    def tagged_then(self, tag_id: int, tagged_now: BitMap, checkpoint: str | None = None) -> BitMap:
+        """The images carrying ``tag_id`` at the moment, from today's list, or from the list at
+        the tag's ``checkpoint`` after the moment (:mod:`mirror.store.checkpoints`)."""
+        return undone(self.conn, tag_id, tagged_now, self.moment.text, checkpoint)
 
     def touching(self, fields: frozenset[str]) -> BitMap:
         """Images whose history since the moment changed any of ``fields`` (``tag_ids`` for their tags).
@@ -302,8 +294,22 @@ class AsOfSnapshot(Snapshot):
         return self.kept("hidden", lambda: self.changes.hidden_then(self.today.hidden()))
 
     def tagged(self, tag_ids: Iterable[int]) -> BitMap:
-        return BitMap.union(BitMap(), *(self.kept(("tag", tag_id), lambda t=tag_id: self.changes.tagged_then(
-            t, self.today.tagged([t]))) for tag_id in sorted(set(tag_ids))))
+        return BitMap.union(BitMap(), *(self.kept(("tag", tag_id), lambda t=tag_id: self._tagged_then(t))
+                                        for tag_id in sorted(set(tag_ids))))
+
+    def _tagged_then(self, tag_id: int) -> BitMap:
+        """One tag's images then: from its first checkpoint after the moment when it has one (its
+        list there kept as today's lists are), else from today's list."""
+        at = checkpoints_of(self.today).after(tag_id, self.changes.moment.text)
+        if at is None:
+            return self.changes.tagged_then(tag_id, self.today.tagged([tag_id]))
+        kept = self.today.kept(("checkpoint", tag_id, at), lambda: checkpoint_list(self._conn, tag_id, at))
+        return self.changes.tagged_then(tag_id, kept, at)
+
+
+def checkpoints_of(snapshot: Snapshot) -> Checkpoints:
+    """The tags' checkpoints in the database state ``snapshot`` reads."""
+    return snapshot.derived("checkpoints", lambda: Checkpoints(snapshot._conn))
 
 
 class AsOfEvaluator(Evaluator):
