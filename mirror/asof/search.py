@@ -42,8 +42,8 @@ from ..search.images import Reader
 from ..search.indexes import IMAGES
 from ..search.postings import Postings, Snapshot, json_ids
 from ..search.query import Node
-from ..search.sort import Order
-from ..store.checkpoints import TAG_EVENTS, Checkpoints, checkpoint_list, undone
+from ..search.sort import FIRST_SEEN, Order
+from ..store.checkpoints import TAG_EVENTS, Checkpoints, undone, walked_back
 from ..store.database import database_file, reader_uri
 from ..store.history import COUNTERS
 from ..store.records import column_converters, shape_values
@@ -298,13 +298,22 @@ class AsOfSnapshot(Snapshot):
                                         for tag_id in sorted(set(tag_ids))))
 
     def _tagged_then(self, tag_id: int) -> BitMap:
-        """One tag's images then: from its first checkpoint after the moment when it has one (its
-        list there kept as today's lists are), else from today's list."""
-        at = checkpoints_of(self.today).after(tag_id, self.changes.moment.text)
+        """One tag's images then: from its first checkpoint after the moment when it has one, else
+        from today's list (:mod:`mirror.store.checkpoints`)."""
+        known = checkpoints_of(self.today)
+        at = known.after(tag_id, self.changes.moment.text)
         if at is None:
             return self.changes.tagged_then(tag_id, self.today.tagged([tag_id]))
-        kept = self.today.kept(("checkpoint", tag_id, at), lambda: checkpoint_list(self._conn, tag_id, at))
-        return self.changes.tagged_then(tag_id, kept, at)
+        return self.changes.tagged_then(tag_id, self._checkpoint(known, tag_id, at), at)
+
+    def _checkpoint(self, known: Checkpoints, tag_id: int, at: str) -> BitMap:
+        """A tag's images at its checkpoint ``at``, kept as today's lists are (by any moment's search)."""
+        newest = known.newest(tag_id)
+        top = self.today.kept(("checkpoint", tag_id, newest), lambda: undone(
+            self._conn, tag_id, self.today.tagged([tag_id]), newest))
+        if at == newest:
+            return top
+        return self.today.kept(("checkpoint", tag_id, at), lambda: walked_back(self._conn, tag_id, top, at, newest))
 
 
 def checkpoints_of(snapshot: Snapshot) -> Checkpoints:
@@ -351,7 +360,7 @@ def _page(conn: sqlite3.Connection, lists: AsOfSnapshot, changes: Changes, found
     with their values then, beside the first ``offset + limit`` of the others."""
     changed = changes.touching(fields_read(order.sql.text)) & found if not order.by_id_alone else BitMap()
     if not changed:
-        return page_ids(conn, lists, found, order, limit, offset)
+        return page_ids(conn, lists, found, order, limit, offset, ahead=_uploaded_since(lists, order))
     rest = found - changed
     others = page_ids(conn, lists, rest, order, offset + limit, 0) if rest else []
     columns = ", ".join(f"i.{name}" for name in _FIELDS)
@@ -359,6 +368,14 @@ def _page(conn: sqlite3.Connection, lists: AsOfSnapshot, changes: Changes, found
                          (json_ids(others),)).fetchall()
     rows = [tuple(row) for row in today] + changes.rows_then(changed, fields_read(order.sql.text))[0]
     return scratch_of(conn).ordered(rows, order, limit, offset)
+
+
+def _uploaded_since(lists: AsOfSnapshot, order: Order) -> int:
+    """The images uploaded since the moment, when ``order`` walks the newest first: the entries a
+    walk of its index reads before any image of then."""
+    if not (order.descending and order.column in (FIRST_SEEN.format(t="images"), "created_at")):
+        return 0
+    return len(lists.today.images()) - len(lists.images())
 
 
 def _row(record: dict[str, Any]) -> Row:

@@ -713,10 +713,11 @@ def _images_counted_from_indexes(db: Database) -> None:
 
 @migrations(name="0040_tag_checkpoints")
 def _tag_checkpoints(db: Database) -> None:
-    """A tag's images at a few past moments (:mod:`.checkpoints`), so the board as of a moment
-    undoes a bounded number of its changes. Each is today's list with every later change undone,
-    and must stay what that undoing gives; the triggers delete, in the writing transaction, the
-    checkpoints a write makes wrong, and the next build places them again:
+    """A tag's images at a few past moments (:mod:`.checkpoints`), each held as the difference to
+    the next, so the board as of a moment undoes a bounded number of a tag's changes. Each must
+    stay what undoing every later change from today gives; a write that changes that at one of a
+    tag's checkpoints deletes all of the tag's (each is read through the later ones), in the
+    write's transaction, and the next build places them again:
 
     - a tag change that disagrees with what follows it (the image's next change of the tag, else
       its tags today) changes the undoing at the moments from the image's previous change of the
@@ -731,23 +732,20 @@ def _tag_checkpoints(db: Database) -> None:
         tag_id INTEGER NOT NULL, moment TEXT NOT NULL, bits BLOB NOT NULL,
         PRIMARY KEY (tag_id, moment))""")
     db.execute("""CREATE TRIGGER tag_change_undoes_checkpoints AFTER INSERT ON image_tag_changes
-        WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = NEW.tag_id AND moment < NEW.seen_at)
+        WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = NEW.tag_id AND moment < NEW.seen_at
+                     AND moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c
+                                             WHERE c.image_id = NEW.image_id AND c.tag_id = NEW.tag_id
+                                             AND c.seen_at <= NEW.seen_at AND c.id < NEW.id), ''))
         AND (NEW.change = '-') IS NOT coalesce(
             (SELECT c.change = '-' FROM image_tag_changes c WHERE c.image_id = NEW.image_id
              AND c.tag_id = NEW.tag_id AND c.seen_at > NEW.seen_at ORDER BY c.seen_at, c.id LIMIT 1),
             EXISTS (SELECT 1 FROM image_tags WHERE image_id = NEW.image_id AND tag_id = NEW.tag_id))
-        BEGIN
-            DELETE FROM tag_checkpoints WHERE tag_id = NEW.tag_id AND moment < NEW.seen_at
-            AND moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c WHERE c.image_id = NEW.image_id
-                                    AND c.tag_id = NEW.tag_id AND c.seen_at <= NEW.seen_at AND c.id < NEW.id), '');
-        END""")
+        BEGIN DELETE FROM tag_checkpoints WHERE tag_id = NEW.tag_id; END""")
     for verb, row in (("INSERT", "NEW"), ("DELETE", "OLD")):
         db.execute(f"""CREATE TRIGGER image_tag_{verb.lower()}_undoes_checkpoints AFTER {verb} ON image_tags
-            WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = {row}.tag_id)
-            BEGIN
-                DELETE FROM tag_checkpoints WHERE tag_id = {row}.tag_id
-                AND moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c
-                                        WHERE c.image_id = {row}.image_id AND c.tag_id = {row}.tag_id), '')
-                AND substr(moment, 1, 19) >= coalesce((SELECT substr(created_at, 1, 19) FROM images
-                                                       WHERE id = {row}.image_id), '');
-            END""")
+            WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = {row}.tag_id
+                         AND moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c
+                                                 WHERE c.image_id = {row}.image_id AND c.tag_id = {row}.tag_id), '')
+                         AND substr(moment, 1, 19) >= coalesce((SELECT substr(created_at, 1, 19) FROM images
+                                                                WHERE id = {row}.image_id), ''))
+            BEGIN DELETE FROM tag_checkpoints WHERE tag_id = {row}.tag_id; END""")
