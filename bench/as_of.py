@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/as_of.py [--images 1000000] [--history 3000000] [--work DIR] [--requests 400]
     .venv/bin/python bench/as_of.py --database WORK/images-350000/mirror.db   # bench/whole_board.py's archive
+    .venv/bin/python bench/as_of.py --database COPY.db --checkpoints   # then builds the checkpoints, measures again
 
 The archive is synthesised straight into the store's schema (plain ``sqlite3``, indexes, triggers
 and full-text indexes made once after the rows, as bench/store_images.py's raw path writes rows)

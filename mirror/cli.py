@@ -456,8 +456,8 @@ def export_command(ctx: click.Context, dest: str | None, compact: bool, quiet: b
 def checkpoints(ctx: click.Context) -> None:
     """Write the checkpoints of the tags' image lists the history calls for.
 
-    The board as of a moment (serve's and browse's /as-of/) then undoes at most a few thousand
-    changes of a tag, not every change since. sync and import-dump write them at their end: run
+    The board as of a moment (serve's and browse's /as-of/) then undoes at most 2,000 changes of a
+    tag, not every change since (docs/as-of.md). sync and import-dump write them at their end: run
     this after upgrading a mirror, or to see the build's progress. Only the missing are written.
     """
     if not _config(ctx).database.exists():

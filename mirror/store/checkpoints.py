@@ -42,7 +42,7 @@ __all__ = ["SPACING", "TAG_EVENTS", "Built", "Checkpoints", "build", "undone", "
 # Events whose tag changes an image's tags as of a moment undoes (mirror.asof reads the same).
 TAG_EVENTS = ("changed", "shown", "site_tags")
 # The changes of one tag between two of its checkpoints: what a search as of a moment undoes at most.
-SPACING = 20_000
+SPACING = 2_000
 _CURSOR = "tag_checkpoints"
 # Every tag change is written with one of TAG_EVENTS (store.history's writers), so the changes
 # are read without their history rows: a lookup less for each, half the time of an undoing.
