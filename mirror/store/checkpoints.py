@@ -109,11 +109,11 @@ def walked_back(conn: sqlite3.Connection, tag_id: int, newest: BitMap, moment: s
     return state
 
 
-def build(db: Database, say: Callable[[str], None] | None = None, *, spacing: int = SPACING) -> Built:
+def build(db: Database, say: Callable[[str], None] | None = None, *, spacing: int | None = None) -> Built:
     """Write the checkpoints missing: for every tag changed since the last build, one after every
-    ``spacing`` of its changes since its newest. Each tag's are committed together, so a kill
+    ``spacing`` (:data:`SPACING`) of its changes since its newest. Each tag's are committed together, so a kill
     loses at most that tag's, and the next build writes them."""
-    started, built = time.perf_counter(), Built()
+    started, built, spacing = time.perf_counter(), Built(), spacing or SPACING
     last = load_cursor(db, _CURSOR).get("after_change", 0)
     newest = db.execute("SELECT max(id) FROM image_tag_changes").fetchone()[0] or 0
     changed = [row[0] for row in db.execute("SELECT DISTINCT tag_id FROM image_tag_changes WHERE id > ?", [last])]

@@ -14,12 +14,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mirror.asof import Moment
 from mirror.asof import search as as_of_search
+from mirror.cli import cli
 from mirror.dates import utc_text
+from mirror.localsite.board.editor import BoardEditor
+from mirror.localsite.http.server import SiteServer
 from mirror.search import images
 from mirror.search.bitmap_search import ImageScope
 from mirror.search.postings import Postings
@@ -31,6 +35,7 @@ from mirror.store.specs import SPECS
 from mirror.store.state import start_run
 from mirror.store.writer import RecordWriter
 
+from ..support.configs import site_config, sync, write_config
 from .test_records_as_of import START, TAGS, fresh_mirror, nights, play
 
 QUERIES = ["safe", "pony, -cat", "pony || red", "-solo", "blue, artist:a"]
@@ -126,12 +131,20 @@ def test_a_search_through_the_checkpoints_is_the_search_from_today(first, later,
 
 def test_a_tag_undoes_no_more_than_the_spacing_of_its_changes(tmp_path, monkeypatch):
     """Checkpoints are placed after every ``spacing`` changes of a tag, counted again after each;
-    a night's changes leave them, and the next build places none until ``spacing`` more."""
+    a night's changes leave them, and the next build places none until ``spacing`` more.
+    ``mirror checkpoints`` writes them and says so."""
     db = open_database(tmp_path / "mirror.db")
     RecordWriter(db, SPECS["tags"], "").save(TAGS)
     nights_played = [[("upload", 0, 0)]] + [[("tag" if n % 2 == 0 else "untag", 0, 6)] for n in range(9)]
     site, _ = play(nights_played, "all", db, monkeypatch, _save)  # tag 7 (blue) added and removed: 9 changes
-    assert checkpoints.build(db, spacing=2).checkpoints > 0
+    db.conn.close()
+    monkeypatch.setattr(checkpoints, "SPACING", 2)
+    config = tmp_path / "mirror.toml"
+    config.write_text(f'[store]\ndatabase = "{tmp_path / "mirror.db"}"\n')
+    result = CliRunner().invoke(cli, ["-c", str(config), "checkpoints"])
+    assert result.exit_code == 0, result.output
+    assert "4 checkpoints of 1 tags' image lists written" in result.output
+    db = open_database(tmp_path / "mirror.db")
     play([[("upload", 0, 0), ("tag", 1, 6), ("untag", 0, 6)]], "all", db, monkeypatch, _save, site=site, first_night=10)
     blue = [m for (m,) in db.execute("SELECT moment FROM tag_checkpoints WHERE tag_id = 7 ORDER BY moment")]
     times = [t for (t,) in db.execute("SELECT seen_at FROM image_tag_changes WHERE tag_id = 7 ORDER BY seen_at")]
@@ -187,3 +200,32 @@ def test_an_image_first_seen_long_after_its_upload_deletes_its_tags_checkpoints(
     assert _moments(db) == set()
     _same_either_way(db, [86_400 * n for n in range(7)], monkeypatch, {added, removed, again})
     db.conn.close()
+
+
+def test_sync_writes_the_checkpoints_a_night_calls_for_and_mirror_checkpoints_says_none_missing(tmp_path, monkeypatch):
+    """Against the local site: three nights of retags, each synced by ``runs.sync``, which builds
+    the checkpoints at its end (one after every change here); then ``mirror checkpoints`` finds
+    none missing."""
+    monkeypatch.setattr(checkpoints, "SPACING", 1)
+    clock = {"now": START}
+    for writes in ("mirror.store.history.utc_text", "mirror.store.writer.utc_text"):  # a night apart, as nights are
+        monkeypatch.setattr(writes, lambda when=None: utc_text(when or clock["now"]))
+    with SiteServer(BoardEditor.generate(seed=3, images=12)) as site:
+        config = site_config(site, tmp_path)
+        path = write_config(config, tmp_path / "mirror.toml")
+        shown = [i for i, image in sorted(site.editor.images.items()) if not image["hidden_from_users"]]
+        _, db = sync(config)
+        for night in range(3):
+            for image_id in shown[:3]:
+                tags = site.editor.images[image_id]["tags"]
+                site.editor.edit_image(image_id, tags=[*tags, "night tag"] if night % 2 == 0 else
+                                       [t for t in tags if t != "night tag"])
+            db.conn.close()
+            clock["now"] += timedelta(days=1)
+            _, db = sync(config)
+        night_tag = db.execute("SELECT id FROM tags WHERE name = 'night tag'").fetchone()[0]
+        assert len({m for (m,) in db.execute("SELECT moment FROM tag_checkpoints WHERE tag_id = ?", [night_tag])}) == 2
+        db.conn.close()
+        result = CliRunner().invoke(cli, ["-c", str(path), "checkpoints"])
+        assert result.exit_code == 0, result.output
+        assert result.output.strip().endswith("checkpoints: none missing")
