@@ -43,7 +43,8 @@ from ..search.indexes import IMAGES
 from ..search.postings import Postings, Snapshot, json_ids
 from ..search.query import Node
 from ..search.sort import FIRST_SEEN, Order
-from ..store.checkpoints import TAG_EVENTS, Checkpoints, undone, walked_back
+from ..store.checkpoints import (TAG_EVENTS, Checkpoints, as_seconds, undone, upload_order, upload_times,
+                                 walked_back)
 from ..store.database import database_file, reader_uri
 from ..store.history import COUNTERS
 from ..store.records import column_converters, shape_values
@@ -120,13 +121,20 @@ class Changes:
 
     def uploaded_after(self, uploads: Uploads) -> BitMap:
         """Images uploaded after the moment (by ``created_at``, to the second, as records are)."""
-        later = uploads.after(self.moment)
-        undated = self.conn.execute(
+        return uploads.after(self.moment) | self.undated_after()
+
+    def undated_after(self) -> BitMap:
+        """Images with no upload time first seen after the moment."""
+        return BitMap(row[0] for row in self.conn.execute(
             "SELECT i.id FROM images i WHERE i.created_at IS NULL AND (SELECT min(h.seen_at) FROM history h "
             "WHERE h.resource = 'images' AND h.record_key = CAST(i.id AS TEXT) AND h.event = 'first_seen') > ?",
-            (self.moment.text,))
-        later.update(row[0] for row in undated)
-        return later
+            (self.moment.text,)))
+
+    def uploaded_by(self, uploads: Uploads) -> BitMap:
+        """Every image uploaded by the moment: today's images less those uploaded after it, read
+        without reading every id (a slice of the upload times, and the undated images)."""
+        undated = BitMap(row[0] for row in self.conn.execute("SELECT id FROM images WHERE created_at IS NULL"))
+        return uploads.before(self.moment) | (undated - self.undated_after())
 
     def hidden_then(self, hidden_now: BitMap) -> BitMap:
         """The hidden images at the moment, from today's: each image hidden or shown since has the
@@ -247,22 +255,48 @@ class Changes:
 class Uploads:
     """Every image's upload time, sorted, read once per state of the database: the images
     uploaded after any moment are then a slice, where an index range would hand Python a row
-    per image (half a second for 500,000 images, a moment three years back on a large board)."""
+    per image (half a second for 500,000 images, a moment three years back on a large board).
+    Read from the order the checkpoints' build keeps, with the rows written since, when there is one."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        rows = conn.execute("SELECT substr(created_at, 1, 19), id FROM images WHERE created_at IS NOT NULL").fetchall()
-        times, ids = zip(*rows) if rows else ((), ())
+        kept = upload_order(conn)
+        if kept is None or not self._merged(conn, *kept):
+            self.times, self.ids = upload_times(conn)
+
+    def _merged(self, conn: sqlite3.Connection, seconds: np.ndarray, ids: np.ndarray, stamp: str) -> bool:
+        """The kept order with the images written since in place; False when one of those has a
+        time that is not one (then every time is read)."""
+        rows = conn.execute("SELECT substr(created_at, 1, 19), id FROM images WHERE mirrored_at >= ?", (stamp,)).fetchall()
+        written = np.array([row[1] for row in rows], dtype=np.uint32)
+        dated = [row for row in rows if row[0] is not None]
         try:
-            self.times = np.array(times, dtype="S19")
-        except UnicodeEncodeError:  # a date that is not one: ordered by its bytes, as SQLite would
-            self.times = np.array([t.encode("utf-8", "replace")[:19] for t in times], dtype="S19")
-        order = np.argsort(self.times, kind="stable")
-        self.times = self.times[order]
-        self.ids = np.array(ids, dtype=np.uint32)[order]
+            times = as_seconds(np.array([row[0] for row in dated], dtype="S19"))
+        except UnicodeEncodeError:
+            return False
+        if times is None:
+            return False
+        order = np.argsort(times, kind="stable")
+        kept = ~np.isin(ids, written)
+        seconds, ids = seconds[kept], ids[kept]
+        at = np.searchsorted(seconds, times[order], side="right")
+        self.times = np.insert(seconds, at, times[order])
+        self.ids = np.insert(ids, at, np.array([row[1] for row in dated], dtype=np.uint32)[order])
+        return True
+
+    def _cut(self, moment: Moment) -> int:
+        text = moment.text[:19].encode()
+        key = text if self.times.dtype.kind == "S" else as_seconds(np.array([text], dtype="S19"))[0]
+        return int(np.searchsorted(self.times, key, side="right"))
 
     def after(self, moment: Moment) -> BitMap:
-        cut = int(np.searchsorted(self.times, moment.text[:19].encode(), side="right"))
-        return BitMap(array.array("I", self.ids[cut:].tobytes()))
+        return BitMap(array.array("I", self.ids[self._cut(moment):].tobytes()))
+
+    def before(self, moment: Moment) -> BitMap:
+        """The dated images uploaded by the moment."""
+        return BitMap(array.array("I", self.ids[:self._cut(moment)].tobytes()))
+
+    def count_after(self, moment: Moment) -> int:
+        return len(self.ids) - self._cut(moment)
 
 
 def uploads_of(snapshot: Snapshot) -> Uploads:
@@ -288,7 +322,7 @@ class AsOfSnapshot(Snapshot):
         return super().known(("as-of", self.changes.moment.text, key))
 
     def images(self) -> BitMap:
-        return self.kept("images", lambda: self.today.images() - self.changes.uploaded_after(uploads_of(self.today)))
+        return self.kept("images", lambda: self.changes.uploaded_by(uploads_of(self.today)))
 
     def hidden(self) -> BitMap:
         return self.kept("hidden", lambda: self.changes.hidden_then(self.today.hidden()))
@@ -375,7 +409,7 @@ def _uploaded_since(lists: AsOfSnapshot, order: Order) -> int:
     walk of its index reads before any image of then."""
     if not (order.descending and order.column in (FIRST_SEEN.format(t="images"), "created_at")):
         return 0
-    return len(lists.today.images()) - len(lists.images())
+    return uploads_of(lists.today).count_after(lists.changes.moment)
 
 
 def _row(record: dict[str, Any]) -> Row:

@@ -727,10 +727,14 @@ def _tag_checkpoints(db: Database) -> None:
       after its upload) changes it from the image's last change of the tag on, at the moments
       the image was uploaded by (an image uploaded later is outside any search as of then).
 
-    Tag changes are written only with the events :data:`.checkpoints.TAG_EVENTS` names."""
+    Tag changes are written only with the events :data:`.checkpoints.TAG_EVENTS` names. Beside
+    them, every image's upload time in order (``upload_order``), complete to the ``mirrored_at``
+    it names: a search as of a moment reads it whole, and only the rows written since."""
     db.execute("""CREATE TABLE tag_checkpoints (
         tag_id INTEGER NOT NULL, moment TEXT NOT NULL, bits BLOB NOT NULL,
         PRIMARY KEY (tag_id, moment))""")
+    db.execute("""CREATE TABLE upload_order (
+        id INTEGER PRIMARY KEY CHECK (id = 1), stamp TEXT NOT NULL, seconds BLOB NOT NULL, ids BLOB NOT NULL)""")
     db.execute("""CREATE TRIGGER tag_change_undoes_checkpoints AFTER INSERT ON image_tag_changes
         WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = NEW.tag_id AND moment < NEW.seen_at
                      AND moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyroaring import BitMap
 
 from mirror.asof import Moment
 from mirror.asof import search as as_of_search
@@ -92,6 +93,18 @@ def _same_either_way(db, seconds, monkeypatch, built):
     asked += [Moment(m) for m in sorted(built | _moments(db))]
     assert _answers(database_file(db), asked, monkeypatch, True) == _answers(database_file(db), asked, monkeypatch,
                                                                              False)
+    _uploads_as_read_whole(db, asked)
+
+
+def _uploads_as_read_whole(db, asked):
+    """The images uploaded by each moment, from the upload order the build kept (with the rows
+    written since), are every image less those uploaded after it by every upload time read now."""
+    whole = as_of_search.Uploads.__new__(as_of_search.Uploads)
+    whole.times, whole.ids = checkpoints.upload_times(db.conn)
+    every = BitMap(row[0] for row in db.execute("SELECT id FROM images"))
+    for moment in asked:
+        changes = as_of_search.Changes(db.conn, moment)
+        assert changes.uploaded_by(as_of_search.Uploads(db.conn)) == every - changes.uploaded_after(whole), moment
 
 
 def _moments(db):
@@ -198,6 +211,7 @@ def test_an_image_first_seen_long_after_its_upload_deletes_its_tags_checkpoints(
     _save(db, [site._retagged(found, [1, 7])])
     run.finish(db, status="done")
     assert _moments(db) == set()
+    assert db.execute("SELECT count(*) FROM upload_order").fetchone()[0] == 1  # kept, with image 99 read beside it
     _same_either_way(db, [86_400 * n for n in range(7)], monkeypatch, {added, removed, again})
     db.conn.close()
 
