@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap
 
-from ..search.bitmap_search import Evaluator, ImageScope, matching, page_ids, search_images
+from ..search.bitmap_search import Evaluator, ImageScope, matching, page_ids, search_images, sorted_page
 from ..search.compile import Sql
 from ..search.engine import Page, read_rows, register, time_limit
 from ..search.images import Reader
@@ -68,6 +68,9 @@ _AT = {name: n for n, name in enumerate(_FIELDS)}
 _UNDONE = ("changed", "counters", "shown")
 Row = tuple[Any, ...]
 _CONVERTERS = column_converters(IMAGE_SPEC.fields, "")
+# Images first seen by a sync (their order's time is that) a newest-first page reads beside the
+# upload order at most: a board started from the site's dump has few (the dump has no such time).
+_SEEN_AT_MOST = 2_000
 
 
 def search_images_as_of(conn: sqlite3.Connection, postings: Postings, node: Node, scope: ImageScope, order: Order,
@@ -298,6 +301,25 @@ class Uploads:
     def count_after(self, moment: Moment) -> int:
         return len(self.ids) - self._cut(moment)
 
+    def newest(self, moment: Moment, among: BitMap, count: int, budget: int) -> BitMap | None:
+        """The ``count`` images of ``among`` (uploaded by the moment) uploaded last, and every one
+        uploaded in the same second as the last of them; None once ``budget`` entries were read."""
+        found: list[int] = []
+        boundary = None
+        for read, at in enumerate(range(self._cut(moment) - 1, -1, -1)):
+            if read >= budget:
+                return None
+            image = int(self.ids[at])
+            if image in among:
+                if boundary is not None and self.times[at] != boundary:
+                    break
+                found.append(image)
+                if len(found) == count:
+                    boundary = self.times[at]
+                if len(found) == len(among):
+                    break
+        return BitMap(found)
+
 
 def uploads_of(snapshot: Snapshot) -> Uploads:
     """The upload times of the database state ``snapshot`` reads (dropped with its posting lists)."""
@@ -394,6 +416,9 @@ def _page(conn: sqlite3.Connection, lists: AsOfSnapshot, changes: Changes, found
     with their values then, beside the first ``offset + limit`` of the others."""
     changed = changes.touching(fields_read(order.sql.text)) & found if not order.by_id_alone else BitMap()
     if not changed:
+        newest = _newest_first(conn, lists, found, order, limit, offset)
+        if newest is not None:
+            return newest
         return page_ids(conn, lists, found, order, limit, offset, ahead=_uploaded_since(lists, order))
     rest = found - changed
     others = page_ids(conn, lists, rest, order, offset + limit, 0) if rest else []
@@ -402,6 +427,31 @@ def _page(conn: sqlite3.Connection, lists: AsOfSnapshot, changes: Changes, found
                          (json_ids(others),)).fetchall()
     rows = [tuple(row) for row in today] + changes.rows_then(changed, fields_read(order.sql.text))[0]
     return scratch_of(conn).ordered(rows, order, limit, offset)
+
+
+def _newest_first(conn: sqlite3.Connection, lists: AsOfSnapshot, found: BitMap, order: Order, limit: int,
+                  offset: int) -> list[int] | None:
+    """A page in the default order (first seen, else uploaded, newest first), read off the upload
+    order down from the moment: the images of ``found`` uploaded last, with every one uploaded in
+    the same second as the last of them, those first seen by a sync (their time is that) and those
+    with no upload time, sorted as the order says. None when that is not the order, when more than
+    :data:`_SEEN_AT_MOST` were first seen by a sync, or when the found images are too thinly spread
+    over the upload order (the page is then sorted whole)."""
+    if not (order.descending and order.column == FIRST_SEEN.format(t="images")) or order.sql.params:
+        return None
+    uploads = uploads_of(lists.today)
+    if uploads.times.dtype.kind == "S":
+        return None
+    seen = found & lists.today.kept("first seen", lambda: lists.today.selected(
+        "SELECT id FROM images WHERE first_seen_at IS NOT NULL"))
+    if len(seen) > _SEEN_AT_MOST:
+        return None
+    undated = found & lists.today.kept("undated", lambda: lists.today.selected(
+        "SELECT id FROM images WHERE created_at IS NULL"))
+    newest = uploads.newest(lists.changes.moment, found - seen - undated, offset + limit, budget=4 * len(found))
+    if newest is None:
+        return None
+    return sorted_page(conn, newest | seen | undated, order, limit, offset)
 
 
 def _uploaded_since(lists: AsOfSnapshot, order: Order) -> int:

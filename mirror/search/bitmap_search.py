@@ -258,7 +258,7 @@ def page_ids(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order:
             keys = _walk(conn, found, order, limit, offset, budget=_SORT_COST * len(found))
             if keys is not None:
                 return keys
-    return _sorted(conn, found, order, limit, offset)
+    return sorted_page(conn, found, order, limit, offset)
 
 
 def _random_page(found: BitMap, order: Order, limit: int, offset: int) -> list[int]:
@@ -300,7 +300,7 @@ def _walk_sql(order: Order) -> str:
     return f"SELECT id FROM images ORDER BY {order.column} {direction}, id {direction}"
 
 
-def _sorted(conn: sqlite3.Connection, found: BitMap, order: Order, limit: int, offset: int) -> list[int]:
+def sorted_page(conn: sqlite3.Connection, found: BitMap, order: Order, limit: int, offset: int) -> list[int]:
     """The page, by reading and sorting the keys of every id in the set."""
     t = IMAGES.alias
     rows = f"(SELECT value AS id FROM json_each(?)) {t}" if order.by_id_alone else \

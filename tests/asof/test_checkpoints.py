@@ -11,6 +11,7 @@ through the checkpoints as from today.
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -55,7 +56,8 @@ def empty_mirror(tmp_path_factory):
 
 
 def _save(db, records):
-    ImageWriter(db, "").save_page(records)
+    """Through the store's writers; the even images without ``first_seen_at``, as a dump's are."""
+    ImageWriter(db, "").save_page([{**r, "first_seen_at": None} if r["id"] % 2 == 0 else r for r in records])
 
 
 class _None:
@@ -66,8 +68,9 @@ class _None:
 def _answers(path, asked, monkeypatch, through_checkpoints):
     """Each tag's images and each query's total and page as of each moment asked."""
     with monkeypatch.context() as patched:
-        if not through_checkpoints:
+        if not through_checkpoints:  # nor the upload order's newest-first page: every page sorted whole
             patched.setattr(as_of_search, "checkpoints_of", lambda snapshot: _None())
+            patched.setattr(as_of_search, "_newest_first", lambda *args: None)
         conn = images.open_reader(path)
         try:
             found = {}
@@ -76,11 +79,11 @@ def _answers(path, asked, monkeypatch, through_checkpoints):
                 lists = as_of_search.AsOfSnapshot(today, as_of_search.Changes(conn, moment))
                 found[moment, "tags"] = [sorted(lists.tagged([tag["id"]]) & lists.images()) for tag in TAGS]
                 conn.rollback()
-                for q in QUERIES:
-                    page = images.search(conn, Postings(), images.image_query(q), ImageScope(), sf="id", sd="desc",
-                                         limit=50, offset=0, columns="i.id", seconds=30,
+                for q, (sf, limit, offset) in itertools.product(QUERIES, [("id", 50, 0), (None, 2, 0), (None, 2, 1)]):
+                    page = images.search(conn, Postings(), images.image_query(q), ImageScope(), sf=sf, sd="desc",
+                                         limit=limit, offset=offset, columns="i.id", seconds=30,
                                          reader=as_of_search.reader(moment))
-                    found[moment, q] = (page.total, [row["id"] for row in page.rows])
+                    found[moment, q, sf, offset] = (page.total, [row["id"] for row in page.rows])
             return found
         finally:
             conn.close()
