@@ -463,7 +463,7 @@ def checkpoints(ctx: click.Context) -> None:
     if not _config(ctx).database.exists():
         _fail(f"No mirror yet at {_config(ctx).database}; run `mirror sync` or `mirror import-dump` first.", EXIT_USAGE)
     built = _run(ctx, runs.checkpoints)
-    click.echo(built.summary() if built.checkpoints else "checkpoints: none missing")
+    click.echo(built.summary() if built.checkpoints or built.uploads else "checkpoints: none missing")
 
 
 @cli.command("import-dump")

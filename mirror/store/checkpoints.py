@@ -60,11 +60,13 @@ class Built:
     tags: int = 0
     checkpoints: int = 0
     bytes: int = 0
+    uploads: int = 0  # images whose upload times were kept in order (0: the order kept was kept)
     seconds: float = 0.0
 
     def summary(self) -> str:
+        uploads = f", the upload order of {self.uploads:,} images" if self.uploads else ""
         return (f"{self.checkpoints:,} checkpoints of {self.tags:,} tags' image lists written "
-                f"({self.bytes / 2**20:.1f} MiB) in {self.seconds:.1f} s")
+                f"({self.bytes / 2**20:.1f} MiB){uploads} in {self.seconds:.1f} s")
 
 
 def undone(conn: sqlite3.Connection, tag_id: int, now: BitMap, since: str, until: str | None = None) -> BitMap:
@@ -131,7 +133,7 @@ def build(db: Database, say: Callable[[str], None] | None = None, *, spacing: in
             say(f"checkpoints: {n:,} of {len(changed):,} tags changed since the last build looked at, "
                 f"{built.checkpoints:,} checkpoints written")
             shown = time.perf_counter()
-    _keep_upload_order(db, say)
+    built.uploads = _keep_upload_order(db)
     with db.atomic():
         save_cursor(db, _CURSOR, {"after_change": newest})
     built.seconds = time.perf_counter() - started
@@ -214,15 +216,15 @@ def upload_order(conn: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray, str]
     return np.frombuffer(row[1], dtype=np.int64), np.frombuffer(row[2], dtype=np.uint32), row[0]
 
 
-def _keep_upload_order(db: Database, say: Callable[[str], None] | None) -> None:
+def _keep_upload_order(db: Database) -> int:
     """Keep every image's upload time in seconds and its id, sorted (12 bytes an image), when
     there is none or a tenth of the images were written since: a search as of a moment reads
     them at once instead of every image's ``created_at`` (and the rows written since)."""
     row = db.execute("SELECT stamp FROM upload_order").fetchone()
     images = db.execute("SELECT count(*) FROM images").fetchone()[0]
-    if row is not None and db.execute("SELECT count(*) FROM images WHERE mirrored_at >= ?",
+    if row is not None and db.execute("SELECT count(*) FROM images WHERE mirrored_at > ?",
                                       [row[0]]).fetchone()[0] <= _UPLOADS_STALE * images:
-        return
+        return 0
     stamp = db.execute("SELECT max(mirrored_at) FROM images").fetchone()[0] or ""
     times, ids = upload_times(db.conn)
     with db.atomic():
@@ -230,6 +232,5 @@ def _keep_upload_order(db: Database, say: Callable[[str], None] | None) -> None:
         if times.dtype == np.int64:  # else a time that is not one: searches read them all, as before
             db.execute("INSERT INTO upload_order (id, stamp, seconds, ids) VALUES (1, ?, ?, ?)",
                        [stamp, times.tobytes(), ids.tobytes()])
-    if say:
-        say(f"the upload times of {len(ids):,} images kept in order ({(times.nbytes + ids.nbytes) / 2**20:.1f} MiB)")
+    return len(ids)
 

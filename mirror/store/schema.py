@@ -735,21 +735,29 @@ def _tag_checkpoints(db: Database) -> None:
         PRIMARY KEY (tag_id, moment))""")
     db.execute("""CREATE TABLE upload_order (
         id INTEGER PRIMARY KEY CHECK (id = 1), stamp TEXT NOT NULL, seconds BLOB NOT NULL, ids BLOB NOT NULL)""")
+    # Each asks first whether the tag has a checkpoint at all: a first import writes its millions of
+    # rows with no index on image_tag_changes (store.upkeep), where the rest would read the table.
     db.execute("""CREATE TRIGGER tag_change_undoes_checkpoints AFTER INSERT ON image_tag_changes
-        WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = NEW.tag_id AND moment < NEW.seen_at
-                     AND moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c
-                                             WHERE c.image_id = NEW.image_id AND c.tag_id = NEW.tag_id
-                                             AND c.seen_at <= NEW.seen_at AND c.id < NEW.id), ''))
-        AND (NEW.change = '-') IS NOT coalesce(
-            (SELECT c.change = '-' FROM image_tag_changes c WHERE c.image_id = NEW.image_id
-             AND c.tag_id = NEW.tag_id AND c.seen_at > NEW.seen_at ORDER BY c.seen_at, c.id LIMIT 1),
-            EXISTS (SELECT 1 FROM image_tags WHERE image_id = NEW.image_id AND tag_id = NEW.tag_id))
-        BEGIN DELETE FROM tag_checkpoints WHERE tag_id = NEW.tag_id; END""")
+        WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = NEW.tag_id)
+        BEGIN
+            DELETE FROM tag_checkpoints WHERE tag_id = NEW.tag_id
+            AND (NEW.change = '-') IS NOT coalesce(
+                (SELECT c.change = '-' FROM image_tag_changes c WHERE c.image_id = NEW.image_id
+                 AND c.tag_id = NEW.tag_id AND c.seen_at > NEW.seen_at ORDER BY c.seen_at, c.id LIMIT 1),
+                EXISTS (SELECT 1 FROM image_tags WHERE image_id = NEW.image_id AND tag_id = NEW.tag_id))
+            AND EXISTS (SELECT 1 FROM tag_checkpoints k WHERE k.tag_id = NEW.tag_id AND k.moment < NEW.seen_at
+                        AND k.moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c
+                                                  WHERE c.image_id = NEW.image_id AND c.tag_id = NEW.tag_id
+                                                  AND c.seen_at <= NEW.seen_at AND c.id < NEW.id), ''));
+        END""")
     for verb, row in (("INSERT", "NEW"), ("DELETE", "OLD")):
         db.execute(f"""CREATE TRIGGER image_tag_{verb.lower()}_undoes_checkpoints AFTER {verb} ON image_tags
-            WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = {row}.tag_id
-                         AND moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c
-                                                 WHERE c.image_id = {row}.image_id AND c.tag_id = {row}.tag_id), '')
-                         AND substr(moment, 1, 19) >= coalesce((SELECT substr(created_at, 1, 19) FROM images
-                                                                WHERE id = {row}.image_id), ''))
-            BEGIN DELETE FROM tag_checkpoints WHERE tag_id = {row}.tag_id; END""")
+            WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = {row}.tag_id)
+            BEGIN
+                DELETE FROM tag_checkpoints WHERE tag_id = {row}.tag_id
+                AND EXISTS (SELECT 1 FROM tag_checkpoints k WHERE k.tag_id = {row}.tag_id
+                            AND k.moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c
+                                                      WHERE c.image_id = {row}.image_id AND c.tag_id = {row}.tag_id), '')
+                            AND substr(k.moment, 1, 19) >= coalesce((SELECT substr(created_at, 1, 19) FROM images
+                                                                     WHERE id = {row}.image_id), ''));
+            END""")
