@@ -210,7 +210,7 @@ def upload_order(conn: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray, str]
     seconds), and the ``mirrored_at`` they are complete to: rows written at or after it may differ."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'upload_order'").fetchone():
         return None
-    row = conn.execute("SELECT stamp, seconds, ids FROM upload_order").fetchone()
+    row = conn.execute("SELECT mirrored_at, seconds, ids FROM upload_order").fetchone()
     if row is None:
         return None
     return np.frombuffer(row[1], dtype=np.int64), np.frombuffer(row[2], dtype=np.uint32), row[0]
@@ -220,7 +220,7 @@ def _keep_upload_order(db: Database) -> int:
     """Keep every image's upload time in seconds and its id, sorted (12 bytes an image), when
     there is none or a tenth of the images were written since: a search as of a moment reads
     them at once instead of every image's ``created_at`` (and the rows written since)."""
-    row = db.execute("SELECT stamp FROM upload_order").fetchone()
+    row = db.execute("SELECT mirrored_at FROM upload_order").fetchone()
     images = db.execute("SELECT count(*) FROM images").fetchone()[0]
     if row is not None and db.execute("SELECT count(*) FROM images WHERE mirrored_at > ?",
                                       [row[0]]).fetchone()[0] <= _UPLOADS_STALE * images:
@@ -230,7 +230,7 @@ def _keep_upload_order(db: Database) -> int:
     with db.atomic():
         db.execute("DELETE FROM upload_order")
         if times.dtype == np.int64:  # else a time that is not one: searches read them all, as before
-            db.execute("INSERT INTO upload_order (id, stamp, seconds, ids) VALUES (1, ?, ?, ?)",
+            db.execute("INSERT INTO upload_order (id, mirrored_at, seconds, ids) VALUES (1, ?, ?, ?)",
                        [stamp, times.tobytes(), ids.tobytes()])
     return len(ids)
 

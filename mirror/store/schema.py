@@ -734,7 +734,7 @@ def _tag_checkpoints(db: Database) -> None:
         tag_id INTEGER NOT NULL, moment TEXT NOT NULL, bits BLOB NOT NULL,
         PRIMARY KEY (tag_id, moment))""")
     db.execute("""CREATE TABLE upload_order (
-        id INTEGER PRIMARY KEY CHECK (id = 1), stamp TEXT NOT NULL, seconds BLOB NOT NULL, ids BLOB NOT NULL)""")
+        id INTEGER PRIMARY KEY CHECK (id = 1), mirrored_at TEXT NOT NULL, seconds BLOB NOT NULL, ids BLOB NOT NULL)""")
     # Each asks first whether the tag has a checkpoint at all: a first import writes its millions of
     # rows with no index on image_tag_changes (store.upkeep), where the rest would read the table.
     db.execute("""CREATE TRIGGER tag_change_undoes_checkpoints AFTER INSERT ON image_tag_changes
