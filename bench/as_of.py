@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/as_of.py [--images 1000000] [--history 3000000] [--work DIR] [--requests 400]
     .venv/bin/python bench/as_of.py --database WORK/images-350000/mirror.db   # bench/whole_board.py's archive
+    .venv/bin/python bench/as_of.py --database COPY.db --checkpoints   # then builds the checkpoints, measures again
 
 The archive is synthesised straight into the store's schema (plain ``sqlite3``, indexes, triggers
 and full-text indexes made once after the rows, as bench/store_images.py's raw path writes rows)
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
 import sqlite3
 import tempfile
@@ -48,7 +50,7 @@ from serve import report_searches, time_searches
 
 from mirror.asof import Moment, record_as_of
 from mirror.serve.board import Board
-from mirror.store import open_database
+from mirror.store import checkpoints, open_database
 
 FIRST_SYNC = datetime(2023, 6, 1, 3, 0, tzinfo=UTC)
 TODAY = datetime(2026, 11, 27, tzinfo=UTC)
@@ -314,6 +316,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400, help="as-of shows timed")
     parser.add_argument("--searches", type=int, default=30, help="times each as-of search is run")
     parser.add_argument("--rounds", type=int, default=10, help="times each of today's searches is run")
+    parser.add_argument("--checkpoints", action="store_true",
+                        help="then build the tags' checkpoints in the archive (mirror checkpoints) and measure again")
     parser.add_argument("--database", type=Path, help="measure this archive instead (bench/whole_board.py's: a board of "
                                                      "Derpibooru's shape), moments over its whole span")
     args = parser.parse_args()
@@ -342,37 +346,76 @@ def main() -> None:
         print(f"archive: {args.images:,} images, {history:,} history rows (cached)")
     print(f"  {path} ({path.stat().st_size / 2**30:.2f} GiB)")
     rng = random.Random(args.seed)
+    before = measure(path, args, rng)
+    if not args.checkpoints:
+        return
+    print("\n--- building the tags' checkpoints (mirror checkpoints) ---")
+    db = open_database(path)
+    started = time.perf_counter()
+    built = checkpoints.build(db, print)
+    seconds = time.perf_counter() - started
+    size = db.execute("SELECT coalesce(sum(length(bits)), 0) + 0 FROM tag_checkpoints").fetchone()[0]
+    table = db.execute("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('tag_checkpoints', "
+                       "'sqlite_autoindex_tag_checkpoints_1', 'upload_order')").fetchone()[0]
+    db.conn.close()
+    per_million = 1e6 / args.images
+    print(f"built {built.checkpoints:,} checkpoints of {built.tags:,} tags in {seconds:.1f} s "
+          f"({seconds * per_million:.0f} s per million images); bitmaps {size / 2**20:.2f} MiB; their table, its key "
+          f"and the upload order "
+          f"{table / 2**20:.2f} MiB ({table * per_million / 2**20:.1f} MiB per million images; target <= 25 MB)")
+    print("\n--- the same run, through the checkpoints ---")
+    after = measure(path, args, random.Random(args.seed))
+    print(f"\n{'measured':<44}{'before p95':>12}{'after p95':>12}{'ratio':>8}")
+    for label in before:
+        if label in after and before[label] and after[label]:
+            print(f"{label:<44}{before[label] * 1e3:>10.1f}ms{after[label] * 1e3:>10.1f}ms"
+                  f"{before[label] / after[label]:>8.1f}")
+
+
+def measure(path: Path, args: argparse.Namespace, rng: random.Random) -> dict[str, float]:
+    """One pass of every measure over a fresh ``mirror serve``: printed, and each p95 (the first
+    search after start: its time) returned by label."""
+    figures: dict[str, float] = {}
     started = time.perf_counter()
     server = serve_process(path, path.parent)
-    print(f"mirror serve listening after {time.perf_counter() - started:.1f} s")
+    print(f"mirror serve listening after {time.perf_counter() - started:.1f} s (load {_load()})")
     try:
         for label, times in time_as_of_searches(server, args.searches, rng).items():
             if isinstance(times, str):
                 print(f"{label}: {times}")
             else:
-                print(f"{label}: p50 {percentile(times, 0.5) * 1e3:.1f} ms, p95 {percentile(times, 0.95) * 1e3:.1f} ms")
+                figures[label] = percentile(times, 0.95)
+                print(f"{label}: p50 {percentile(times, 0.5) * 1e3:.1f} ms, p95 {percentile(times, 0.95) * 1e3:.1f} ms "
+                      f"(load {_load()})")
         shows, today, absent = time_records(server, args.images, args.requests, rng)
+        figures["one record as of WHEN"] = percentile(shows, 0.95)
+        figures["the same image today"] = percentile(today, 0.95)
         print(f"\none record as of WHEN ({SPAN[0]:%Y-%m-%d} to {SPAN[1]:%Y-%m-%d}): p50 {percentile(shows, 0.5) * 1e3:.1f} ms, "
               f"p95 {percentile(shows, 0.95) * 1e3:.1f} ms over {len(shows)} requests ({absent} not uploaded yet "
-              "then: 404); target p95 <= 5 ms")
+              f"then: 404); target p95 <= 5 ms (load {_load()})")
         print(f"the same image today, asked in turn: p50 {percentile(today, 0.5) * 1e3:.1f} ms, "
               f"p95 {percentile(today, 0.95) * 1e3:.1f} ms")
         alone = in_process(path, args.images, args.requests, rng)
         print(f"the as-of reading alone (row and record_as_of, no HTTP): p50 {percentile(alone, 0.5) * 1e3:.2f} ms, "
               f"p95 {percentile(alone, 0.95) * 1e3:.2f} ms")
-        print("\ntoday's answers (bench/serve.py's mix, same server, same run):")
-        report_searches(time_searches(server, Board(path), args.rounds, 1))
+        print(f"\ntoday's answers (bench/serve.py's mix, same server, same run; load {_load()}):")
+        timings = time_searches(server, Board(path), args.rounds, 1)
+        report_searches(timings)
+        figures["today's searches (all)"] = percentile([x for t in timings.values() for x in t.http], 0.95)
         memory = server.memory()
     finally:
         server.stop()
-    print(f"\nserve's memory: peak {memory['VmHWM'] / 1024:.0f} MiB (VmHWM); target <= 300 MB")
+    print(f"\nserve's memory: peak {memory['VmHWM'] / 1024:.0f} MiB (VmHWM); target <= 500 MB")
     sizes = index_bytes(path)
     per_million = 1e6 / args.images
     for name, size in sizes.items():
         print(f"index {name}: {size / 2**20:.1f} MiB ({size * per_million / 2**20:.1f} MiB per million images), "
               "there before issue 37 (the history pages read it)")
-    print("new index bytes for the as-of reading: 0 (it reads one record's history by the indexes above)")
+    return figures
 
+
+def _load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 if __name__ == "__main__":
     main()

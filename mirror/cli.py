@@ -450,6 +450,22 @@ def export_command(ctx: click.Context, dest: str | None, compact: bool, quiet: b
          output=RunOutput("export", lambda config: export_plan(dest, compact), quiet, as_json, count_files=False))
 
 
+@cli.command()
+@click.pass_context
+@handle_errors
+def checkpoints(ctx: click.Context) -> None:
+    """Write the checkpoints of the tags' image lists the history calls for.
+
+    The board as of a moment (serve's and browse's /as-of/) then undoes at most 2,000 changes of a
+    tag, not every change since (docs/as-of.md). sync and import-dump write them at their end: run
+    this after upgrading a mirror, or to see the build's progress. Only the missing are written.
+    """
+    if not _config(ctx).database.exists():
+        _fail(f"No mirror yet at {_config(ctx).database}; run `mirror sync` or `mirror import-dump` first.", EXIT_USAGE)
+    built = _run(ctx, runs.checkpoints)
+    click.echo(built.summary() if built.checkpoints or built.uploads else "checkpoints: none missing")
+
+
 @cli.command("import-dump")
 @click.argument("source", metavar="FILE_OR_URL")
 @click.option("--sha256", metavar="HEX", help="The SHA-256 the site lists for the dump: checked before importing.")

@@ -35,14 +35,16 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap
 
-from ..search.bitmap_search import Evaluator, ImageScope, matching, page_ids, search_images
+from ..search.bitmap_search import Evaluator, ImageScope, matching, page_ids, search_images, sorted_page
 from ..search.compile import Sql
 from ..search.engine import Page, read_rows, register, time_limit
 from ..search.images import Reader
 from ..search.indexes import IMAGES
 from ..search.postings import Postings, Snapshot, json_ids
 from ..search.query import Node
-from ..search.sort import Order
+from ..search.sort import FIRST_SEEN, Order
+from ..store.checkpoints import (TAG_EVENTS, Checkpoints, as_seconds, undone, upload_order, upload_times,
+                                 walked_back)
 from ..store.database import database_file, reader_uri
 from ..store.history import COUNTERS
 from ..store.records import column_converters, shape_values
@@ -55,7 +57,6 @@ __all__ = ["search_images_as_of", "reader", "images_out_of_sight_then", "Changes
 # Events whose ``changes`` are an image's columns (a hide's stub sets its dates and reasons there
 # too), and events that carry its tag changes (:mod:`.records`).
 _FIELD_EVENTS = ("changed", "counters", "shown", *sorted(HIDING))
-TAG_EVENTS = ("changed", "shown", "site_tags")
 MARK_EVENTS = (*sorted(HIDING), "shown")
 _COLUMN = re.compile(r"\bi\.(\w+)")
 # Fields an image record keeps from its upload on.
@@ -67,6 +68,9 @@ _AT = {name: n for n, name in enumerate(_FIELDS)}
 _UNDONE = ("changed", "counters", "shown")
 Row = tuple[Any, ...]
 _CONVERTERS = column_converters(IMAGE_SPEC.fields, "")
+# Images first seen by a sync (their order's time is that) a newest-first page reads beside the
+# upload order at most: a board started from the site's dump has few (the dump has no such time).
+_SEEN_AT_MOST = 2_000
 
 
 def search_images_as_of(conn: sqlite3.Connection, postings: Postings, node: Node, scope: ImageScope, order: Order,
@@ -120,13 +124,20 @@ class Changes:
 
     def uploaded_after(self, uploads: Uploads) -> BitMap:
         """Images uploaded after the moment (by ``created_at``, to the second, as records are)."""
-        later = uploads.after(self.moment)
-        undated = self.conn.execute(
+        return uploads.after(self.moment) | self.undated_after()
+
+    def undated_after(self) -> BitMap:
+        """Images with no upload time first seen after the moment."""
+        return BitMap(row[0] for row in self.conn.execute(
             "SELECT i.id FROM images i WHERE i.created_at IS NULL AND (SELECT min(h.seen_at) FROM history h "
             "WHERE h.resource = 'images' AND h.record_key = CAST(i.id AS TEXT) AND h.event = 'first_seen') > ?",
-            (self.moment.text,))
-        later.update(row[0] for row in undated)
-        return later
+            (self.moment.text,)))
+
+    def uploaded_by(self, uploads: Uploads) -> BitMap:
+        """Every image uploaded by the moment: today's images less those uploaded after it, read
+        without reading every id (a slice of the upload times, and the undated images)."""
+        undated = BitMap(row[0] for row in self.conn.execute("SELECT id FROM images WHERE created_at IS NULL"))
+        return uploads.before(self.moment) | (undated - self.undated_after())
 
     def hidden_then(self, hidden_now: BitMap) -> BitMap:
         """The hidden images at the moment, from today's: each image hidden or shown since has the
@@ -140,18 +151,10 @@ class Changes:
         hidden.update(image_id for image_id, event in first.items() if hidden_before(event))
         return hidden
 
-    def tagged_then(self, tag_id: int, tagged_now: BitMap) -> BitMap:
-        """The images carrying ``tag_id`` at the moment, from today's list."""
-        rows = self.conn.execute(
-            "SELECT c.image_id, c.change FROM image_tag_changes c JOIN history h ON h.id = c.history_id "
-            f"WHERE c.tag_id = ? AND c.seen_at > ? AND h.event IN ({_marks(TAG_EVENTS)}) "
-            "ORDER BY c.seen_at DESC, c.id DESC", (tag_id, self.moment.text, *TAG_EVENTS))
-        state = {image_id: change == "-" for image_id, change in rows}  # the oldest change since wins
-        if not state:
-            return tagged_now
-        then = BitMap(tagged_now) - BitMap(state)
-        then.update(image_id for image_id, had in state.items() if had)
-        return then
+    def tagged_then(self, tag_id: int, tagged_now: BitMap, checkpoint: str | None = None) -> BitMap:
+        """The images carrying ``tag_id`` at the moment, from today's list, or from the list at
+        the tag's ``checkpoint`` after the moment (:mod:`mirror.store.checkpoints`)."""
+        return undone(self.conn, tag_id, tagged_now, self.moment.text, checkpoint)
 
     def touching(self, fields: frozenset[str]) -> BitMap:
         """Images whose history since the moment changed any of ``fields`` (``tag_ids`` for their tags).
@@ -255,22 +258,67 @@ class Changes:
 class Uploads:
     """Every image's upload time, sorted, read once per state of the database: the images
     uploaded after any moment are then a slice, where an index range would hand Python a row
-    per image (half a second for 500,000 images, a moment three years back on a large board)."""
+    per image (half a second for 500,000 images, a moment three years back on a large board).
+    Read from the order the checkpoints' build keeps, with the rows written since, when there is one."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        rows = conn.execute("SELECT substr(created_at, 1, 19), id FROM images WHERE created_at IS NOT NULL").fetchall()
-        times, ids = zip(*rows) if rows else ((), ())
+        kept = upload_order(conn)
+        if kept is None or not self._merged(conn, *kept):
+            self.times, self.ids = upload_times(conn)
+
+    def _merged(self, conn: sqlite3.Connection, seconds: np.ndarray, ids: np.ndarray, stamp: str) -> bool:
+        """The kept order with the images written since in place; False when one of those has a
+        time that is not one (then every time is read)."""
+        rows = conn.execute("SELECT substr(created_at, 1, 19), id FROM images WHERE mirrored_at >= ?", (stamp,)).fetchall()
+        written = np.array([row[1] for row in rows], dtype=np.uint32)
+        dated = [row for row in rows if row[0] is not None]
         try:
-            self.times = np.array(times, dtype="S19")
-        except UnicodeEncodeError:  # a date that is not one: ordered by its bytes, as SQLite would
-            self.times = np.array([t.encode("utf-8", "replace")[:19] for t in times], dtype="S19")
-        order = np.argsort(self.times, kind="stable")
-        self.times = self.times[order]
-        self.ids = np.array(ids, dtype=np.uint32)[order]
+            times = as_seconds(np.array([row[0] for row in dated], dtype="S19"))
+        except UnicodeEncodeError:
+            return False
+        if times is None:
+            return False
+        order = np.argsort(times, kind="stable")
+        kept = ~np.isin(ids, written)
+        seconds, ids = seconds[kept], ids[kept]
+        at = np.searchsorted(seconds, times[order], side="right")
+        self.times = np.insert(seconds, at, times[order])
+        self.ids = np.insert(ids, at, np.array([row[1] for row in dated], dtype=np.uint32)[order])
+        return True
+
+    def _cut(self, moment: Moment) -> int:
+        text = moment.text[:19].encode()
+        key = text if self.times.dtype.kind == "S" else as_seconds(np.array([text], dtype="S19"))[0]
+        return int(np.searchsorted(self.times, key, side="right"))
 
     def after(self, moment: Moment) -> BitMap:
-        cut = int(np.searchsorted(self.times, moment.text[:19].encode(), side="right"))
-        return BitMap(array.array("I", self.ids[cut:].tobytes()))
+        return BitMap(array.array("I", self.ids[self._cut(moment):].tobytes()))
+
+    def before(self, moment: Moment) -> BitMap:
+        """The dated images uploaded by the moment."""
+        return BitMap(array.array("I", self.ids[:self._cut(moment)].tobytes()))
+
+    def count_after(self, moment: Moment) -> int:
+        return len(self.ids) - self._cut(moment)
+
+    def newest(self, moment: Moment, among: BitMap, count: int, budget: int) -> BitMap | None:
+        """The ``count`` images of ``among`` (uploaded by the moment) uploaded last, and every one
+        uploaded in the same second as the last of them; None once ``budget`` entries were read."""
+        found: list[int] = []
+        boundary = None
+        for read, at in enumerate(range(self._cut(moment) - 1, -1, -1)):
+            if read >= budget:
+                return None
+            image = int(self.ids[at])
+            if image in among:
+                if boundary is not None and self.times[at] != boundary:
+                    break
+                found.append(image)
+                if len(found) == count:
+                    boundary = self.times[at]
+                if len(found) == len(among):
+                    break
+        return BitMap(found)
 
 
 def uploads_of(snapshot: Snapshot) -> Uploads:
@@ -296,14 +344,37 @@ class AsOfSnapshot(Snapshot):
         return super().known(("as-of", self.changes.moment.text, key))
 
     def images(self) -> BitMap:
-        return self.kept("images", lambda: self.today.images() - self.changes.uploaded_after(uploads_of(self.today)))
+        return self.kept("images", lambda: self.changes.uploaded_by(uploads_of(self.today)))
 
     def hidden(self) -> BitMap:
         return self.kept("hidden", lambda: self.changes.hidden_then(self.today.hidden()))
 
     def tagged(self, tag_ids: Iterable[int]) -> BitMap:
-        return BitMap.union(BitMap(), *(self.kept(("tag", tag_id), lambda t=tag_id: self.changes.tagged_then(
-            t, self.today.tagged([t]))) for tag_id in sorted(set(tag_ids))))
+        return BitMap.union(BitMap(), *(self.kept(("tag", tag_id), lambda t=tag_id: self._tagged_then(t))
+                                        for tag_id in sorted(set(tag_ids))))
+
+    def _tagged_then(self, tag_id: int) -> BitMap:
+        """One tag's images then: from its first checkpoint after the moment when it has one, else
+        from today's list (:mod:`mirror.store.checkpoints`)."""
+        known = checkpoints_of(self.today)
+        at = known.after(tag_id, self.changes.moment.text)
+        if at is None:
+            return self.changes.tagged_then(tag_id, self.today.tagged([tag_id]))
+        return self.changes.tagged_then(tag_id, self._checkpoint(known, tag_id, at), at)
+
+    def _checkpoint(self, known: Checkpoints, tag_id: int, at: str) -> BitMap:
+        """A tag's images at its checkpoint ``at``, kept as today's lists are (by any moment's search)."""
+        newest = known.newest(tag_id)
+        top = self.today.kept(("checkpoint", tag_id, newest), lambda: undone(
+            self._conn, tag_id, self.today.tagged([tag_id]), newest))
+        if at == newest:
+            return top
+        return self.today.kept(("checkpoint", tag_id, at), lambda: walked_back(self._conn, tag_id, top, at, newest))
+
+
+def checkpoints_of(snapshot: Snapshot) -> Checkpoints:
+    """The tags' checkpoints in the database state ``snapshot`` reads."""
+    return snapshot.derived("checkpoints", lambda: Checkpoints(snapshot._conn))
 
 
 class AsOfEvaluator(Evaluator):
@@ -345,7 +416,10 @@ def _page(conn: sqlite3.Connection, lists: AsOfSnapshot, changes: Changes, found
     with their values then, beside the first ``offset + limit`` of the others."""
     changed = changes.touching(fields_read(order.sql.text)) & found if not order.by_id_alone else BitMap()
     if not changed:
-        return page_ids(conn, lists, found, order, limit, offset)
+        newest = _newest_first(conn, lists, found, order, limit, offset)
+        if newest is not None:
+            return newest
+        return page_ids(conn, lists, found, order, limit, offset, ahead=_uploaded_since(lists, order))
     rest = found - changed
     others = page_ids(conn, lists, rest, order, offset + limit, 0) if rest else []
     columns = ", ".join(f"i.{name}" for name in _FIELDS)
@@ -353,6 +427,39 @@ def _page(conn: sqlite3.Connection, lists: AsOfSnapshot, changes: Changes, found
                          (json_ids(others),)).fetchall()
     rows = [tuple(row) for row in today] + changes.rows_then(changed, fields_read(order.sql.text))[0]
     return scratch_of(conn).ordered(rows, order, limit, offset)
+
+
+def _newest_first(conn: sqlite3.Connection, lists: AsOfSnapshot, found: BitMap, order: Order, limit: int,
+                  offset: int) -> list[int] | None:
+    """A page in the default order (first seen, else uploaded, newest first), read off the upload
+    order down from the moment: the images of ``found`` uploaded last, with every one uploaded in
+    the same second as the last of them, those first seen by a sync (their time is that) and those
+    with no upload time, sorted as the order says. None when that is not the order, when more than
+    :data:`_SEEN_AT_MOST` were first seen by a sync, or when the found images are too thinly spread
+    over the upload order (the page is then sorted whole)."""
+    if not (order.descending and order.column == FIRST_SEEN.format(t="images")) or order.sql.params:
+        return None
+    uploads = uploads_of(lists.today)
+    if uploads.times.dtype.kind == "S":
+        return None
+    seen = found & lists.today.kept("first seen", lambda: lists.today.selected(
+        "SELECT id FROM images WHERE first_seen_at IS NOT NULL"))
+    if len(seen) > _SEEN_AT_MOST:
+        return None
+    undated = found & lists.today.kept("undated", lambda: lists.today.selected(
+        "SELECT id FROM images WHERE created_at IS NULL"))
+    newest = uploads.newest(lists.changes.moment, found - seen - undated, offset + limit, budget=4 * len(found))
+    if newest is None:
+        return None
+    return sorted_page(conn, newest | seen | undated, order, limit, offset)
+
+
+def _uploaded_since(lists: AsOfSnapshot, order: Order) -> int:
+    """The images uploaded since the moment, when ``order`` walks the newest first: the entries a
+    walk of its index reads before any image of then."""
+    if not (order.descending and order.column in (FIRST_SEEN.format(t="images"), "created_at")):
+        return 0
+    return uploads_of(lists.today).count_after(lists.changes.moment)
 
 
 def _row(record: dict[str, Any]) -> Row:

@@ -24,7 +24,7 @@ from ..dump.archive import DumpError
 from ..dump.importer import ImportReport, import_dump
 from ..dump.source import check_source
 from ..progress import Reporter
-from ..store import derived
+from ..store import checkpoints, derived
 from ..sync.handover import hand_over
 from ..wiring import crawler_options
 
@@ -57,6 +57,7 @@ async def run_import(config: Config, db: Database, source: str, reporter: Report
         raise DumpError(f"{e}; to download it anew, remove {path} and run again") from None
     for step in report.steps:
         reporter.done(step)
+    checkpoints.build(db, reporter.line)  # the board as of a moment, at the history's depth
     crawls = {name: crawler_options(config, name) for name in config.enabled_resources()}
     handed = hand_over(db, report.as_of, crawls, filter_id=config.site.filter_id,
                        walked_at=min(report.dumped_at, utc_text()))

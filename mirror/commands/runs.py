@@ -1,5 +1,5 @@
 """The commands that write the mirror, from a config: ``sync`` (downloads, then the export, included
-when enabled), ``download``, ``verify`` and ``export``.
+when enabled), ``download``, ``verify``, ``export`` and ``checkpoints``.
 
 Each makes the client, the pacing budgets and the storage through :mod:`mirror.wiring` and hands
 them to its layer; the CLI (and the tests and benchmarks, in process) call these.
@@ -17,6 +17,7 @@ from ..config import Config
 from ..download import DownloadReport, Sample, VerifyReport, run_downloads, verify_files
 from ..export import ExportReport, export_archive
 from ..progress import Reportable, Reporter
+from ..store import checkpoints as tag_checkpoints
 from ..store.history import keep_counters
 from ..sync.runner import run_sync
 from ..wiring import crawler_options, download_options, file_politeness, make_client, open_storage
@@ -36,6 +37,7 @@ async def sync(config: Config, db: Database, names: Sequence[str] = (), reporter
         reporter.watch(client.politeness)
         downloads = partial(_download, config, db, client, reporter) if config.download.enabled else None
         reports = await run_sync(client, db, crawls, reporter, download=downloads)
+    tag_checkpoints.build(db, reporter.line)  # for the tags the night changed enough
     if config.export.enabled and config.export.dest:
         reports.append(await export(config, db, reporter))
     return reports
@@ -51,6 +53,13 @@ async def export(config: Config, db: Database, reporter: Reporter | None = None,
                             reporter=reporter)
     reporter.done(report)
     return report
+
+
+async def checkpoints(config: Config, db: Database, reporter: Reporter | None = None) -> tag_checkpoints.Built:
+    """Write the checkpoints of the tags' image lists that the history written since the last
+    build calls for (:mod:`mirror.store.checkpoints`); sync and import-dump run it at their end."""
+    reporter = reporter or Reporter(interactive=False)
+    return tag_checkpoints.build(db, reporter.line)
 
 
 async def download(config: Config, db: Database, reporter: Reporter | None = None, *,

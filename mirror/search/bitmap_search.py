@@ -239,8 +239,10 @@ def _reads_every_row(conn: sqlite3.Connection, sql: str, params: tuple, alias: s
 
 
 def page_ids(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order: Order, limit: int,
-             offset: int) -> list[int]:
-    """The ids of one page of ``found`` in ``order``."""
+             offset: int, ahead: int = 0) -> list[int]:
+    """The ids of one page of ``found`` in ``order``; ``ahead``: index entries expected before
+    the first of ``found`` on top of its spread (a set of long ago, newest first, lies past every
+    image uploaded since)."""
     if order.by_id_alone and order.seed is not None:
         return _random_page(found, order, limit, offset)
     if order.column == "id":
@@ -251,12 +253,12 @@ def page_ids(conn: sqlite3.Connection, snapshot: Snapshot, found: BitMap, order:
     if order.column is not None and snapshot.walkable(_walk_sql(order)):
         # Entries to walk if the set is spread evenly over the index; a set bunched at its far
         # end (a date range, in date order) is given up on once the walk costs what sorting would.
-        expected = (offset + limit) * len(snapshot.images()) / len(found)
+        expected = ahead + (offset + limit) * len(snapshot.images()) / len(found)
         if expected < len(found):
             keys = _walk(conn, found, order, limit, offset, budget=_SORT_COST * len(found))
             if keys is not None:
                 return keys
-    return _sorted(conn, found, order, limit, offset)
+    return sorted_page(conn, found, order, limit, offset)
 
 
 def _random_page(found: BitMap, order: Order, limit: int, offset: int) -> list[int]:
@@ -298,7 +300,7 @@ def _walk_sql(order: Order) -> str:
     return f"SELECT id FROM images ORDER BY {order.column} {direction}, id {direction}"
 
 
-def _sorted(conn: sqlite3.Connection, found: BitMap, order: Order, limit: int, offset: int) -> list[int]:
+def sorted_page(conn: sqlite3.Connection, found: BitMap, order: Order, limit: int, offset: int) -> list[int]:
     """The page, by reading and sorting the keys of every id in the set."""
     t = IMAGES.alias
     rows = f"(SELECT value AS id FROM json_each(?)) {t}" if order.by_id_alone else \

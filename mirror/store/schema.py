@@ -709,3 +709,55 @@ def _images_counted_from_indexes(db: Database) -> None:
         db.execute(f"CREATE INDEX {name} {body}")
     db.execute("DROP INDEX IF EXISTS idx_downloads_status")
     db.execute(f"CREATE INDEX {DOWNLOADS_BY_STATUS}")
+
+
+@migrations(name="0040_tag_checkpoints")
+def _tag_checkpoints(db: Database) -> None:
+    """A tag's images at a few past moments (:mod:`.checkpoints`), each held as the difference to
+    the next, so the board as of a moment undoes a bounded number of a tag's changes. Each must
+    stay what undoing every later change from today gives; a write that changes that at one of a
+    tag's checkpoints deletes all of the tag's (each is read through the later ones), in the
+    write's transaction, and the next build places them again:
+
+    - a tag change that disagrees with what follows it (the image's next change of the tag, else
+      its tags today) changes the undoing at the moments from the image's previous change of the
+      tag to it. A nightly change agrees (it is written before the image's tags are: the writers'
+      order); an old change a dump's import brings may not;
+    - an image's tag linked or unlinked with no change written for it (an image first seen long
+      after its upload) changes it from the image's last change of the tag on, at the moments
+      the image was uploaded by (an image uploaded later is outside any search as of then).
+
+    Tag changes are written only with the events :data:`.checkpoints.TAG_EVENTS` names. Beside
+    them, every image's upload time in order (``upload_order``), complete to the ``mirrored_at``
+    it names: a search as of a moment reads it whole, and only the rows written since."""
+    db.execute("""CREATE TABLE tag_checkpoints (
+        tag_id INTEGER NOT NULL, moment TEXT NOT NULL, bits BLOB NOT NULL,
+        PRIMARY KEY (tag_id, moment))""")
+    db.execute("""CREATE TABLE upload_order (
+        id INTEGER PRIMARY KEY CHECK (id = 1), mirrored_at TEXT NOT NULL, seconds BLOB NOT NULL, ids BLOB NOT NULL)""")
+    # Each asks first whether the tag has a checkpoint at all: a first import writes its millions of
+    # rows with no index on image_tag_changes (store.upkeep), where the rest would read the table.
+    db.execute("""CREATE TRIGGER tag_change_undoes_checkpoints AFTER INSERT ON image_tag_changes
+        WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = NEW.tag_id)
+        BEGIN
+            DELETE FROM tag_checkpoints WHERE tag_id = NEW.tag_id
+            AND (NEW.change = '-') IS NOT coalesce(
+                (SELECT c.change = '-' FROM image_tag_changes c WHERE c.image_id = NEW.image_id
+                 AND c.tag_id = NEW.tag_id AND c.seen_at > NEW.seen_at ORDER BY c.seen_at, c.id LIMIT 1),
+                EXISTS (SELECT 1 FROM image_tags WHERE image_id = NEW.image_id AND tag_id = NEW.tag_id))
+            AND EXISTS (SELECT 1 FROM tag_checkpoints k WHERE k.tag_id = NEW.tag_id AND k.moment < NEW.seen_at
+                        AND k.moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c
+                                                  WHERE c.image_id = NEW.image_id AND c.tag_id = NEW.tag_id
+                                                  AND c.seen_at <= NEW.seen_at AND c.id < NEW.id), ''));
+        END""")
+    for verb, row in (("INSERT", "NEW"), ("DELETE", "OLD")):
+        db.execute(f"""CREATE TRIGGER image_tag_{verb.lower()}_undoes_checkpoints AFTER {verb} ON image_tags
+            WHEN EXISTS (SELECT 1 FROM tag_checkpoints WHERE tag_id = {row}.tag_id)
+            BEGIN
+                DELETE FROM tag_checkpoints WHERE tag_id = {row}.tag_id
+                AND EXISTS (SELECT 1 FROM tag_checkpoints k WHERE k.tag_id = {row}.tag_id
+                            AND k.moment >= coalesce((SELECT max(c.seen_at) FROM image_tag_changes c
+                                                      WHERE c.image_id = {row}.image_id AND c.tag_id = {row}.tag_id), '')
+                            AND substr(k.moment, 1, 19) >= coalesce((SELECT substr(created_at, 1, 19) FROM images
+                                                                     WHERE id = {row}.image_id), ''));
+            END""")
