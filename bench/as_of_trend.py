@@ -2,6 +2,10 @@
 (:func:`mirror.asof.trend.trend`) against one search as of each month, on bench/as_of.py's archive.
 
     .venv/bin/python bench/as_of_trend.py [--images 50000] [--history 150000] [--work DIR]
+    .venv/bin/python bench/as_of_trend.py --database WORK/images-3500000/mirror.db   # bench/whole_board.py's archive
+
+With ``--database``, an existing archive is measured instead, and a diff between two moments a
+year apart (:func:`mirror.asof.trend.diff`, target <= 1 s) is timed beside the trend.
 
 The archive is bench/as_of.py's (built and cached the same way). For each tag (the most common and
 a middling one), the 179 months from 2012-01 to 2026-11 are answered both ways in the same run,
@@ -26,7 +30,7 @@ from as_of import BOARD_VERSION, build
 
 from mirror.asof import parse_moment
 from mirror.asof import search as as_of_search
-from mirror.asof.trend import steps, trend
+from mirror.asof.trend import diff, steps, trend
 from mirror.search import images
 from mirror.search.bitmap_search import ImageScope
 from mirror.search.postings import Postings
@@ -50,11 +54,15 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=None, help="history rows (default: three per image)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "booru-mirror-as-of-bench")
+    parser.add_argument("--database", type=Path, help="measure this archive instead (bench/whole_board.py's)")
     args = parser.parse_args()
     history = args.history if args.history is not None else 3 * args.images
     args.work.mkdir(parents=True, exist_ok=True)
-    path = args.work / f"as-of-{args.images}-{history}-{args.seed}-v{BOARD_VERSION}.db"
-    if not path.exists():
+    path = args.database or args.work / f"as-of-{args.images}-{history}-{args.seed}-v{BOARD_VERSION}.db"
+    if args.database:
+        with images.open_reader(path) as counting:
+            args.images, history = (counting.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("images", "history"))
+    elif not path.exists():
         print(f"building {path} ({args.images:,} images, {history:,} history rows)")
         build(path, args.images, history, args.seed)
     moments = steps(parse_moment("2012-01-01"), parse_moment("2026-11-01"), "month")
@@ -76,6 +84,11 @@ def main() -> None:
             print(f"  {name!r} ({count:,} images), {attempt}: trend {walked_ms:,.0f} ms (load {load_walk:.1f}); "
                   f"a search per month {searched_ms:,.0f} ms (load {load_search:.1f}); "
                   f"ratio {searched_ms / walked_ms:.1f}x; last total {walked[-1]:,}")
+        if args.database:
+            start, end = parse_moment("2019-06-01"), parse_moment("2020-06-01")
+            diff_ms, found = timed(lambda: diff(conn, postings, node, ImageScope(), start, end, seconds=600))
+            print(f"  {name!r}: the diff between {start.text} and {end.text} {diff_ms:,.0f} ms "
+                  f"(load {os.getloadavg()[0]:.1f}); {len(found.entered):,} entered, {len(found.left):,} left")
     conn.close()
 
 
