@@ -294,6 +294,10 @@ class Uploads:
     def after(self, moment: Moment) -> BitMap:
         return BitMap(array.array("I", self.ids[self._cut(moment):].tobytes()))
 
+    def between(self, earlier: Moment, later: Moment) -> BitMap:
+        """The dated images uploaded after ``earlier`` and by ``later``."""
+        return BitMap(array.array("I", self.ids[self._cut(earlier):self._cut(later)].tobytes()))
+
     def before(self, moment: Moment) -> BitMap:
         """The dated images uploaded by the moment."""
         return BitMap(array.array("I", self.ids[:self._cut(moment)].tobytes()))

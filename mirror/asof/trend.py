@@ -133,6 +133,20 @@ class _WalkBack:
         self.conn, self.today = conn, today
         self.tags: dict[int, _TagWalk] = {}
         self.hides: _HiddenWalk | None = None
+        self.uploaded: tuple[Moment, BitMap] | None = None  # the dated images by the last moment asked
+
+    def images(self, moment: Moment) -> BitMap:
+        """Every image as of ``moment``, walked back too: each step takes off the images uploaded
+        since the step after it, where a set of all those uploaded since it cost a board's worth of
+        ids a step (at 3.5 M images, 179 months took 1.3 s, nearly all of it there)."""
+        uploads = uploads_of(self.today)
+        if self.uploaded is None or self.uploaded[0] < moment:  # the walk goes back in time only
+            then = self.today.images() - uploads.after(moment)
+        else:
+            later, then = self.uploaded
+            then = then - uploads.between(moment, later)
+        self.uploaded = (moment, then)
+        return then - Changes(self.conn, moment).undated_after()
 
     def to(self, moment: Moment) -> _StepLists:
         for walk in self.tags.values():
@@ -216,8 +230,7 @@ class _StepLists(Snapshot):
         return self.own.get(key)
 
     def images(self) -> BitMap:
-        return self.kept("images", lambda: self.walk.today.images()
-                         - self.changes.uploaded_after(uploads_of(self.walk.today)))
+        return self.kept("images", lambda: self.walk.images(self.moment))
 
     def hidden(self) -> BitMap:
         return self.walk.hidden(self.moment)
