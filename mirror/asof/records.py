@@ -158,12 +158,13 @@ class Rewind:
         self._next_tag = self._fetch(self._tag_changes)
 
     @classmethod
-    def of(cls, conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any]) -> Rewind | None:
-        """The rewind of today's ``row``; None for a row with no record to rebuild."""
-        if row.get("raw") is None:
-            return None
-        record = json.loads(row["raw"])
-        return cls(conn, resource, key, row, record) if isinstance(record, dict) else None
+    def of(cls, conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
+           record: Record | None = None) -> Rewind | None:
+        """The rewind of today's ``row`` (its ``raw`` as ``record`` where the caller has read it,
+        left as it is); None for a row with no record to rebuild."""
+        if record is None:
+            record = json.loads(row["raw"]) if row.get("raw") is not None else None
+        return cls(conn, resource, key, row, dict(record)) if isinstance(record, dict) else None
 
     def __enter__(self) -> Rewind:
         return self
@@ -376,20 +377,23 @@ _KNOWN = f"""
 
 
 def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any], *,
-                since: str | None = None) -> Iterator[Version]:
+                since: str | None = None, record: Record | None = None) -> Iterator[Version]:
     """Every version of today's ``row`` the history can rebuild, NEWEST first: one for each time
     its TimeMap lists (:func:`versions_page`), each the record :func:`record_as_of` reads at that
     time, so the versions are ``/as-of/``'s answers and no other; with ``since``, only those begun
     at or after it. The first is today's ``row`` itself. One pass back through the record's
-    history (:class:`Rewind`), however many versions it has."""
-    starts, first_known = _starts_known(conn, resource, key, row)
+    history (:class:`Rewind`), however many versions it has; ``record``: ``row``'s ``raw`` read
+    already."""
+    if record is None:
+        record = json.loads(row["raw"]) if row.get("raw") else None
+    starts, first_known = _starts_known(conn, resource, key, row, record)
     if not starts:
         if since is None and record_as_of(conn, resource, key, row, _far_future()) is not None:
             yield Version(None, first_known, None)
         return
     if since is None or starts[-1][0] >= since:
         yield Version(*starts[-1], None)
-    rewind = Rewind.of(conn, resource, key, row)
+    rewind = Rewind.of(conn, resource, key, row, record)
     if rewind is None:
         return
     with rewind:
@@ -402,13 +406,12 @@ def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[
             yield Version(None, first_known, then)
 
 
-def _starts_known(conn: sqlite3.Connection, resource: str, key: str,
-                  row: Mapping[str, Any]) -> tuple[list[tuple[str, str | None]], str | None]:
+def _starts_known(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
+                  record: Any) -> tuple[list[tuple[str, str | None]], str | None]:
     """Each time the record's TimeMap lists, oldest first, with when the mirror knew every change
     up to it (the latest of the history's times it knew them at, up to that one); and when it
     knew the first of them (today's ``mirrored_at`` for a record with no history)."""
     known = _known_times(conn, resource, key)
-    record = json.loads(row["raw"]) if row.get("raw") else {}
     created = _created(record if isinstance(record, dict) else {})
     first_known = running = min(known.values(), default=row.get("mirrored_at"))
     starts = []

@@ -86,7 +86,7 @@ class RecordRows:
         exported before. Read newest first, each is written once the one before it is known to differ."""
         record = json.loads(raw)
         newer: tuple | None = None
-        for version in versions_of(self.conn, self.table.name, key, kept, since=since):
+        for version in versions_of(self.conn, self.table.name, key, kept, since=since, record=record):
             if version.then is None:
                 values = self.values(row)
                 seen = max(filter(None, (today["seen_at"] or self.now, version.known, seen_after)), default=None)
