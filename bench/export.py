@@ -159,11 +159,13 @@ def a_night(path: Path, changed: int, counters: int, seed: int = 39, now: str | 
     conn.close()
 
 
-def export(config: Path, dest: Path, *options: str) -> tuple[dict, float, float]:
+def export(config: Path, dest: Path, *options: str) -> tuple[dict, float, float, float]:
+    """The export's report, its wall time, peak memory (MB) and CPU seconds (the machine is shared:
+    CPU time is what scales to another machine, the wall time what the load left of it)."""
     measured = run_cli_measured(["-c", str(config), "export", str(dest), "--json", "-q", *options])
     if measured.returncode != 0:
         raise SystemExit(f"mirror export failed: {measured.stderr[-2000:]}")
-    return json.loads(measured.stdout)["export"], measured.wall, measured.peak_mb
+    return json.loads(measured.stdout)["export"], measured.wall, measured.peak_mb, measured.cpu
 
 
 def bytes_per_column(dest: Path) -> list[tuple[str, float]]:
@@ -253,13 +255,13 @@ def main() -> None:
         a_night(archive, args.changed, args.counters, seed=100 + night, now=f"2026-02-{night + 1:02d}T03:00:00Z")
 
     load = os.getloadavg()[0]
-    first, wall, peak = export(config, dest)
+    first, wall, peak, cpu = export(config, dest)
     versions = first["tables"]["images"]
     print_table(["", "measured", "target"], [
         ["images", f"{args.images:,}", "3,500,000"],
         ["nights of history before it", f"{args.history_nights}", ""],
         ["load average (1 min) before it", f"{load:.1f}", ""],
-        ["first export, wall", f"{wall:.1f} s", "<= 10 min at 3.5M"],
+        ["first export, wall", f"{wall:.1f} s ({cpu:.1f} s of CPU)", "<= 10 min at 3.5M"],
         ["first export, peak memory", f"{peak:.0f} MB", "<= 1 GB at 3.5M"],
         ["versions written (all tables)", f"{first['versions']:,}", ""],
         ["image versions written", f"{versions:,}", ""],
@@ -271,21 +273,21 @@ def main() -> None:
 
     a_night(archive, args.changed, args.counters)
     load = os.getloadavg()[0]
-    night, wall, peak = export(config, dest)
+    night, wall, peak, cpu = export(config, dest)
     print_table(["", "measured", "target"], [
         ["images changed (retagged, score moved)", f"{args.changed:,}", "30,000 changed"],
         ["images whose counts moved", f"{args.counters:,}", ""],
         ["load average (1 min) before it", f"{load:.1f}", ""],
-        ["export, wall", f"{wall:.1f} s", "<= 30 s"],
+        ["export, wall", f"{wall:.1f} s ({cpu:.1f} s of CPU)", "<= 30 s"],
         ["export, peak memory", f"{peak:.0f} MB", ""],
         ["data written", f"{night['bytes'] / 2**20:.2f} MiB", "<= 20 MB"],
         ["versions written", ", ".join(f"{k} {v}" for k, v in night["tables"].items() if v), ""],
     ], title="a night")
     load = os.getloadavg()[0]
-    compacted, wall, peak = export(config, dest, "--compact")
+    compacted, wall, peak, cpu = export(config, dest, "--compact")
     print_table(["", "measured", "target"], [
         ["load average (1 min) before it", f"{load:.1f}", ""],
-        ["export --compact (nothing new), wall", f"{wall:.1f} s", "<= 5 min at 3.5M"],
+        ["export --compact (nothing new), wall", f"{wall:.1f} s ({cpu:.1f} s of CPU)", "<= 5 min at 3.5M"],
         ["peak memory", f"{peak:.0f} MB", ""],
         ["files", ", ".join(f"{k} {v}" for k, v in (compacted.get("compacted") or {}).items()), ""],
     ], title="compaction")
