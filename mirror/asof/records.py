@@ -111,7 +111,7 @@ def record_as_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping
         if then is None:
             return None
         began = rewind.began()
-        return AsOf(then.row(row), began or _created(then.record) or rewind.earliest())
+        return AsOf(then.row(row), began or _created(then.record) or rewind.last)
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class Rewind:
         self.fields = record  # today's fields, with the field changes after the moment undone
         self.tags: dict[Any, tuple[str, Any]] = {}  # a tag's earliest change after the moment
         self.hidden, self.stub = bool(row.get("hidden_from_users")), _loads(row.get("stub"))
-        self.last: str | None = None  # the oldest time undone so far
+        self.last: str | None = None  # the oldest time undone so far (once all are: the earliest)
         self._first_seen: tuple[str | None] | None = None
         self._history = self._cursor(
             "SELECT id, seen_at, event, changes FROM history WHERE resource = ? AND record_key = ? "
@@ -199,12 +199,8 @@ class Rewind:
         """When the version at the last moment began: the latest change at or before it."""
         return self._next[1] if self._next is not None else None
 
-    def earliest(self) -> str | None:
-        """The record's earliest change (once the rewind has passed them all)."""
-        return self.last if self._next is None else self._scalar(
-            "SELECT min(seen_at) FROM history WHERE resource = ? AND record_key = ?")
-
     def first_seen(self) -> str | None:
+        """When the mirror first saw the record (read once, for a record with no date of its own)."""
         if self._first_seen is None:
             self._first_seen = (self._scalar("SELECT min(seen_at) FROM history WHERE resource = ? "
                                              "AND record_key = ? AND event = 'first_seen'"),)
