@@ -133,7 +133,8 @@ def a_night(path: Path, changed: int, counters: int, seed: int = 39, now: str | 
     rng = random.Random(seed)
     now = now or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     conn = sqlite3.connect(path)
-    ids = [i for (i,) in conn.execute("SELECT id FROM images WHERE hidden_from_users = 0 AND tags IS NOT NULL ORDER BY id")]
+    ids = [i for (i,) in conn.execute("SELECT id FROM images WHERE hidden_from_users = 0 AND tags IS NOT NULL "
+                                      "ORDER BY id")]
     picked = rng.sample(ids, changed + counters)
     with conn:
         for image_id in picked[:changed]:

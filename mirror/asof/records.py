@@ -35,7 +35,7 @@ from ..dates import utc_text
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",
-           "versions_of", "latest_began", "KNOWN_AT", "HIDING"]
+           "versions_of", "latest_began", "Rewind", "Then", "KNOWN_AT", "HIDING"]
 
 Record = dict[str, Any]
 

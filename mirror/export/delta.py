@@ -168,7 +168,8 @@ def compact(where: Destination, name: str, retention_hours: float) -> dict[str, 
     table = _open(where, name)
     if table is None:
         return {}
-    figures = table.optimize.compact(target_size=TARGET_FILE_SIZE, writer_properties=WriterProperties(compression="ZSTD"))
+    figures = table.optimize.compact(target_size=TARGET_FILE_SIZE,
+                                     writer_properties=WriterProperties(compression="ZSTD"))
     removed = table.vacuum(retention_hours=round(retention_hours), enforce_retention_duration=False, dry_run=False)
     return {"files_added": figures.get("numFilesAdded", 0), "files_removed": figures.get("numFilesRemoved", 0),
             "files_deleted": len(removed)}

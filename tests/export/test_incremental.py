@@ -55,7 +55,8 @@ def test_compact_on_request_rewrites_small_files_and_keeps_every_version(exporte
 
 
 def test_compact_leaves_alone_the_files_an_export_wrote_full(exported, tmp_path, monkeypatch):
-    """At the whole board's size the first export's files are full: a compaction rewrites the nights' small files only."""
+    """At the whole board's size the first export's files are full: a compaction rewrites the
+    nights' small files only."""
     dest = tmp_path / "dest"
     db = open_database(copy_of(exported.db, tmp_path / "mirror.db"))
     export_archive(db, str(dest))
