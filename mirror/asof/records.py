@@ -35,7 +35,7 @@ from ..dates import utc_text
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",
-           "versions_of", "latest_began", "KNOWN_AT", "HIDING"]
+           "versions_of", "latest_began", "Rewind", "Then", "KNOWN_AT", "HIDING"]
 
 Record = dict[str, Any]
 
@@ -101,54 +101,178 @@ def record_as_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping
     """The record of today's ``row`` (``raw``, and ``stub`` and ``hidden_from_users`` where the
     resource is hideable) as it was at ``when``; None where it did not exist then.
 
-    What changed since is undone by SQL over the record's index range, one answer per field and
-    per tag (the earliest change since holds the value then), so a history of 300,000 versions
-    is read by SQLite, not brought into Python a version at a time."""
-    if row.get("raw") is None:
+    Read by :class:`Rewind` (the same pass :func:`versions_of` makes through every version): the
+    record's history after ``when`` is read newest first as it is walked, never held at once."""
+    rewind = Rewind.of(conn, resource, key, row)
+    if rewind is None:
         return None
-    record = json.loads(row["raw"])
-    if not isinstance(record, dict):
-        return None
-    try:
-        _undo_fields(conn, record, resource, key, when)
-        if resource == "images":
-            _undo_tags(conn, record, int(key), when)
-        first = _first_seen(conn, resource, key) if _created(record) is None else None
-        began = conn.execute("SELECT max(seen_at) FROM history WHERE resource = ? AND record_key = ? AND seen_at <= ?",
-                             [resource, key, when.text]).fetchone()[0]
-        earliest = began or conn.execute("SELECT min(seen_at) FROM history WHERE resource = ? AND record_key = ?",
-                                         [resource, key]).fetchone()[0]
-    except sqlite3.OperationalError as error:
-        if not _no_history(error):
+    with rewind:
+        then = rewind.to(when.text)
+        if then is None:
+            return None
+        began = rewind.began()
+        return AsOf(then.row(row), began or _created(then.record) or rewind.last)
+
+
+@dataclass(frozen=True)
+class Then:
+    """A record at a moment, as :class:`Rewind` reads it: its fields, and whether it was hidden
+    then with the stub the site answered."""
+
+    record: Record
+    hidden: bool
+    stub: str | None
+
+    def row(self, today: Mapping[str, Any]) -> dict[str, Any]:
+        """Today's ``row`` with the record as it was: a row as the API reads rows."""
+        return {**today, "raw": json.dumps(self.record, ensure_ascii=False), "stub": self.stub,
+                "hidden_from_users": self.hidden}
+
+
+class Rewind:
+    """Today's record taken back through its history to ever earlier moments, in one pass.
+
+    At a moment, the record is today's with every change after it undone, newest first: a field
+    set back to its old value, a tag added since taken off and one removed since put back, each
+    hide and un-hide since undone. The earliest change after the moment holds the value then, so
+    walking the history newest first and undoing each change as it passes reads the record at
+    each moment in turn: ``to`` called with moments that go back in time costs one read of the
+    history, however many versions it rebuilds. The history (and an image's tag changes) are two
+    cursors read as they are walked."""
+
+    def __init__(self, conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
+                 record: Record) -> None:
+        self.conn, self.resource, self.key = conn, resource, key
+        self.fields = record  # today's fields, with the field changes after the moment undone
+        self.tags: dict[Any, tuple[str, Any]] = {}  # a tag's earliest change after the moment
+        self.hidden, self.stub = bool(row.get("hidden_from_users")), _loads(row.get("stub"))
+        self.last: str | None = None  # the oldest time undone so far (once all are: the earliest)
+        self._first_seen: tuple[str | None] | None = None
+        self._history = self._cursor(
+            "SELECT id, seen_at, event, changes FROM history WHERE resource = ? AND record_key = ? "
+            "ORDER BY seen_at DESC, id DESC", [resource, key])
+        self._tag_changes = self._cursor(
+            "SELECT seen_at, change, tag_id, tag_name FROM image_tag_changes WHERE image_id = ? "
+            "ORDER BY seen_at DESC, id DESC", [int(key)]) if resource == "images" else None
+        self._next = self._fetch(self._history)
+        self._next_tag = self._fetch(self._tag_changes)
+
+    @classmethod
+    def of(cls, conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
+           record: Record | None = None) -> Rewind | None:
+        """The rewind of today's ``row`` (its ``raw`` as ``record`` where the caller has read it,
+        left as it is); None for a row with no record to rebuild."""
+        if record is None:
+            record = json.loads(row["raw"]) if row.get("raw") is not None else None
+        return cls(conn, resource, key, row, dict(record)) if isinstance(record, dict) else None
+
+    def __enter__(self) -> Rewind:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for cursor in (self._history, self._tag_changes):
+            if cursor is not None:
+                cursor.close()
+
+    def to(self, moment: str) -> Then | None:
+        """The record at ``moment`` (no later than the one before); None where it did not exist then."""
+        while self._next is not None and self._next[1] > moment:
+            self._undo(Event(self._next[0], self._next[1], self._next[2],
+                             json.loads(self._next[3]) if self._next[3] else None))
+            self.last = self._next[1]
+            self._next = self._fetch(self._history)
+        while self._next_tag is not None and self._next_tag[0] > moment:
+            _, change, tag_id, name = self._next_tag
+            self.tags[tag_id] = (change, name)
+            self._next_tag = self._fetch(self._tag_changes)
+        record = self._with_tags(dict(self.fields))
+        first = self.first_seen() if _created(record) is None else None
+        if not _existed(record, first, Moment(moment)):
+            return None
+        hidden, stub = self._hidden_then(record, moment)
+        return Then(record, hidden, stub)
+
+    def began(self) -> str | None:
+        """When the version at the last moment began: the latest change at or before it."""
+        return self._next[1] if self._next is not None else None
+
+    def first_seen(self) -> str | None:
+        """When the mirror first saw the record (read once, for a record with no date of its own)."""
+        if self._first_seen is None:
+            self._first_seen = (self._scalar("SELECT min(seen_at) FROM history WHERE resource = ? "
+                                             "AND record_key = ? AND event = 'first_seen'"),)
+        return self._first_seen[0]
+
+    def _undo(self, event: Event) -> None:
+        if event.event in _FIELD_EVENTS and isinstance(event.changes, dict):
+            for field, change in event.changes.items():
+                self.fields[field] = change[0] if isinstance(change, list) and change else None
+        if event.event in _MARKS:
+            self._unmark(event)
+
+    def _unmark(self, event: Event) -> None:
+        """Undo a hide or an un-hide: a hide sets the stub's reason and time back (and, a first
+        hide, shows the record again); an un-hide leaves a stub the history did not keep."""
+        if event.event == "shown":
+            self.hidden, self.stub = True, None
+            return
+        if self.stub is not None:
+            self.stub.update({f: old for f, (old, _new) in (event.changes or {}).items() if f in _STUB_FIELDS})
+        if not hidden_before(event):
+            self.hidden, self.stub = False, None
+
+    def _with_tags(self, record: Record) -> Record:
+        """``record`` with each tag changed since the moment as it was: taken off if added since,
+        put back if removed."""
+        if not self.tags or not isinstance(record.get("tag_ids"), list):
+            return record
+        names = record.get("tags") if isinstance(record.get("tags"), list) else []
+        tags = {tag_id: (names[n] if n < len(names) else None) for n, tag_id in enumerate(record["tag_ids"])}
+        for tag_id, (change, name) in self.tags.items():
+            if change == "+":
+                tags.pop(tag_id, None)
+            else:
+                tags[tag_id] = name
+        ordered = sorted(tags.items())  # the API lists an image's tags by id, names in step
+        record["tag_ids"] = [tag_id for tag_id, _ in ordered]
+        record["tags"] = [name for _, name in ordered]
+        record["tag_count"] = len(ordered)
+        return record
+
+    def _hidden_then(self, record: Record, moment: str) -> tuple[bool, str | None]:
+        """Whether the record was hidden at the moment, and the stub the site answered then. Past
+        an un-hide the stub it ended is not kept; it is rebuilt from the hides before (:func:`_stub_then`)."""
+        if not self.hidden:
+            return False, None
+        stub = dict(self.stub) if self.stub is not None else None
+        if stub is None:
+            since_shown = itertools.takewhile(lambda e: e.event != "shown", events_of(
+                self.conn, self.resource, self.key, events=_MARK_EVENTS, until=moment, newest_first=True))
+            stub = _stub_then(record, list(since_shown)[::-1])
+        return True, json.dumps({**stub, "hidden_from_users": True}, ensure_ascii=False)
+
+    def _cursor(self, sql: str, params: list[Any]) -> sqlite3.Cursor | None:
+        try:
+            return self.conn.execute(sql, params)
+        except sqlite3.OperationalError as error:
+            if _no_history(error):  # a mirror made before history was kept
+                return None
             raise
-        first = began = earliest = None
-    if not _existed(record, first, when):
-        return None
-    hidden, stub = _hidden_at(conn, row, record, resource, key, when)
-    began = began or _created(record) or earliest
-    out = {**row, "raw": json.dumps(record, ensure_ascii=False), "stub": stub, "hidden_from_users": hidden}
-    return AsOf(out, began)
+
+    @staticmethod
+    def _fetch(cursor: sqlite3.Cursor | None) -> tuple | None:
+        return cursor.fetchone() if cursor is not None else None
+
+    def _scalar(self, sql: str) -> str | None:
+        cursor = self._cursor(sql, [self.resource, self.key])
+        return cursor.fetchone()[0] if cursor is not None else None
 
 
-# The old value of each field as the earliest change after the moment holds it: the value then
-# (the events whose ``changes`` are fields of the record, old and new).
-_FIELDS_THEN = """
-    SELECT key, old FROM (
-        SELECT f.key AS key, f.value -> 0 AS old,
-               row_number() OVER (PARTITION BY f.key ORDER BY h.seen_at, h.id) AS n
-        FROM history h, json_each(h.changes) f
-        WHERE h.resource = ? AND h.record_key = ? AND h.seen_at > ?
-          AND h.event IN ('changed', 'counters', 'shown') AND h.changes IS NOT NULL)
-    WHERE n = 1"""
-# Each tag's earliest change after the moment: one added since was not there, one removed was.
-# One seek per tag the image ever had changed (``image_tag_changes_by_image_tag``), however many
-# times a bot changed it.
-_TAGS_THEN = """
-    SELECT c.change, c.tag_id, c.tag_name
-    FROM (SELECT DISTINCT tag_id FROM image_tag_changes WHERE image_id = :image) t
-    JOIN image_tag_changes c ON c.id = (
-        SELECT id FROM image_tag_changes WHERE image_id = :image AND tag_id = t.tag_id AND seen_at > :moment
-        ORDER BY seen_at, id LIMIT 1)"""
+# The events whose ``changes`` are fields of the record, old and new.
+_FIELD_EVENTS = frozenset({"changed", "counters", "shown"})
 
 
 def versions_page(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any], *,
@@ -224,12 +348,18 @@ class Version:
     history says (a record with no date kept before its first change). ``known`` is the mirror's:
     when it held every change the version is rebuilt from (the sync that saw a change; the run
     that read a dump, for the site's own changes).
+
+    ``then`` is the record as it was; None for the last version, today's ``row`` itself.
     """
 
     began: str | None
     known: str | None
-    row: dict[str, Any]
-    today: bool = False  # the last version: today's row as it is kept
+    then: Then | None
+
+    @property
+    def today(self) -> bool:
+        """The last version: today's row as it is kept."""
+        return self.then is None
 
 
 # When the mirror knew of a history row ``h`` (joined to its run ``r``): its own changes when seen,
@@ -243,36 +373,49 @@ _KNOWN = f"""
 
 
 def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any], *,
-                since: str | None = None) -> Iterator[Version]:
-    """Every version of today's ``row`` the history can rebuild, oldest first: one for each time
-    its TimeMap lists (:func:`versions_page`), each read by :func:`record_as_of` at that time, so
-    the versions are ``/as-of/``'s answers and no other; with ``since``, only those begun at or
-    after it. The last is today's ``row`` itself. Read a page of times at a time."""
-    known = _known_times(conn, resource, key)
-    first_known = min(known.values(), default=row.get("mirrored_at"))
-    starts = _all_starts(conn, resource, key, row)
-    first = next(starts, None)
-    if first is None:
+                since: str | None = None, record: Record | None = None) -> Iterator[Version]:
+    """Every version of today's ``row`` the history can rebuild, NEWEST first: one for each time
+    its TimeMap lists (:func:`versions_page`), each the record :func:`record_as_of` reads at that
+    time, so the versions are ``/as-of/``'s answers and no other; with ``since``, only those begun
+    at or after it. The first is today's ``row`` itself. One pass back through the record's
+    history (:class:`Rewind`), however many versions it has; ``record``: ``row``'s ``raw`` read
+    already."""
+    if record is None:
+        record = json.loads(row["raw"]) if row.get("raw") else None
+    starts, first_known = _starts_known(conn, resource, key, row, record)
+    if not starts:
         if since is None and record_as_of(conn, resource, key, row, _far_future()) is not None:
-            yield Version(None, first_known, dict(row), today=True)
+            yield Version(None, first_known, None)
         return
-    if since is None and (found := record_as_of(conn, resource, key, row, _second_before(first))) is not None:
-        yield Version(None, first_known, found.row)
-    running = first_known
-    times = iter(known.items())
-    pending = next(times, None)
-    current: str | None = first
-    while current is not None:
-        following = next(starts, None)
-        while pending is not None and pending[0] <= current:
-            running = max(running or pending[1], pending[1])
-            pending = next(times, None)
-        if since is None or current >= since:
-            if following is None:
-                yield Version(current, running, dict(row), today=True)
-            elif (found := record_as_of(conn, resource, key, row, Moment(current))) is not None:
-                yield Version(current, running, found.row)
-        current = following
+    if since is None or starts[-1][0] >= since:
+        yield Version(*starts[-1], None)
+    rewind = Rewind.of(conn, resource, key, row, record)
+    if rewind is None:
+        return
+    with rewind:
+        for began, known in reversed(starts[:-1]):
+            if since is not None and began < since:
+                return
+            if (then := rewind.to(began)) is not None:
+                yield Version(began, known, then)
+        if since is None and (then := rewind.to(_second_before(starts[0][0]).text)) is not None:
+            yield Version(None, first_known, then)
+
+
+def _starts_known(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
+                  record: Any) -> tuple[list[tuple[str, str | None]], str | None]:
+    """Each time the record's TimeMap lists, oldest first, with when the mirror knew every change
+    up to it (the latest of the history's times it knew them at, up to that one); and when it
+    knew the first of them (today's ``mirrored_at`` for a record with no history)."""
+    known = _known_times(conn, resource, key)
+    created = _created(record if isinstance(record, dict) else {})
+    first_known = running = min(known.values(), default=row.get("mirrored_at"))
+    starts = []
+    for start in sorted({*known, *([created] if created else [])}):
+        if start in known:
+            running = max(running or known[start], known[start])
+        starts.append((start, running))
+    return starts, first_known
 
 
 def latest_began(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any]) -> str | None:
@@ -287,16 +430,6 @@ def latest_began(conn: sqlite3.Connection, resource: str, key: str, row: Mapping
             raise
         changed = None
     return max(filter(None, (created, changed)), default=None)
-
-
-def _all_starts(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any]) -> Iterator[str]:
-    after = ""
-    while True:
-        page, more = versions_page(conn, resource, key, row, after=after)
-        yield from page
-        if not more or not page:
-            return
-        after = page[-1]
 
 
 def _known_times(conn: sqlite3.Connection, resource: str, key: str) -> dict[str, str]:
@@ -324,11 +457,6 @@ def _created(record: Mapping[str, Any]) -> str | None:
     return created[:19] + "Z" if isinstance(created, str) and len(created) >= 19 else None
 
 
-def _first_seen(conn: sqlite3.Connection, resource: str, key: str) -> str | None:
-    return conn.execute("SELECT min(seen_at) FROM history WHERE resource = ? AND record_key = ? AND event = 'first_seen'",
-                        [resource, key]).fetchone()[0]
-
-
 def _existed(record: Mapping[str, Any], first_seen: str | None, when: Moment) -> bool:
     """Uploaded (or written) by then; a record with no date existed once the mirror first saw it,
     and, with no first sighting kept (a dump's record, or one kept before history), always."""
@@ -336,57 +464,6 @@ def _existed(record: Mapping[str, Any], first_seen: str | None, when: Moment) ->
     if created is not None:
         return created <= when.text
     return first_seen is None or first_seen <= when.text
-
-
-def _undo_fields(conn: sqlite3.Connection, record: Record, resource: str, key: str, when: Moment) -> None:
-    for field, old in conn.execute(_FIELDS_THEN, [resource, key, when.text]):
-        record[field] = json.loads(old) if old is not None else None
-
-
-def _undo_tags(conn: sqlite3.Connection, record: Record, image_id: int, when: Moment) -> None:
-    """Take off the tags added after the moment, put back those removed (every row of
-    ``image_tag_changes`` belongs to an event that carries tags: changed, shown, site_tags)."""
-    if not isinstance(record.get("tag_ids"), list):
-        return
-    undone = conn.execute(_TAGS_THEN, {"image": image_id, "moment": when.text}).fetchall()
-    if not undone:
-        return
-    names = record.get("tags") if isinstance(record.get("tags"), list) else []
-    tags = {tag_id: (names[n] if n < len(names) else None) for n, tag_id in enumerate(record["tag_ids"])}
-    for change, tag_id, name in undone:
-        if change == "+":
-            tags.pop(tag_id, None)
-        else:
-            tags[tag_id] = name
-    ordered = sorted(tags.items())  # the API lists an image's tags by id, names in step
-    record["tag_ids"] = [tag_id for tag_id, _ in ordered]
-    record["tags"] = [name for _, name in ordered]
-    record["tag_count"] = len(ordered)
-
-
-def _hidden_at(conn: sqlite3.Connection, row: Mapping[str, Any], record: Record, resource: str, key: str,
-               when: Moment) -> tuple[bool, str | None]:
-    """Whether the record was hidden at the moment, and the stub the site answered then.
-
-    Today's state, with each hide and un-hide since the moment undone, newest first: a hide sets
-    the stub's reason and time back (and, a first hide, shows the record again). Past an un-hide
-    the stub it ended is not kept; it is rebuilt from the hides before (:func:`_stub_then`)."""
-    hidden, stub = bool(row.get("hidden_from_users")), _loads(row.get("stub"))
-    for event in events_of(conn, resource, key, events=_MARK_EVENTS, after=when.text, newest_first=True):
-        if event.event == "shown":
-            hidden, stub = True, None
-            continue
-        if stub is not None:
-            stub.update({f: old for f, (old, _new) in (event.changes or {}).items() if f in _STUB_FIELDS})
-        if not hidden_before(event):
-            hidden, stub = False, None
-    if not hidden:
-        return False, None
-    if stub is None:
-        since_shown = itertools.takewhile(lambda e: e.event != "shown", events_of(
-            conn, resource, key, events=_MARK_EVENTS, until=when.text, newest_first=True))
-        stub = _stub_then(record, list(since_shown)[::-1])
-    return True, json.dumps({**stub, "hidden_from_users": True}, ensure_ascii=False)
 
 
 def _stub_then(record: Record, marks: Sequence[Event]) -> Record:

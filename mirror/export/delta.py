@@ -160,11 +160,16 @@ def live_files(where: Destination, name: str) -> list[str]:
 
 def compact(where: Destination, name: str, retention_hours: float) -> dict[str, Any]:
     """Rewrite ``name``'s small files into large ones, then delete the files no version younger than
-    ``retention_hours`` reads. Returns delta-rs' figures (files added and removed)."""
+    ``retention_hours`` reads. Returns delta-rs' figures (files added and removed).
+
+    A file the export wrote full (``TARGET_FILE_SIZE``) is left as it is: delta-rs' own target
+    (100 MB) would have every file of the first export rewritten at each compaction, the whole
+    board's tables, where only the nights' small files need it."""
     table = _open(where, name)
     if table is None:
         return {}
-    figures = table.optimize.compact(writer_properties=WriterProperties(compression="ZSTD"))
+    figures = table.optimize.compact(target_size=TARGET_FILE_SIZE,
+                                     writer_properties=WriterProperties(compression="ZSTD"))
     removed = table.vacuum(retention_hours=round(retention_hours), enforce_retention_duration=False, dry_run=False)
     return {"files_added": figures.get("numFilesAdded", 0), "files_removed": figures.get("numFilesRemoved", 0),
             "files_deleted": len(removed)}

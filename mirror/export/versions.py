@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..asof import versions_of
-from ..asof.records import KNOWN_AT, latest_began
+from ..asof.records import KNOWN_AT, Then, latest_began
 from ..store.records import column_converters
 from ..store.specs import SPECS
 from .tables import ExportTable
@@ -83,19 +83,21 @@ class RecordRows:
               since: str | None, seen_after: str | None) -> Iterator[tuple]:
         """The versions of one record begun at or after ``since`` (all without it); each seen no
         earlier than ``seen_after``, so that it wins over a version begun at the same time and
-        exported before."""
+        exported before. Read newest first, each is written once the one before it is known to differ."""
         record = json.loads(raw)
-        before: tuple | None = None
-        for version in versions_of(self.conn, self.table.name, key, kept, since=since):
-            if version.today:
+        newer: tuple | None = None
+        for version in versions_of(self.conn, self.table.name, key, kept, since=since, record=record):
+            if version.then is None:
                 values = self.values(row)
                 seen = max(filter(None, (today["seen_at"] or self.now, version.known, seen_after)), default=None)
             else:
-                values = self._then(today, record, version.row)
+                values = self._then(today, record, version.then)
                 seen = max(filter(None, (version.known, seen_after)), default=None)
-            if values != before:
-                yield (*values, version.began, seen)
-            before = values
+            if newer is not None and newer[:self.width] != values:
+                yield newer
+            newer = (*values, version.began, seen)
+        if newer is not None:
+            yield newer
 
     def _changed_since(self, key: str) -> tuple[str | None, str | None, bool]:
         """Of the changes kept since the last export: when the earliest was made, when the mirror
@@ -107,20 +109,19 @@ class RecordRows:
             [self.table.name, key, self.history_after, self.history_upto]).fetchone()
         return since, known, bool(shown)
 
-    def _then(self, today: dict[str, Any], record: dict[str, Any], then_row: dict[str, Any]) -> tuple:
+    def _then(self, today: dict[str, Any], record: dict[str, Any], then: Then) -> tuple:
         """Today's columns with the record as it was: the fields that differ from today's record
         converted as the writer converts them, and the stub's fields when it was hidden (or, hidden
         today and not then, the record's own)."""
-        then = json.loads(then_row["raw"])
         values = dict(today)
         for field, convert in self.converters.items():
-            if then.get(field) != record.get(field):
-                values[field] = None if then.get(field) is None else convert(then[field])
+            value = then.record.get(field)
+            if value != record.get(field):
+                values[field] = None if value is None else convert(value)
         if self.spec.hideable:
-            hidden = bool(then_row.get("hidden_from_users"))
-            values["hidden_from_users"] = hidden
-            source = json.loads(then_row["stub"]) if hidden and then_row.get("stub") else then
-            if hidden or today.get("hidden_from_users"):
+            values["hidden_from_users"] = then.hidden
+            source = json.loads(then.stub) if then.hidden and then.stub else then.record
+            if then.hidden or today.get("hidden_from_users"):
                 for field in self.stub_fields:
                     value = source.get(field)
                     values[field] = None if value is None else self.converters[field](value)

@@ -65,11 +65,12 @@ def stored_digests(db: Database, dest: int, table: str, keys: Sequence[str]) -> 
 
 
 def save_digests(db: Database, dest: int, table: str, digests: Iterable[tuple[str, int]]) -> None:
-    """Keep the digests of the versions of ``table`` just exported to DEST (its number), in one transaction."""
+    """Keep the digests of the versions of ``table`` just exported to DEST (its number), in one
+    transaction, read as they are written: a first export of the whole board has millions."""
     with db.conn:
         db.conn.executemany("INSERT INTO export_digests (dest, tbl, record_key, digest) VALUES (?, ?, ?, ?) "
                             "ON CONFLICT (dest, tbl, record_key) DO UPDATE SET digest = excluded.digest",
-                            [(dest, table, key, digest) for key, digest in digests])
+                            ((dest, table, key, digest) for key, digest in digests))
 
 
 def forget_export(db: Database, dest: str) -> None:

@@ -52,3 +52,25 @@ def test_compact_on_request_rewrites_small_files_and_keeps_every_version(exporte
     assert len(data_files(dest / "images")) == 1  # the replaced files are gone: a plain reader sees each row once
     assert pl.read_delta(str(dest / "images")).sort(["id", "seen_at"]).equals(before)
     assert pl.read_parquet(data_files(dest / "images")[0]).height == before.height
+
+
+def test_compact_leaves_alone_the_files_an_export_wrote_full(exported, tmp_path, monkeypatch):
+    """At the whole board's size the first export's files are full: a compaction rewrites the
+    nights' small files only."""
+    dest = tmp_path / "dest"
+    db = open_database(copy_of(exported.db, tmp_path / "mirror.db"))
+    export_archive(db, str(dest))
+    (full,) = data_files(dest / "images")
+    monkeypatch.setattr("mirror.export.delta.TARGET_FILE_SIZE", full.stat().st_size - 1)
+    for night in range(2):
+        db.execute("UPDATE images SET score = score + 1, mirrored_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
+                   "WHERE id IN (SELECT id FROM images ORDER BY id LIMIT 3)")
+        db.conn.commit()
+        export_archive(db, str(dest))
+    before = pl.read_delta(str(dest / "images")).sort(["id", "seen_at"])
+    assert len(data_files(dest / "images")) == 3
+    report = export_archive(db, str(dest), compact=True, retention_hours=0)
+    assert report.compacted["files_removed"] >= 2
+    files = data_files(dest / "images")
+    assert len(files) == 2 and full in files
+    assert pl.read_delta(str(dest / "images")).sort(["id", "seen_at"]).equals(before)
