@@ -33,6 +33,11 @@ BULK_TABLES = ("images", "comments", "posts", "history", "image_tag_changes", "i
 # A record in any of these and the archive is not empty: the import then writes as a sync does.
 _RECORD_TABLES = ("images", "comments", "posts", "tags", "users", "history")
 BUILD_CACHE_KIB = 64 * 1024
+# Helper threads SQLite's sorter may start for each index built (PRAGMA threads), each sorting its
+# share of the rows before they are merged; the cache is shared out between them, so memory stays
+# what one sorter used. Measured on 2 cores, a 12-million-row index: 44.9 s -> 24.1 s of wall, the
+# same CPU and peak memory (145 MB).
+SORT_THREADS = 2
 _FTS_TARGET = re.compile(r'INSERT\s+INTO\s+"?([A-Za-z_][A-Za-z0-9_]*)"?', re.IGNORECASE)
 
 
@@ -79,9 +84,11 @@ def build(db: Database, say: Callable[[str], None] | None = None) -> int:
     # The sorts spill to temporary files: held in memory, a hundred-million-row index would not fit.
     # SQLite's sorter holds as much as the page cache before it spills, on top of the cache itself:
     # with an import's 200 MB cache that took the import past its 500 MB (562 MB at 350,000 images).
-    temp_store, cache = (db.execute(f"PRAGMA {name}").fetchone()[0] for name in ("temp_store", "cache_size"))
+    temp_store, cache, threads = (db.execute(f"PRAGMA {name}").fetchone()[0]
+                                  for name in ("temp_store", "cache_size", "threads"))
     db.execute("PRAGMA temp_store=FILE")
-    db.execute(f"PRAGMA cache_size=-{BUILD_CACHE_KIB}")
+    db.execute(f"PRAGMA cache_size=-{BUILD_CACHE_KIB // SORT_THREADS}")
+    db.execute(f"PRAGMA threads={SORT_THREADS}")
     try:
         for name, kind, sql, _ in listed:
             if kind == "index":
@@ -97,6 +104,7 @@ def build(db: Database, say: Callable[[str], None] | None = None) -> int:
     finally:
         db.execute(f"PRAGMA temp_store={temp_store}")
         db.execute(f"PRAGMA cache_size={cache}")
+        db.execute(f"PRAGMA threads={threads}")
     if say:
         say(f"built {len(listed)} indexes and full-text triggers in {time.perf_counter() - started:.1f} s")
     return len(listed)

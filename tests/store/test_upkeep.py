@@ -92,3 +92,14 @@ def test_counters_kept_once_a_day_without_the_history_index_read_none_of_the_his
     recorder.saw("topics", [Seen(("f", "t"), {"slug": "t", "post_count": 9}, known=True,
                                  old_raw=json.dumps({"slug": "t", "post_count": 8}))], now="2026-11-29T03:00:00Z")
     assert db.execute("SELECT count(*) FROM history WHERE event = 'counters'").fetchone()[0] == 2  # the next day's
+
+
+def test_the_build_gives_the_connection_back_as_it_found_it(tmp_path):
+    """The build sorts with helper threads, a cache shared out between them and temporary files;
+    the writing that follows it on the same connection keeps its own settings."""
+    db = open_database(tmp_path / "m.db")
+    save(db, "images", real_records()["images"][:3])
+    before = [db.execute(f"PRAGMA {name}").fetchone()[0] for name in ("temp_store", "cache_size", "threads")]
+    defer(db)
+    assert build(db) > 0
+    assert [db.execute(f"PRAGMA {name}").fetchone()[0] for name in ("temp_store", "cache_size", "threads")] == before
