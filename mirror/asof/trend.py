@@ -218,7 +218,7 @@ class _StepLists(Snapshot):
 
     def __init__(self, walk: _WalkBack, moment: Moment) -> None:
         super().__init__(walk.today._postings, walk.today._conn, walk.today._generation)
-        self.walk, self.moment, self.changes = walk, moment, Changes(walk.conn, moment)
+        self.walk, self.moment = walk, moment
         self.own: dict[Hashable, BitMap] = {}
 
     def kept(self, key: Hashable, build: Callable[[], BitMap]) -> BitMap:

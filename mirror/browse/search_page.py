@@ -14,6 +14,7 @@ from datasette.utils.asgi import Response
 
 from ..asof import Moment
 from ..asof import search as as_of_search
+from ..asof.trend import walkable
 from ..search import engine, images
 from ..search.bitmap_search import ImageScope
 from ..search.postings import Postings
@@ -26,7 +27,7 @@ from .places import SearchPlace, image_url
 from .searching import run_search
 from .settings import css
 from .then import cards_then
-from .trend_chart import chart_document, charted, trend_chart, trend_src
+from .trend_chart import chart_document, trend_chart, trend_src
 
 PER_PAGE = 50
 # A search's time limit: Datasette's own (sql_time_limit_ms) stops its SQL statements, not this.
@@ -93,7 +94,7 @@ async def booru_search(datasette: Any, request: Any) -> Response:
         except (QueryError, engine.SearchTooSlow) as e:
             context["error"] = str(e)
         else:
-            if not isinstance(node, MatchNone) and page == 1 and charted(node):  # the chart once, on the first page
+            if not isinstance(node, MatchNone) and page == 1 and walkable(node, ImageScope()):  # the chart once, on the first page
                 context["chart_src"] = trend_src(q, moment)
                 context.update(total=total, pages=-(-total // PER_PAGE), cards=[
                     card.box(image_url(card.image_id, SearchPlace(q, sf, sd, include_gone, (page - 1) * PER_PAGE + n)))

@@ -25,15 +25,10 @@ from ..search.query import Node
 from .history_chart import Series, chart
 from .moment import within
 
-__all__ = ["TREND_PATH", "chart_document", "charted", "trend_chart", "trend_src"]
+__all__ = ["TREND_PATH", "chart_document", "trend_chart", "trend_src"]
 
 SECONDS = 2.0
 TREND_PATH = "/-/trend"
-
-
-def charted(node: Node, scope: ImageScope = ImageScope()) -> bool:
-    """Whether the search ``node`` gets a chart (one walk back over the lists: tags and ids)."""
-    return walkable(node, scope)
 
 
 def trend_src(q: str, moment: Moment | None) -> str:
