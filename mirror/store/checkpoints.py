@@ -177,32 +177,44 @@ def _places(conn: sqlite3.Connection, tag_id: int, after: str, spacing: int) -> 
     return places
 
 
+_CHUNK = 500_000  # rows read and converted at a time
+
+
 def upload_times(conn: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray]:
     """Every dated image's upload time to the second and its id, sorted by time: the times as
     seconds (:func:`as_seconds`) when each is a date, else as the bytes of their first 19
-    characters, ordered as SQLite orders them."""
-    rows = conn.execute("SELECT substr(created_at, 1, 19), id FROM images WHERE created_at IS NOT NULL").fetchall()
-    texts, ids = zip(*rows) if rows else ((), ())
-    try:
-        times = np.array(texts, dtype="S19")
-    except UnicodeEncodeError:  # a date that is not one: ordered by its bytes, as SQLite would
-        times = np.array([t.encode("utf-8", "replace")[:19] for t in texts], dtype="S19")
+    characters, ordered as SQLite orders them. Read and converted :data:`_CHUNK` rows at a time:
+    a whole board's rows as Python tuples and text took 1.47 GB at 3.5 M images."""
+    texts, ids = [], []
+    cursor = conn.execute("SELECT substr(created_at, 1, 19), id FROM images WHERE created_at IS NOT NULL")
+    while rows := cursor.fetchmany(_CHUNK):
+        chunk_texts, chunk_ids = zip(*rows)
+        try:
+            texts.append(np.array(chunk_texts, dtype="S19"))
+        except UnicodeEncodeError:  # a date that is not one: ordered by its bytes, as SQLite would
+            texts.append(np.array([t.encode("utf-8", "replace")[:19] for t in chunk_texts], dtype="S19"))
+        ids.append(np.array(chunk_ids, dtype=np.uint32))
+    times = np.concatenate(texts) if texts else np.array([], dtype="S19")
     order = np.argsort(times, kind="stable")
-    seconds = as_seconds(times[order])
-    return (times[order] if seconds is None else seconds), np.array(ids, dtype=np.uint32)[order]
+    times = times[order]
+    seconds = as_seconds(times)
+    return (times if seconds is None else seconds), (np.concatenate(ids) if ids else np.array([], np.uint32))[order]
 
 
 def as_seconds(times: np.ndarray) -> np.ndarray | None:
     """Times written ``YYYY-MM-DDTHH:MM:SS`` (bytes) as seconds since 1970, in the same order;
     None when one is not such a time."""
-    try:
-        texts = times.astype("U19")
-        seconds = texts.astype("datetime64[s]")
-    except ValueError:
-        return None
-    if not (seconds.astype("U19") == texts).all():
-        return None
-    return seconds.astype(np.int64)
+    parts = []
+    for start in range(0, len(times), _CHUNK):
+        try:
+            texts = times[start:start + _CHUNK].astype("U19")
+            seconds = texts.astype("datetime64[s]")
+        except ValueError:
+            return None
+        if not (seconds.astype("U19") == texts).all():
+            return None
+        parts.append(seconds.astype(np.int64))
+    return np.concatenate(parts) if parts else np.array([], dtype=np.int64)
 
 
 def upload_order(conn: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray, str] | None:
