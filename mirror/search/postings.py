@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
+import numpy as np
 from pyroaring import BitMap, FrozenBitMap
 
-__all__ = ["Postings", "Snapshot", "bitmap_of", "json_ids"]
+__all__ = ["Postings", "Snapshot", "selected_ids", "json_ids"]
 
 T = TypeVar("T")
 
@@ -34,9 +36,17 @@ DEFAULT_BUDGET = 64 * 1024 * 1024
 _KEPT_TAGS = 32
 
 
-def bitmap_of(rows: Iterable[tuple]) -> BitMap:
-    """The first column of ``rows`` (integers) as a bitmap."""
-    return BitMap([row[0] for row in rows])
+def selected_ids(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> BitMap:
+    """The integers ``sql`` selects (one column) as a bitmap.
+
+    SQLite hands them over as one comma-separated text and numpy parses it: a Python tuple a row
+    costs some 0.25 us each, and the first search of a whole board reads every image's id
+    (3.5 million) and ``safe``'s 2.2 million: 0.86 s against 0.25 s for the images.
+    """
+    text = conn.execute(f"WITH found(id) AS ({sql}) SELECT group_concat(id) FROM found", params).fetchone()[0]
+    if not text:
+        return BitMap()
+    return BitMap(array("I", np.fromstring(text, dtype=np.uint32, sep=",").tobytes()))
 
 
 class Postings:
@@ -169,31 +179,33 @@ class Snapshot:
             "TEMP B-TREE" in row[3] for row in self._conn.execute(f"EXPLAIN QUERY PLAN {sql}")))
 
     def images(self) -> BitMap:
-        """Every image's id."""
-        return self._kept("images", "SELECT id FROM images")
+        """Every image's id, read off the score's index: a number and an id a row, a third of the
+        other indexes SQLite would otherwise choose (the first search after a night reads it from
+        disk, 35 MB for 3.5 million images)."""
+        return self.kept("images", lambda: self.selected(f"SELECT id FROM images {self._by('idx_images_score')}"))
 
     def hidden(self) -> BitMap:
         """The images hidden from users (deleted or merged)."""
-        def build() -> BitMap:
-            indexed = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'images_hidden'").fetchone()
-            return self.selected(f"SELECT id FROM images {'INDEXED BY images_hidden' if indexed else ''} "
-                                 "WHERE hidden_from_users")
+        return self.kept("hidden", lambda: self.selected(
+            f"SELECT id FROM images {self._by('images_hidden')} WHERE hidden_from_users"))
 
-        return self.kept("hidden", build)
+    def _by(self, index: str) -> str:
+        """``INDEXED BY index`` when the database has it (a mirror of an older schema may not)."""
+        found = self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", [index]).fetchone()
+        return f"INDEXED BY {index}" if found else ""
 
     def tagged(self, tag_ids: Iterable[int]) -> BitMap:
         """The images carrying any of ``tag_ids``."""
         tag_ids = sorted(set(tag_ids))
         if len(tag_ids) > _KEPT_TAGS:
-            return bitmap_of(self._conn.execute(
-                "SELECT image_id FROM image_tags WHERE tag_id IN (SELECT value FROM json_each(?))",
-                (json_ids(tag_ids),)))
+            return selected_ids(self._conn, "SELECT image_id FROM image_tags WHERE tag_id IN "
+                                "(SELECT value FROM json_each(?))", (json_ids(tag_ids),))
         return BitMap.union(BitMap(), *(self._kept(("tag", tag_id), "SELECT image_id FROM image_tags WHERE tag_id = ?",
                                                    (tag_id,)) for tag_id in tag_ids))
 
     def selected(self, sql: str, params: tuple = ()) -> BitMap:
         """The ids an SQL statement selects (first column), not kept."""
-        return bitmap_of(self._conn.execute(sql, params))
+        return selected_ids(self._conn, sql, params)
 
 
 def json_ids(ids: Iterable[int]) -> str:

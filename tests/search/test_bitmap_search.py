@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 
 import pytest
+from pyroaring import BitMap
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +20,7 @@ from mirror.search.bitmap_search import ImageScope, id_range, search_images
 from mirror.search.compile import TRUE, Sql
 from mirror.search.filters import ImageFilter, complex_filter
 from mirror.search.indexes import IMAGES
-from mirror.search.postings import Postings
+from mirror.search.postings import Postings, selected_ids
 from mirror.search.query import Term, parse_query
 from mirror.search.sort import image_sort
 from mirror.serve.board import Board
@@ -130,3 +131,13 @@ def test_the_lists_kept_are_dropped_when_another_connection_commits(board, tmp_p
 def test_id_ranges(value, expected):
     start, stop = id_range(Term("id", "compare", value))
     assert (start, stop) == expected or (start >= stop and expected[0] >= expected[1])
+
+
+def test_selected_ids_reads_every_integer_of_a_column():
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (n INTEGER)")
+    assert selected_ids(conn, "SELECT n FROM t") == BitMap()
+    values = [0, 7, 7, 65_535, 65_536, 3_699_789, 2**32 - 1]
+    conn.executemany("INSERT INTO t VALUES (?)", [(v,) for v in values])
+    assert selected_ids(conn, "SELECT n FROM t") == BitMap(values)
+    assert selected_ids(conn, "SELECT n FROM t WHERE n > ? AND n < ?", (7, 2**32 - 1)) == BitMap([65_535, 65_536, 3_699_789])
