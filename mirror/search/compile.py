@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Protocol
 
+from ..store.derived import digest_bytes
 from .query import (
     LIT_QMARK,
     LIT_STAR,
@@ -40,7 +41,7 @@ from .query import (
 )
 from .slugs import unslug
 
-__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Linked", "TrigramIndexed", "Unknown", "Field", "compile_node",
+__all__ = ["Sql", "SqlNode", "Scalar", "Related", "Linked", "TrigramIndexed", "Digest", "Unknown", "Field", "compile_node",
            "register_functions", "sqlite_number"]
 
 _OPERATORS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -131,6 +132,25 @@ def _trigrams_query(phrase: str) -> str:
 
 def _quoted(gram: str) -> str:
     return '"' + gram.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True)
+class Digest(Scalar):
+    """A hash SQLite writes out (``expr``) from the bytes ``stored`` keeps (:mod:`mirror.store.derived`).
+
+    A term that is a hash in lower case (every term of a folded field is) is looked up by its
+    bytes, in their index; the few rows whose hash is kept as the text the site sent (not a hash
+    in lower case: in SQLite's order the text values, below every blob) are tested as text."""
+
+    stored: str = ""
+
+    def condition(self, term: Term, alias: str) -> Sql:
+        exact = super().condition(term, alias)
+        value = digest_bytes(term.value) if term.kind == "term" else None
+        if value is None:
+            return exact
+        stored = self.stored.format(t=alias)
+        return Sql(f"({stored} = ? OR ({stored} >= '' AND {stored} < x'' AND {exact.text}))", (value, *exact.params))
 
 
 @dataclass(frozen=True)
