@@ -32,7 +32,7 @@ from ..philomena import GIF_VIDEOS, SIZE_BOXES
 from .records import to_json
 
 __all__ = ["DERIVED", "DIGESTS", "SIZED", "file_root", "stored_name", "stored_type", "derived_sql", "has_representation_sql",
-           "made_by_rule_sql", "kept_value", "kept_as", "digest_bytes", "ordered_representations"]
+           "made_by_rule_sql", "kept_value", "kept_as", "digest_kept", "digest_bytes", "ordered_representations"]
 
 DIGESTS = {"sha512_hash": "sha512_hash_bytes", "orig_sha512_hash": "orig_sha512_hash_bytes"}
 # table -> {column made by SQLite: the column that keeps its value where the rule does not give it}
@@ -104,8 +104,7 @@ def kept_value(column: str, columns: Mapping[str, Any]) -> str | bytes | None:
     values): a hash's bytes (the text where it is not a hash in lower case); for the files, None
     where the rule gives the ``representations`` column as it is."""
     if column in DIGESTS:
-        value = columns.get(column)
-        return digest_bytes(value) or value
+        return digest_kept(columns.get(column))
     value = columns.get("representations")
     if value is None:
         return None if _made(columns) is None else "null"  # read as NULL: no representations, none made
@@ -118,6 +117,11 @@ def kept_as(column: str, value: Any) -> Any:
     """What the column keeping ``column`` holds for SQLite to give back ``value`` as it is: the
     value itself (``'null'`` for the files' None, which the rule would fill in)."""
     return "null" if value is None and column not in DIGESTS else value
+
+
+def digest_kept(value: Any) -> Any:
+    """What keeps a hash ``value``: its bytes, or the value itself where it is not a hash in lower case."""
+    return digest_bytes(value) or value
 
 
 def digest_bytes(value: Any) -> bytes | None:

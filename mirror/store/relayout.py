@@ -68,7 +68,10 @@ def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = 
         declared = rf'"{kept}" \w+, "{column}" TEXT GENERATED ALWAYS AS \(.*?\) VIRTUAL|"{column}" TEXT(?=[,\n )])'
         renamed = re.sub(declared, lambda _, sql=made[column]: sql, renamed, count=1, flags=re.S)
     db.execute(renamed)
-    _copy(db, spec, table, new, say)
+    if definition in create and all(column in derived.DIGESTS for column, sql in made.items() if sql not in create):
+        _copy_with_digests(db, table, new, say)  # ``raw`` is made as before: nothing to split again
+    else:
+        _copy(db, spec, table, new, say)
     db.execute(f'DROP TABLE "{table}"')
     db.execute("PRAGMA legacy_alter_table = ON")  # views naming the table are not re-checked mid-swap
     try:
@@ -115,6 +118,31 @@ def _copy(db: Database, spec: TableSpec, table: str, new: str, say: Callable[[st
         before, done = done, done + len(rows)
         if total >= LOUD_FROM and done // step > before // step:
             say(f"{table}: moved {done:,} of {total:,} records to the compact layout")
+
+
+def _copy_with_digests(db: Database, table: str, new: str, say: Callable[[str], None]) -> None:
+    """Copy every row of ``table`` into ``new`` in SQL, as it is but for the hashes, kept from now on
+    as :func:`.derived.kept_value` says: ``raw`` is made of the same values by the same SQL, so no
+    record is split again in Python (:func:`_copy`: five times as long at 100,000 images), and each
+    hash read back is compared with the text it was, which it keeps where they differ."""
+    db.conn.create_function("mirror_digest_kept", 1, derived.digest_kept, deterministic=True)
+    kept_of = {kept: column for column, kept in derived.DIGESTS.items()}
+    old = {row[1] for row in db.execute(f'PRAGMA table_xinfo("{table}")') if row[6] == 0}  # stored, not made
+    stored = [row[1] for row in db.execute(f'PRAGMA table_xinfo("{new}")') if row[6] == 0]
+    names = ", ".join(f'"{c}"' for c in stored)
+    sources = ", ".join(f'"{c}"' if c in old else f'mirror_digest_kept("{kept_of[c]}")' for c in stored)
+    total = db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+    done, after, step = 0, -1, max(1, total // 10)
+    while copied := db.execute(f'INSERT INTO "{new}" ({names}) SELECT {sources} FROM "{table}" WHERE rowid > ? '
+                               f"ORDER BY rowid LIMIT {BATCH * 25}", [after]).rowcount:
+        after = db.execute(f'SELECT max(rowid) FROM "{new}"').fetchone()[0]
+        before, done = done, done + copied
+        if total >= LOUD_FROM and done // step > before // step:
+            say(f"{table}: moved {done:,} of {total:,} records to the compact layout")
+    for column, kept in derived.DIGESTS.items():
+        db.execute(f'UPDATE "{new}" SET "{kept}" = (SELECT o."{column}" FROM "{table}" o WHERE o.rowid = "{new}".rowid) '
+                   f'WHERE rowid IN (SELECT o.rowid FROM "{table}" o JOIN "{new}" n ON n.rowid = o.rowid '
+                   f'WHERE o."{column}" IS NOT n."{column}")')
 
 
 def _ordered(columns: dict[str, Any]) -> dict[str, Any]:
