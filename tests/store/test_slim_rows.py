@@ -15,6 +15,7 @@ from mirror.store.derived import DIGESTS
 from mirror.store.raw_rebuilt import canonical
 from mirror.store.records import to_json
 from mirror.store.specs import IMAGES as IMAGE_SPEC
+from mirror.store.upkeep import build, defer
 from mirror.store.history import SiteChange, save_site_changes, tag_name_sql
 from mirror.store.schema import migrations
 
@@ -35,6 +36,21 @@ def description_search(path, phrase: str) -> set[int]:
     return engine.ids(conn, IMAGES, parse_query(f"description:{phrase}", IMAGE_FIELDS))
 
 
+def with_old_description_index(db) -> None:
+    """The index as migration 0015 made it until 0043 (its triggers too, unless left to an import's end)."""
+    with db.atomic():
+        triggers = [sql for (sql,) in db.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
+                                                 "AND name LIKE 'images_description_%'")]
+        for trigger in ("ai", "ad", "au"):
+            db.execute(f"DROP TRIGGER IF EXISTS images_description_{trigger}")
+        db.execute("DROP TABLE images_description")
+        db.execute(OLD_DESCRIPTION_INDEX)
+        for sql in triggers:
+            db.execute(sql)
+        db.execute("INSERT INTO images_description (images_description) VALUES ('rebuild')")
+        db.execute("DELETE FROM _sqlite_migrations WHERE name = '0043_description_trigrams_without_positions'")
+
+
 def test_the_description_index_keeps_no_positions_and_an_older_one_is_made_again(tmp_path):
     path = tmp_path / "m.db"
     db = open_database(path)
@@ -44,13 +60,7 @@ def test_the_description_index_keeps_no_positions_and_an_older_one_is_made_again
     assert not db["images_description_docsize"].exists()
     found = {phrase: description_search(path, phrase) for phrase in ("magic", "agic", "xabi", "star", "mag")}
     assert found == {"magic": {1, 3}, "agic": {1, 3}, "xabi": {4}, "star": {5}, "mag": {1, 2, 3}}
-    with db.atomic():  # the index as migration 0015 made it until 0043
-        for trigger in ("ai", "ad", "au"):
-            db.execute(f"DROP TRIGGER images_description_{trigger}")
-        db.execute("DROP TABLE images_description")
-        db.execute(OLD_DESCRIPTION_INDEX)
-        db.execute("INSERT INTO images_description (images_description) VALUES ('rebuild')")
-        db.execute("DELETE FROM _sqlite_migrations WHERE name = '0043_description_trigrams_without_positions'")
+    with_old_description_index(db)
     db.conn.close()
 
     db = open_database(path)
@@ -59,6 +69,25 @@ def test_the_description_index_keeps_no_positions_and_an_older_one_is_made_again
     assert {phrase: description_search(path, phrase) for phrase in found} == found
     ImageWriter(db, BASE).save_page([{"id": 7, "description": "a magic lamp", "tags": [], "tag_ids": []}])
     assert description_search(path, "magic") == {1, 3, 7}  # its triggers were made again
+
+
+def test_a_description_index_left_to_an_imports_end_is_made_again_and_filled_there(tmp_path):
+    path = tmp_path / "m.db"
+    db = open_database(path)
+    defer(db)  # a first import: the full-text triggers are left to its end
+    ImageWriter(db, BASE).save_page([{"id": i, "description": text, "tags": [], "tag_ids": []}
+                                     for i, text in enumerate(DESCRIPTIONS, 1)])
+    with_old_description_index(db)
+    db.conn.close()
+
+    db = open_database(path)
+
+    assert db.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'images_description_a_'").fetchone() == (0,)
+    assert description_search(path, "magic") == set()  # not filled until the import's end
+    build(db)
+    assert description_search(path, "magic") == {1, 3}
+    ImageWriter(db, BASE).save_page([{"id": 7, "description": "a magic lamp", "tags": [], "tag_ids": []}])
+    assert description_search(path, "magic") == {1, 3, 7}
 
 
 NAMES_RENAMED_ONLY = "0044_tag_changes_name_renamed_tags_only"
