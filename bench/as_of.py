@@ -143,7 +143,7 @@ def _images(conn: sqlite3.Connection, count: int, vocabulary: list, weights: lis
     columns = ("id", "created_at", "updated_at", "first_seen_at", "score", "faves", "upvotes", "downvotes",
                "wilson_score", "comment_count", "uploader_id", "format", "width", "height", "description",
                "tags", "tag_ids", "tag_count", "source_url", "hidden_from_users", "thumbnails_generated",
-               "processed", "sha512_hash", "raw_full", "mirrored_at")
+               "processed", "sha512_hash_bytes", "raw_full", "mirrored_at")
     insert = f"INSERT INTO images ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     rows, links = [], []
     for image_id in range(1, count + 1):
@@ -154,7 +154,8 @@ def _images(conn: sqlite3.Connection, count: int, vocabulary: list, weights: lis
                      record["faves"], record["upvotes"], record["downvotes"], record["wilson_score"], 0,
                      record["uploader_id"], "png", 800, 600, record["description"], json.dumps(record["tags"]),
                      json.dumps(record["tag_ids"]), record["tag_count"], record["source_url"], 0, 1, 1,
-                     record["sha512_hash"], json.dumps(record, separators=(",", ":")), stamp(FIRST_SYNC)))
+                     bytes.fromhex(record["sha512_hash"]), json.dumps(record, separators=(",", ":")),
+                     stamp(FIRST_SYNC)))
         links += [(image_id, tag_id) for tag_id in record["tag_ids"]]
         if len(rows) >= 20_000:
             conn.executemany(insert, rows)
@@ -205,8 +206,8 @@ def _history(conn: sqlite3.Connection, images: int, total: int, vocabulary: list
         next_id += 1
     conn.executemany("INSERT INTO history (id, resource, record_key, run_id, seen_at, event, changes) "
                      "VALUES (?, 'images', ?, ?, ?, ?, ?)", rows)
-    conn.executemany("INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at, run_id) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?)", tag_rows)
+    conn.executemany("INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", [row[:6] for row in tag_rows])
 
 
 # Where the moments are drawn: the last three years of the synthesised board, or (``--database``) an

@@ -62,8 +62,8 @@ class Writer:
     def flush(self) -> None:
         self.conn.executemany("INSERT INTO history (id, resource, record_key, run_id, seen_at, event, changes, "
                               "user_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.rows)
-        self.conn.executemany("INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at, "
-                              "run_id) VALUES (?, ?, ?, ?, ?, ?, ?)", self.tags)
+        self.conn.executemany("INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at) "
+                              "VALUES (?, ?, ?, ?, ?, ?)", [tag[:6] for tag in self.tags])
         self.rows, self.tags = [], []
 
 

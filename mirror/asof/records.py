@@ -32,6 +32,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..dates import utc_text
+from ..store.history import tag_name_sql
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",
@@ -152,7 +153,7 @@ class Rewind:
             "SELECT id, seen_at, event, changes FROM history WHERE resource = ? AND record_key = ? "
             "ORDER BY seen_at DESC, id DESC", [resource, key])
         self._tag_changes = self._cursor(
-            "SELECT seen_at, change, tag_id, tag_name FROM image_tag_changes WHERE image_id = ? "
+            f"SELECT seen_at, change, tag_id, {tag_name_sql('c')} FROM image_tag_changes c WHERE image_id = ? "
             "ORDER BY seen_at DESC, id DESC", [int(key)]) if resource == "images" else None
         self._next = self._fetch(self._history)
         self._next_tag = self._fetch(self._tag_changes)

@@ -46,6 +46,7 @@ from ..search.sort import FIRST_SEEN, Order
 from ..store.checkpoints import (TAG_EVENTS, Checkpoints, as_seconds, undone, upload_order, upload_times,
                                  walked_back)
 from ..store.database import database_file, reader_uri
+from ..store.derived import DIGESTS, kept_value
 from ..store.history import COUNTERS
 from ..store.records import column_converters, shape_values
 from ..store.specs import IMAGES as IMAGE_SPEC
@@ -483,7 +484,8 @@ class Scratch:
         self.conn = sqlite3.connect("file::memory:", uri=True, check_same_thread=False)
         self.conn.execute("ATTACH DATABASE ? AS archive", (reader_uri(path),))
         register(self.conn)
-        self.conn.execute(f"CREATE TABLE images ({', '.join(_FIELDS)})")
+        # with a hash's bytes beside its text, as the archive keeps them (a search by hash reads them)
+        self.conn.execute(f"CREATE TABLE images ({', '.join(_FIELDS)}, {', '.join(DIGESTS.values())})")
         self.conn.execute("CREATE TABLE image_tags (image_id INTEGER, tag_id INTEGER)")
         self.conn.execute("CREATE INDEX image_tags_by_tag ON image_tags (tag_id, image_id)")
         self.conn.execute("CREATE INDEX images_long_s ON images (id) WHERE instr(description, 'ſ') > 0")
@@ -505,9 +507,10 @@ class Scratch:
         with self.conn:
             for table in ("images", "image_tags", "images_description"):
                 self.conn.execute(f"DELETE FROM {table}")
-            marks = ", ".join("?" * (len(_FIELDS) + 1))
-            self.conn.executemany(f"INSERT INTO images (rowid, {', '.join(_FIELDS)}) VALUES ({marks})",
-                                  [(row[0], *row) for row in rows])
+            marks = ", ".join("?" * (len(_FIELDS) + len(DIGESTS) + 1))
+            self.conn.executemany(f"INSERT INTO images (rowid, {', '.join(_FIELDS)}, {', '.join(DIGESTS.values())}) "
+                                  f"VALUES ({marks})", [(row[0], *row, *(kept_value(name, {name: row[_AT[name]]})
+                                                                         for name in DIGESTS)) for row in rows])
             self.conn.executemany("INSERT INTO image_tags VALUES (?, ?)",
                                   [(image_id, t) for image_id, ids in tags.items() for t in ids])
             at = _FIELDS.index("description")

@@ -34,6 +34,7 @@ from ..search.filters import FilteredBy
 from ..search.indexes import IMAGES
 from ..search.postings import Postings, Snapshot
 from ..search.query import And, MatchAll, MatchNone, Node, Not, Or, Term
+from ..store.history import tag_name_sql
 from .moments import Moment
 from .records import Event, events_of, hidden_before
 from .search import MARK_EVENTS, TAG_EVENTS, AsOfEvaluator, AsOfSnapshot, Changes, uploads_of
@@ -284,8 +285,8 @@ def _moves(conn: sqlite3.Connection, image_id: int, start: Moment, end: Moment) 
         yield Moved(created[0][:19] + "Z", "uploaded")
     tags: dict[int, list[str]] = {}
     for history_id, name, tag_id, change in conn.execute(
-            "SELECT history_id, coalesce(tag_name, (SELECT name FROM tags WHERE id = tag_id), tag_id), tag_id, change "
-            "FROM image_tag_changes WHERE image_id = ? AND seen_at > ? AND seen_at <= ? ORDER BY seen_at, id",
+            f"SELECT history_id, coalesce({tag_name_sql('c')}, c.tag_id), tag_id, change "
+            "FROM image_tag_changes c WHERE image_id = ? AND seen_at > ? AND seen_at <= ? ORDER BY seen_at, id",
             [image_id, start.text, end.text]):
         tags.setdefault(history_id, []).append(f"{change}{name}")
     for event in events_of(conn, "images", str(image_id), after=start.text, until=end.text):

@@ -11,6 +11,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..store.history import tag_name_sql
+
 __all__ = ["metadata", "PLUGIN", "KEPT_THUMBNAIL", "KEPT_PICTURE", "kept_extension"]
 
 PLUGIN = "booru-mirror"
@@ -86,7 +88,7 @@ QUERIES: dict[str, dict[str, Any]] = {
                        "their old and new values, tags added and removed, images deleted or merged, comments "
                        "hidden, galleries reordered. `mirror changes` says the same on the command line.",
         "sql": "SELECT h.seen_at, h.resource, h.record_key AS id, h.event, h.changes,\n"
-               "  (SELECT group_concat(c.change || coalesce(c.tag_name, c.tag_id), ' ') FROM image_tag_changes c\n"
+               f"  (SELECT group_concat(c.change || coalesce({tag_name_sql('c')}, c.tag_id), ' ') FROM image_tag_changes c\n"
                "   WHERE c.history_id = h.id) AS tags\n"
                "FROM history h WHERE h.seen_at >= :since AND h.event != 'first_seen'\n"
                "ORDER BY h.id DESC LIMIT 1000",
@@ -96,7 +98,7 @@ QUERIES: dict[str, dict[str, Any]] = {
         "description": "Every version of image :image the syncs saw: its old descriptions, sources and tags, "
                        "when it was hidden, deleted or merged, and why.",
         "sql": "SELECT h.seen_at, h.event, h.changes,\n"
-               "  (SELECT group_concat(c.change || coalesce(c.tag_name, c.tag_id), ' ') FROM image_tag_changes c\n"
+               f"  (SELECT group_concat(c.change || coalesce({tag_name_sql('c')}, c.tag_id), ' ') FROM image_tag_changes c\n"
                "   WHERE c.history_id = h.id) AS tags\n"
                "FROM history h WHERE h.resource = 'images' AND h.record_key = CAST(CAST(:image AS INTEGER) AS TEXT)\n"
                "ORDER BY h.id DESC",
@@ -105,8 +107,8 @@ QUERIES: dict[str, dict[str, Any]] = {
         "title": "Images that lost a tag",
         "description": "The images the tag :tag was removed from, and when (its additions with + in front: "
                        "search +:tag to see who is adding it).",
-        "sql": "SELECT c.seen_at, c.image_id, c.change, c.tag_name FROM image_tag_changes c\n"
-               "WHERE c.tag_name = :tag ORDER BY c.id DESC LIMIT 1000",
+        "sql": f"SELECT c.seen_at, c.image_id, c.change, {tag_name_sql('c')} AS tag_name FROM image_tag_changes c\n"
+               f"WHERE {tag_name_sql('c')} = :tag ORDER BY c.id DESC LIMIT 1000",
     },
 }
 

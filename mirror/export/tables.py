@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..store.dump_tables import DUMP_TABLES
+from ..store.history import tag_name_sql
 from ..store.specs import SPECS, TableSpec
 
 __all__ = ["Column", "ExportTable", "EXPORT_TABLES", "RECORDS", "APPENDED", "COMPARED"]
@@ -148,8 +149,10 @@ def _history_tables() -> list[ExportTable]:
         '{"field": [old, new]}; events site_tags and site_source are the site\'s own changes from its dump.')
     tag_changes = ExportTable("image_tag_changes", (
         Column("id", pa.int64()), Column("history_id", pa.int64()), Column("image_id", pa.int64()),
-        Column("tag_id", pa.int64()), Column("tag_name", pa.string()), Column("change", pa.string()),
-        Column("seen_at", TIME, STAMP), Column("run_id", pa.int64())), (), APPENDED,
+        Column("tag_id", pa.int64()), Column("tag_name", pa.string(), sql=tag_name_sql("image_tag_changes")),
+        Column("change", pa.string()), Column("seen_at", TIME, STAMP),
+        Column("run_id", pa.int64(), sql="(SELECT run_id FROM history WHERE history.id = image_tag_changes.history_id)")),
+        (), APPENDED,
         "An image's tags added (+) and removed (-), one row each, with the history row they belong to.")
     return [history, tag_changes]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from .compile import Field, Linked, Related, Scalar, TrigramIndexed, Unknown
+from .compile import Digest, Field, Linked, Related, Scalar, TrigramIndexed, Unknown
 from .query import COMMENT_FIELDS, FILTER_FIELDS, GALLERY_FIELDS, IMAGE_FIELDS, POST_FIELDS, TAG_FIELDS, FieldSpec
 
 __all__ = ["Index", "IMAGES", "COMMENTS", "POSTS", "GALLERIES", "TAGS", "FILTERS", "INDEXES",
@@ -77,8 +77,8 @@ IMAGES = Index("images", "images", "i", IMAGE_FIELDS, {
     "created_at": _date("{t}.created_at"),
     "updated_at": _date("{t}.updated_at"),
     "first_seen_at": _date("{t}.first_seen_at"),
-    "sha512_hash": _text("{t}.sha512_hash"),
-    "orig_sha512_hash": _text("{t}.orig_sha512_hash"),
+    "sha512_hash": Digest("{t}.sha512_hash", "text", stored="{t}.sha512_hash_bytes"),
+    "orig_sha512_hash": Digest("{t}.orig_sha512_hash", "text", stored="{t}.orig_sha512_hash_bytes"),
     "uploader": _text("{t}.uploader"),
     "source_url": Related("", "SELECT 1 FROM json_each({t}.source_urls) src WHERE 1", "src.value", per_row=True),
     "original_format": _text("{t}.format"),

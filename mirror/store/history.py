@@ -11,9 +11,13 @@ columns that differ), so the change is at hand; it is kept the way Simon Williso
     over the record's own fields (the ``raw`` the site sent, so a field added to the API since is
     kept too), or NULL for ``first_seen`` (the row itself is that version). ``event`` names what
     happened, for queries: :data:`EVENTS`.
-``image_tag_changes(history_id, image_id, tag_id, tag_name, change, seen_at, run_id)``
+``image_tag_changes(history_id, image_id, tag_id, tag_name, change, seen_at)``
     An image's tags added (``+``) and removed (``-``), by id and name, instead of two long lists
-    in ``changes``: "which images lost ``safe`` last month" is one indexed query.
+    in ``changes``: "which images lost ``safe`` last month" is one indexed query. Its run is its
+    history row's. ``tag_name`` is kept only where it is not the tag's name today (NULL: the
+    tag's name, ``''``: a name not known), a tag renamed writing its old name into its changes
+    first (migration 0044): some 0.4 GB of a whole board's 36 million changes. Read the name by
+    :func:`tag_name_sql`.
 
 A field the kept record lacked is not a change when a sync first receives it: it was unknown, not
 different (a public dump leaves out fields the API fills in; the site adds fields to its API).
@@ -43,7 +47,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -55,7 +60,7 @@ from .derived import file_root
 from .records import storable_text, tags_in_step
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "KeptSiteTags", "unseen_site_tags", "recording", "recorder_for", "record_key",
-           "note_event", "SiteChange", "save_site_changes",
+           "note_event", "SiteChange", "save_site_changes", "tag_name_sql", "keep_only_renamed_tag_names",
            "keep_counters", "counters_kept"]
 
 EVENTS = ("first_seen", "changed", "counters", "hidden", "deleted", "merged", "shown", "destroyed", "gone",
@@ -211,10 +216,40 @@ class HistoryRecorder:
 
     def _write_tags(self, history_id: int, image_id: Any, tags: list[tuple[str, int, str | None]], now: str) -> None:
         self.db.conn.executemany(
-            "INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at, run_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(history_id, image_id, tag_id, None if name is None else storable_text(name), change, now, self.run_id)
+            f"INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at) "
+            f"VALUES (?, ?, ?, {_KEPT_NAME}, ?, ?)",
+            [(history_id, image_id, tag_id, None if name is None else storable_text(name), tag_id, change, now)
              for change, tag_id, name in tags])
+
+
+# ``tag_name`` as written: NULL where it is the tag's name today, '' where it is not known.
+_KEPT_NAME = "nullif(coalesce(?, ''), (SELECT name FROM tags WHERE id = ?))"
+
+
+def tag_name_sql(alias: str) -> str:
+    """SQL of the name the tag change ``alias`` (a row of ``image_tag_changes``) gave its tag, NULL
+    where it was not known: the tag's name today unless the change keeps another."""
+    return (f"CASE WHEN {alias}.tag_name IS NULL THEN (SELECT name FROM tags WHERE tags.id = {alias}.tag_id) "
+            f"ELSE nullif({alias}.tag_name, '') END")
+
+
+def keep_only_renamed_tag_names(db: Database, say: Callable[[str], None] | None = None) -> None:
+    """Clear ``tag_name`` in the tag changes that name their tag as it is named today, and write
+    ``''`` where none was known, a million changes at a time, a line to stderr every tenth of a
+    large table (a whole board's 36 million take minutes)."""
+    say = say or _stderr
+    last = db.execute("SELECT max(id) FROM image_tag_changes").fetchone()[0] or 0
+    step, loud = 1_000_000, last >= 500_000
+    for start in range(0, last, step):
+        db.execute("UPDATE image_tag_changes SET tag_name = nullif(coalesce(tag_name, ''), "
+                   "(SELECT name FROM tags WHERE tags.id = image_tag_changes.tag_id)) WHERE id > ? AND id <= ?",
+                   [start, start + step])
+        if loud and (start // step + 1) % max(1, last // step // 10) == 0:
+            say(f"image_tag_changes: {min(start + step, last):,} of {last:,} tag changes name only renamed tags")
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def changes_json(changes: Mapping[str, Any]) -> str:
@@ -451,9 +486,9 @@ def save_site_changes(db: Database, run_id: int | None, changes: Sequence[SiteCh
         details = {"source": [None, change.source]} if change.event == "site_source" else None
         rows.append((history_id, str(change.image_id), run_id, change.at, change.event,
                      None if details is None else changes_json(details), change.user_id))
-        tags += [(history_id, change.image_id, tag_id, None if name is None else storable_text(name), sign,
-                  change.at, run_id) for sign, tag_id, name in change.tags]
+        tags += [(history_id, change.image_id, tag_id, None if name is None else storable_text(name), tag_id, sign,
+                  change.at) for sign, tag_id, name in change.tags]
     db.conn.executemany("INSERT INTO history (id, resource, record_key, run_id, seen_at, event, changes, user_id) "
                         "VALUES (?, 'images', ?, ?, ?, ?, ?, ?)", rows)
-    db.conn.executemany("INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at, "
-                        "run_id) VALUES (?, ?, ?, ?, ?, ?, ?)", tags)
+    db.conn.executemany("INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at) "
+                        f"VALUES (?, ?, ?, {_KEPT_NAME}, ?, ?)", tags)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .history import EVENTS
+from .history import EVENTS, tag_name_sql
 
 __all__ = ["EVENTS", "Change", "FirstSeen", "TagChange", "RESOURCES", "SITE_EVENTS", "changes_since", "changes_page",
            "first_seen", "record_history", "tag_changes", "parse_cursor", "cursor_text"]
@@ -106,7 +106,7 @@ def _fill(conn: sqlite3.Connection, found: list[Change]) -> list[Change]:
     images = {c.id: c for c in found if c.resource == "images"}
     if images:
         for history_id, sign, tag_id, name in conn.execute(
-                "SELECT history_id, change, tag_id, tag_name FROM image_tag_changes "
+                f"SELECT history_id, change, tag_id, {tag_name_sql('c')} FROM image_tag_changes c "
                 "WHERE history_id IN (SELECT value FROM json_each(?)) ORDER BY id", [json.dumps(list(images))]):
             shown = name if name is not None else f"tag {tag_id}"
             (images[history_id].tags_added if sign == "+" else images[history_id].tags_removed).append(shown)

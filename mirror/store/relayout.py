@@ -43,6 +43,11 @@ def _raw_definition(spec: TableSpec) -> str:
     return f'{stored}"raw" TEXT GENERATED ALWAYS AS ({raw_rebuilt.raw_expression(spec)}) VIRTUAL'
 
 
+def _derived_definition(table: str, column: str, kept: str) -> str:
+    return (f'"{kept}" {derived.stored_type(table, column)}, '
+            f'"{column}" TEXT GENERATED ALWAYS AS ({derived.derived_sql(table, column)}) VIRTUAL')
+
+
 def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = None) -> None:
     """Rebuild ``spec``'s table with ``raw`` rebuilt from its columns as this version does, keeping
     every record's value; a table already so is left as it is."""
@@ -50,7 +55,8 @@ def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = 
     say = say or _stderr
     create = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).fetchone()[0]
     definition = _raw_definition(spec)
-    if definition in create:
+    made = {column: _derived_definition(table, column, kept) for column, kept in derived.DERIVED.get(table, {}).items()}
+    if definition in create and all(sql in create for sql in made.values()):
         return
     others = db.execute("SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') "
                         "AND sql IS NOT NULL", [table]).fetchall()
@@ -59,11 +65,13 @@ def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = 
     renamed = re.sub(rf'^CREATE TABLE\s+"?{table}"?', f'CREATE TABLE "{new}"', create, count=1)
     renamed = _RAW.sub(lambda _: definition, renamed, count=1)
     for column, kept in derived.DERIVED.get(table, {}).items():
-        made = f'"{kept}" TEXT, "{column}" TEXT GENERATED ALWAYS AS ({derived.derived_sql(table, column)}) VIRTUAL'
-        declared = rf'"{kept}" TEXT, "{column}" TEXT GENERATED ALWAYS AS \(.*?\) VIRTUAL|"{column}" TEXT(?=[,\n )])'
-        renamed = re.sub(declared, lambda _: made, renamed, count=1, flags=re.S)
+        declared = rf'"{kept}" \w+, "{column}" TEXT GENERATED ALWAYS AS \(.*?\) VIRTUAL|"{column}" TEXT(?=[,\n )])'
+        renamed = re.sub(declared, lambda _, sql=made[column]: sql, renamed, count=1, flags=re.S)
     db.execute(renamed)
-    _copy(db, spec, table, new, say)
+    if definition in create and all(column in derived.DIGESTS for column, sql in made.items() if sql not in create):
+        _copy_with_digests(db, table, new, say)  # ``raw`` is made as before: nothing to split again
+    else:
+        _copy(db, spec, table, new, say)
     db.execute(f'DROP TABLE "{table}"')
     db.execute("PRAGMA legacy_alter_table = ON")  # views naming the table are not re-checked mid-swap
     try:
@@ -80,7 +88,8 @@ def _copy(db: Database, spec: TableSpec, table: str, new: str, say: Callable[[st
     # the typed columns, as the record's fields (a derived column's value, not what keeps it)
     laid_out = [row[1] for row in db.execute(f'PRAGMA table_xinfo("{table}")')]
     rebuilt = "raw_rest" in laid_out
-    left = {"raw", *raw_rebuilt.STORED_COLUMNS, *derived.DERIVED.get(table, {}).values()}
+    made_here = derived.DERIVED.get(table, {})
+    left = {"raw", *raw_rebuilt.STORED_COLUMNS, *made_here.values()}
     columns = [column for column in laid_out if column not in left]
     names = ", ".join(f'"{c}"' for c in columns)
     stored_names = ", ".join(f'"{derived.stored_name(table, c)}"' for c in (*columns, *raw_rebuilt.STORED_COLUMNS))
@@ -97,18 +106,43 @@ def _copy(db: Database, spec: TableSpec, table: str, new: str, say: Callable[[st
         for rowid, *kept, raw in rows:
             named = _ordered(dict(zip(columns, kept)))
             text, *stored = _split(spec, named, raw)
-            for column in derived.DERIVED.get(table, {}):
-                made[rowid] = named[column]
-                named[column] = derived.kept_value(named)
+            if made_here:
+                made[rowid] = {column: named[column] for column in made_here}
+                named.update({column: derived.kept_value(column, named) for column in made_here})
             values += [*named.values(), *stored]
             texts[rowid] = raw if rebuilt else text
         db.execute(f'INSERT INTO "{new}" ({stored_names}) VALUES {", ".join([marks] * len(rows))}', values)
-        _keep_made(db, new, made)
+        _keep_made(db, table, new, made)
         _keep_whole(db, new, texts)
         after = rows[-1][0]
         before, done = done, done + len(rows)
         if total >= LOUD_FROM and done // step > before // step:
             say(f"{table}: moved {done:,} of {total:,} records to the compact layout")
+
+
+def _copy_with_digests(db: Database, table: str, new: str, say: Callable[[str], None]) -> None:
+    """Copy every row of ``table`` into ``new`` in SQL, as it is but for the hashes, kept from now on
+    as :func:`.derived.kept_value` says: ``raw`` is made of the same values by the same SQL, so no
+    record is split again in Python (:func:`_copy`: five times as long at 100,000 images), and each
+    hash read back is compared with the text it was, which it keeps where they differ."""
+    db.conn.create_function("mirror_digest_kept", 1, derived.digest_kept, deterministic=True)
+    kept_of = {kept: column for column, kept in derived.DIGESTS.items()}
+    old = {row[1] for row in db.execute(f'PRAGMA table_xinfo("{table}")') if row[6] == 0}  # stored, not made
+    stored = [row[1] for row in db.execute(f'PRAGMA table_xinfo("{new}")') if row[6] == 0]
+    names = ", ".join(f'"{c}"' for c in stored)
+    sources = ", ".join(f'"{c}"' if c in old else f'mirror_digest_kept("{kept_of[c]}")' for c in stored)
+    total = db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+    done, after, step = 0, -1, max(1, total // 10)
+    while copied := db.execute(f'INSERT INTO "{new}" ({names}) SELECT {sources} FROM "{table}" WHERE rowid > ? '
+                               f"ORDER BY rowid LIMIT {BATCH * 25}", [after]).rowcount:
+        after = db.execute(f'SELECT max(rowid) FROM "{new}"').fetchone()[0]
+        before, done = done, done + copied
+        if total >= LOUD_FROM and done // step > before // step:
+            say(f"{table}: moved {done:,} of {total:,} records to the compact layout")
+    for column, kept in derived.DIGESTS.items():
+        db.execute(f'UPDATE "{new}" SET "{kept}" = (SELECT o."{column}" FROM "{table}" o WHERE o.rowid = "{new}".rowid) '
+                   f'WHERE rowid IN (SELECT o.rowid FROM "{table}" o JOIN "{new}" n ON n.rowid = o.rowid '
+                   f'WHERE o."{column}" IS NOT n."{column}")')
 
 
 def _ordered(columns: dict[str, Any]) -> dict[str, Any]:
@@ -124,17 +158,18 @@ def _ordered(columns: dict[str, Any]) -> dict[str, Any]:
     return columns
 
 
-def _keep_made(db: Database, table: str, made: dict[int, str | None]) -> None:
-    """Keep the value of each row whose ``representations`` SQLite makes otherwise than it was."""
+def _keep_made(db: Database, table: str, new: str, made: dict[int, dict[str, Any]]) -> None:
+    """Keep the value of each column of a row of ``new`` that SQLite makes otherwise than it was."""
     if not made:
         return
+    kept = derived.DERIVED[table]
     marks = ",".join("?" * len(made))
-    got = dict(db.execute(f'SELECT rowid, representations FROM "{table}" WHERE rowid IN ({marks})',
-                          list(made)).fetchall())
-    for rowid, value in made.items():
-        if got.get(rowid) != value:
-            db.execute(f'UPDATE "{table}" SET representations_kept = ? WHERE rowid = ?',
-                       ["null" if value is None else value, rowid])
+    names = ", ".join(f'"{column}"' for column in kept)
+    for rowid, *got in db.execute(f'SELECT rowid, {names} FROM "{new}" WHERE rowid IN ({marks})', list(made)):
+        for column, value in zip(kept, got):
+            if value != made[rowid][column]:
+                db.execute(f'UPDATE "{new}" SET "{kept[column]}" = ? WHERE rowid = ?',
+                           [derived.kept_as(column, made[rowid][column]), rowid])
 
 
 def _split(spec: TableSpec, columns: dict[str, Any], raw: str | None) -> raw_rebuilt.Split:

@@ -20,6 +20,7 @@ from .errors import StoreError
 from .originals import ORIGINAL_REPRESENTATION
 from .raw_rebuilt import REBUILT
 from .records import fingerprint
+from .history import keep_only_renamed_tag_names
 from .relayout import relayout
 from .specs import COMMENTS, FILTERS, FORUMS, GALLERIES, IMAGES, POSTS, TAGS, TOPICS, USERS, TableSpec
 from .statistics import refresh_statistics, substring_index
@@ -760,4 +761,53 @@ def _tag_checkpoints(db: Database) -> None:
                                                       WHERE c.image_id = {row}.image_id AND c.tag_id = {row}.tag_id), '')
                             AND substr(k.moment, 1, 19) >= coalesce((SELECT substr(created_at, 1, 19) FROM images
                                                                      WHERE id = {row}.image_id), ''));
+            END""")
+
+
+@migrations(name="0042_hashes_as_bytes")
+def _hashes_as_bytes(db: Database) -> None:
+    """An image's SHA-512 hashes are kept as their 64 bytes, not 128 hexadecimal digits, and
+    ``sha512_hash`` and ``orig_sha512_hash`` are columns SQLite writes out from them (:mod:`.derived`):
+    some 0.7 GB of a whole board's 3.5 million images, the index on the hash (now on the bytes)
+    included. The images are copied into the new layout, a line printed every tenth of the way
+    (:mod:`.relayout`); where a first import left the index to its end (:mod:`.upkeep`), so is the new one."""
+    deferred = db.execute("DELETE FROM deferred_upkeep WHERE name = 'idx_images_sha512_hash'").rowcount
+    db.execute("DROP INDEX IF EXISTS idx_images_sha512_hash")  # on the text: made again, it would hold the digits
+    relayout(db, REBUILT["images"])
+    index = "CREATE INDEX images_by_sha512_hash ON images (sha512_hash_bytes)"
+    if deferred:
+        db.execute("INSERT INTO deferred_upkeep (name, kind, sql) VALUES ('images_by_sha512_hash', 'index', ?)", [index])
+    else:
+        db.execute(index)
+
+
+@migrations(name="0043_description_trigrams_without_positions")
+def _description_trigrams_without_positions(db: Database) -> None:
+    """The trigram index of descriptions keeps which images hold a trigram, not where, nor each
+    description's length (:func:`.statistics.substring_index`): 1.45 GB less at a whole board's
+    3.5 million images, for a test of the text of the rows a phrase of four letters or more finds.
+    It is made again from the descriptions; where a first import left its triggers to its end
+    (:mod:`.upkeep`), they stay left, and that end fills it."""
+    if "detail=none" in db.execute("SELECT sql FROM sqlite_master WHERE name = 'images_description'").fetchone()[0]:
+        return
+    deferred = db.execute("SELECT count(*) FROM deferred_upkeep WHERE rebuild = 'images_description'").fetchone()[0]
+    for trigger in ("ai", "ad", "au"):
+        db.execute(f'DROP TRIGGER IF EXISTS "images_description_{trigger}"')
+    db.execute("DROP TABLE images_description")
+    substring_index(db, "images", "description", triggers=not deferred)
+
+
+@migrations(name="0044_tag_changes_name_renamed_tags_only")
+def _tag_changes_name_renamed_tags_only(db: Database) -> None:
+    """A tag change keeps its tag's name only where it is not the tag's name today, and no run of
+    its own (its history row's says it): 0.4 GB of a whole board's 36 million changes. A name not
+    known, NULL until now, becomes ``''``; a tag renamed, or deleted, writes its old name into its
+    changes first (:func:`.history.tag_name_sql` reads the name)."""
+    keep_only_renamed_tag_names(db)
+    db.execute("ALTER TABLE image_tag_changes DROP COLUMN run_id")
+    for verb in ("UPDATE OF name", "DELETE"):
+        db.execute(f"""CREATE TRIGGER tag_{verb.split()[0].lower()}_names_its_changes AFTER {verb} ON tags
+            WHEN {"OLD.name IS NOT NEW.name" if verb != "DELETE" else "1"}
+            BEGIN
+                UPDATE image_tag_changes SET tag_name = coalesce(OLD.name, '') WHERE tag_id = OLD.id AND tag_name IS NULL;
             END""")

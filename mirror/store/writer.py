@@ -144,11 +144,10 @@ class RecordWriter:
         if self._derived:
             names = tuple(self._derived)
             for key, row in self.rows.read(list(made), names).items():
-                wrong = [(self._derived[name], made[key][name]) for name, got in zip(names, row)
-                         if got != made[key][name]]
+                wrong = [name for name, got in zip(names, row) if got != made[key][name]]
                 if wrong:
-                    self.rows.update(key, tuple(c for c, _ in wrong),
-                                     tuple("null" if value is None else value for _, value in wrong))
+                    self.rows.update(key, tuple(self._derived[name] for name in wrong),
+                                     tuple(derived.kept_as(name, made[key][name]) for name in wrong))
         rebuilt = {key: row[0] for key, row in self.rows.read(list(texts), ("raw",)).items()}
         for key, text in raw_rebuilt.mismatches(rebuilt, texts).items():
             self.rows.update(key, ("raw_full",), (text,))
@@ -214,7 +213,7 @@ class RecordWriter:
             if self._derived:
                 made[key] = {name: named[name] for name in self._derived}
                 for name in self._derived:
-                    values[self._at[name]] = derived.kept_value(named)
+                    values[self._at[name]] = derived.kept_value(name, named)
             values += (*stored, now)
         else:
             text = to_json(record)
@@ -238,7 +237,7 @@ class RecordWriter:
         for name, kept in self._derived.items():  # a stub never names its files; were one to, kept as it came
             if name in row:
                 value = row.pop(name)
-                row[kept] = "null" if value is None else value
+                row[kept] = derived.kept_as(name, value)
         row.update(given)
         row.update(stub=to_json(record), mirrored_at=now, hidden_from_users=1)
         if known:

@@ -12,6 +12,7 @@ import tracemalloc
 import pytest
 from click.testing import CliRunner
 
+from mirror.store.history import tag_name_sql
 from mirror.cli import cli
 from mirror.dump.archive import KEPT_OF_A_LONG_LINE, LONGEST_LINE, Archive, DumpError, copy_rows
 from mirror.dump.staging import MOST_SET_ASIDE
@@ -147,7 +148,7 @@ def test_the_2022_layout_imports_without_descriptions_and_with_its_one_table_tag
     assert db.execute("SELECT count(*) FROM images").fetchone()[0] == len(board.images)
     assert db.execute("SELECT count(*) FROM images WHERE json_type(raw, '$.description') IS NOT NULL").fetchone()[0] == 0
     site_tags = db.execute("SELECT count(*) FROM image_tag_changes c JOIN history h ON h.id = c.history_id "
-                           "WHERE h.event = 'site_tags' AND c.tag_name IS NOT NULL").fetchone()[0]
+                           f"WHERE h.event = 'site_tags' AND {tag_name_sql('c')} IS NOT NULL").fetchone()[0]
     assert site_tags == board.value("SELECT count(*) FROM image_tags")
 
 

@@ -16,6 +16,7 @@ from collections import Counter
 
 import pytest
 
+from mirror.store.history import tag_name_sql
 from mirror.commands.import_dump import run_import
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
@@ -169,7 +170,8 @@ def test_the_next_sync_costs_what_a_nightly_sync_costs(board_and_mirrors):
 
 def test_the_sites_tag_history_is_in_the_images_history(board_and_mirrors):
     db, image_id = board_and_mirrors["dump"], board_and_mirrors["retagged"]
-    events = db.execute("SELECT h.seen_at, h.event, h.user_id, group_concat(c.change || c.tag_name) FROM history h "
+    events = db.execute("SELECT h.seen_at, h.event, h.user_id, "
+                        f"group_concat(c.change || {tag_name_sql('c')}) FROM history h "
                         "JOIN image_tag_changes c ON c.history_id = h.id WHERE h.record_key = ? AND h.event = 'site_tags' "
                         "GROUP BY h.id ORDER BY h.seen_at", [str(image_id)]).fetchall()
     assert len(events) >= 2

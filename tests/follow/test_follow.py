@@ -9,6 +9,7 @@ import json
 import httpx
 import pytest
 
+from mirror.store.history import tag_name_sql
 from mirror.dates import utc_text
 from mirror.follow import FollowOptions, FollowReport, follow
 from mirror.store import ImageWriter, open_database
@@ -72,7 +73,7 @@ async def test_an_edit_is_in_the_mirror_with_its_history_dated_by_arrival_and_no
             "SELECT h.seen_at, r.resource FROM history h JOIN sync_runs r ON r.id = h.run_id "
             "WHERE h.resource = 'images' AND h.record_key = '3' AND h.event = 'changed'").fetchall()
         tags = following.db.execute("SELECT change, seen_at FROM image_tag_changes WHERE image_id = 3 "
-                                    "AND tag_name = 'followed tag'").fetchall()
+                                    f"AND {tag_name_sql('image_tag_changes')} = 'followed tag'").fetchall()
     assert rows and all(run == "follow" for _, run in rows)
     assert all(sent <= seen_at <= arrived for seen_at, _ in rows)  # dated by arrival, to the second
     assert tags and tags[0][0] == "+" and sent <= tags[0][1] <= arrived

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from mirror.store.history import tag_name_sql
 from mirror.store import ImageWriter, open_database
 from mirror.store.schema import IMAGE_FIELDS
 
@@ -230,5 +231,6 @@ def test_an_image_whose_tags_and_tag_ids_disagree_renames_no_tag(db):
     assert json.loads(db["images"].get(short["id"])["raw"]) == short
     links = {r[0] for r in db.execute("SELECT tag_id FROM image_tags WHERE image_id = ?", [short["id"]])}
     assert links == set(short["tag_ids"])
-    added = db.execute("SELECT tag_id, tag_name FROM image_tag_changes WHERE image_id = ?", [intact["id"]]).fetchall()
+    added = db.execute(f"SELECT tag_id, {tag_name_sql('c')} FROM image_tag_changes c WHERE image_id = ?",
+                       [intact["id"]]).fetchall()
     assert added == [(987655, None)]

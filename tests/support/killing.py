@@ -90,6 +90,8 @@ def assert_store_intact(database: Path) -> None:
             table = fts.removesuffix("_fts")
             # Raises "database disk image is malformed" when the index and the content table differ.
             db.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [f"{fts}_docsize"]).fetchone():
+                continue  # an index that keeps no lengths (the descriptions' trigrams): the check above holds
             indexed = db.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()[0]
             assert indexed == db.execute(f"SELECT count(*) FROM {table}").fetchone()[0], fts
     finally:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from mirror.cli import cli
 from mirror.commands.changes import changes, parse_since
 from mirror.store import open_database
-from mirror.store.history import HistoryRecorder, Seen
+from mirror.store.history import HistoryRecorder, Seen, tag_name_sql
 
 from ..support.browsing import browse_client
 from ..support.configs import RESOURCES, site_config, sync, write_config
@@ -119,7 +119,7 @@ def test_edits_of_every_kind_come_out_exactly(site, mirrored):
     assert by_key[("galleries", str(reordered))] == {"added": [], "removed": [], "reordered": True}
     assert by_key[("galleries", str(shrunk))] == {"added": [], "removed": [dropped], "reordered": False}
     assert "ponie" in by_key[("tags", str(pony))]["aliases"][1]
-    tag_rows = db.execute("SELECT change, tag_name FROM image_tag_changes WHERE image_id = ?", [a]).fetchall()
+    tag_rows = db.execute(f"SELECT change, {tag_name_sql('c')} FROM image_tag_changes c WHERE image_id = ?", [a]).fetchall()
     assert sorted(tag_rows) == sorted([("+", "brand new tag")] + [("-", name) for name in removed])
 
     found = {(ch.resource, ch.key): ch for ch in reversed(list(changes(db, since=parse_since("1h"))))}
