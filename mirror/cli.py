@@ -466,6 +466,22 @@ def checkpoints(ctx: click.Context) -> None:
     click.echo(built.summary() if built.checkpoints or built.uploads else "checkpoints: none missing")
 
 
+@cli.command()
+@click.pass_context
+@handle_errors
+def vacuum(ctx: click.Context) -> None:
+    """Give the archive's free pages back to the disk.
+
+    An upgrade that moves a table to a new layout leaves the pages it freed inside the file, for
+    the archive to grow into; this writes the archive again without them (SQLite's VACUUM). It
+    needs about the archive's size free twice over, and takes some minutes a GB; stopped, it loses
+    nothing. `mirror status` says how much it would give back.
+    """
+    if not _config(ctx).database.exists():
+        _fail(f"No mirror yet at {_config(ctx).database}; run `mirror sync` or `mirror import-dump` first.", EXIT_USAGE)
+    click.echo(_run(ctx, runs.vacuum).summary())
+
+
 @cli.command("import-dump")
 @click.argument("source", metavar="FILE_OR_URL")
 @click.option("--sha256", metavar="HEX", help="The SHA-256 the site lists for the dump: checked before importing.")

@@ -18,6 +18,7 @@ from ..download import DownloadReport, Sample, VerifyReport, run_downloads, veri
 from ..export import ExportReport, export_archive
 from ..progress import Reportable, Reporter
 from ..store import checkpoints as tag_checkpoints
+from ..store import vacuum as reclaim
 from ..store.history import keep_counters
 from ..sync.runner import run_sync
 from ..wiring import crawler_options, download_options, file_politeness, make_client, open_storage
@@ -60,6 +61,12 @@ async def checkpoints(config: Config, db: Database, reporter: Reporter | None = 
     build calls for (:mod:`mirror.store.checkpoints`); sync and import-dump run it at their end."""
     reporter = reporter or Reporter(interactive=False)
     return tag_checkpoints.build(db, reporter.line)
+
+
+async def vacuum(config: Config, db: Database, reporter: Reporter | None = None) -> reclaim.Vacuumed:
+    """Give the archive's free pages back to the disk (:mod:`mirror.store.vacuum`)."""
+    reporter = reporter or Reporter(interactive=False)
+    return reclaim.vacuum(db, config.database, reporter.line)
 
 
 async def download(config: Config, db: Database, reporter: Reporter | None = None, *,

@@ -10,8 +10,12 @@ from sqlite_utils import Database
 
 from ..store import downloads
 from ..store.state import all_cursors, last_runs
-from ..words import counted
+from ..store.vacuum import pages
+from ..words import counted, human_bytes
 from .cursors import describe_cursor
+
+# Free pages worth a vacuum: a twentieth of the archive, and at least this.
+FREE_WORTH_SAYING = 100 * 1024 * 1024
 
 COUNTS = {
     "images": "SELECT count(*) FROM images",
@@ -54,7 +58,7 @@ def describe(db: Database, representations: Sequence[str] = ()) -> str:
 
     ``representations`` are the files the config keeps; the pending download count follows them.
     """
-    lines = [f"Mirror: {db.conn.execute('PRAGMA database_list').fetchone()[2]}", "", "Records:"]
+    lines = [f"Mirror: {db.conn.execute('PRAGMA database_list').fetchone()[2]}", *_size_lines(db), "", "Records:"]
     lines += [f"  {label:<34} {value:>10,}" for label, value in counts(db).items()]
     lines += ["", f"Downloads ({', '.join(representations) or 'none configured'}):"]
     lines += [f"  {label:<34} {value:>10,}" for label, value in download_counts(db, representations).items()]
@@ -72,6 +76,14 @@ def describe(db: Database, representations: Sequence[str] = ()) -> str:
     if not runs:
         lines.append("  (none)")
     return "\n".join(lines)
+
+
+def _size_lines(db: Database) -> list[str]:
+    size = pages(db)
+    line = f"Size: {human_bytes(size.file_bytes)}"
+    if size.free_bytes >= max(FREE_WORTH_SAYING, size.file_bytes // 20):
+        line += f", of it {human_bytes(size.free_bytes)} free pages (`mirror vacuum` gives them back to the disk)"
+    return [line]
 
 
 def check_lines(ages: dict[str, Any]) -> list[tuple[str, str]]:
