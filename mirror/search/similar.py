@@ -47,7 +47,8 @@ __all__ = ["band_count", "band_key", "GROUP_DISTANCE", "HashIndex", "Neighbour",
 # original and no two different pictures were; unrelated pictures are mostly 20 or more apart.
 GROUP_DISTANCE = 12
 MIN_BANDS = 5  # bands a fingerprint's keys are cut into for groups, at least: 52 bits a key at most
-LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _places)
+HUE_KEYS_FROM = 250_000  # views from which band keys take the hue word's bits too (see keyed_by_hue)
+LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _place_finder)
 SMALL_BUCKET = 8  # views of one key past which those of a crop's own group are skipped, not measured
 SEARCH_BLOCK = 16_384  # views a search reads at once: their words, some 1 MB
 HUE_BLOCK = 65_536  # hue words of crops or views a search reads at once, some 0.5 MB
@@ -336,7 +337,8 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
     asked on the calling thread (it reads sketches from a database connection that belongs to it).
     """
     count = columns.shape[1]
-    bands = band_count(max_distance)
+    hue = keyed_by_hue(count)
+    bands = band_count(max_distance, hue)
     workers = max(1, min(bands, WORKERS if workers is None else workers))
     has_crops = np.zeros(count, dtype=bool)
     if crops is not None:
@@ -347,9 +349,9 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
         _join(parent, *joined)
         refused: set[int] = set()  # pairs near by their words that their sketches set apart
         for band in share:
-            crop_keys = band_key(crops[1], _PHASHES[0], band, bands) if crops is not None and len(crops[0]) else None
+            crop_keys = band_key(crops[1], _PHASHES[0], band, bands, hue) if crops is not None and len(crops[0]) else None
             for column in _PHASHES:  # a crop's pHash is in both: its keys are the same for each
-                keys = band_key(columns, column, band, bands)
+                keys = band_key(columns, column, band, bands, hue)
                 order = np.argsort(keys)  # any order within a key: a bucket is walked until it is one group
                 ordered = keys[order]
                 firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each key's bucket starts
@@ -468,17 +470,18 @@ def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, dist
     already one group costs nothing more. The crops are taken :data:`CROPS_AT_ONCE` at a time:
     all at once, their buckets' bounds took more memory than everything else grouping 3.5 million
     images (seven arrays of 17.5 million), and each of two threads had its own."""
+    place_of = _place_finder(distinct)
     for first in range(0, len(crop_keys), CROPS_AT_ONCE):
-        _join_crops_of(parent, columns, order, distinct, bucket_starts, crop_node, crop_columns, crop_keys,
+        _join_crops_of(parent, columns, order, distinct, place_of, bucket_starts, crop_node, crop_columns, crop_keys,
                        has_crops, max_distance, close, first, min(first + CROPS_AT_ONCE, len(crop_keys)))
 
 
 def _join_crops_of(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, distinct: np.ndarray,
-                   bucket_starts: np.ndarray, crop_node: np.ndarray, crop_columns: np.ndarray, crop_keys: np.ndarray,
-                   has_crops: np.ndarray, max_distance: int,
+                   place_of: Callable[[np.ndarray], np.ndarray], bucket_starts: np.ndarray, crop_node: np.ndarray,
+                   crop_columns: np.ndarray, crop_keys: np.ndarray, has_crops: np.ndarray, max_distance: int,
                    close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], first: int, last: int) -> None:
     """:func:`_join_crops` for the crops from ``first`` up to ``last``."""
-    place = _places(distinct, crop_keys[first:last])
+    place = place_of(crop_keys[first:last])
     crops = first + np.flatnonzero(distinct[place] == crop_keys[first:last])
     place = place[crops - first]
     starts, ends = bucket_starts[place], bucket_starts[place + 1]
@@ -533,16 +536,20 @@ def _own_group_ranges(parent: np.ndarray, order: np.ndarray, bucket_starts: np.n
     return offset + np.searchsorted(composite, wanted), offset + np.searchsorted(composite, wanted, "right")
 
 
-def _places(distinct: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Where each of ``keys`` is (or would go) in the sorted ``distinct``, clipped to its last:
-    looked up in a table when the keys are short (a band of the usual distances: 19 bits), which
-    a million keys' binary searches in random order took five times as long as."""
+def _place_finder(distinct: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """A function telling where each of some keys is (or would go) in the sorted ``distinct``,
+    clipped to its last: looked up in a table when the keys are short (a band of the usual
+    distances: 20-23 bits), which a million keys' binary searches in random order took five times
+    as long as. The table is made once a pass: made for each million crops, it took as long as
+    their lookups."""
+    last = len(distinct) - 1
     if distinct[-1] < LOOKUP_KEYS:
         present = np.zeros(int(distinct[-1]) + 2, dtype=np.int32)
         present[distinct.astype(np.int64) + 1] = 1
         below = np.cumsum(present, dtype=np.int32)  # of each value up to one past the last, how many distinct keys are less
-        return np.minimum(below[np.minimum(keys, distinct[-1] + np.uint64(1)).astype(np.int64)], len(distinct) - 1)
-    return np.minimum(np.searchsorted(distinct, keys), len(distinct) - 1)
+        top = distinct[-1] + np.uint64(1)
+        return lambda keys: np.minimum(below[np.minimum(keys, top).astype(np.int64)], last)
+    return lambda keys: np.minimum(np.searchsorted(distinct, keys), last)
 
 
 def _ranges(firsts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -564,17 +571,28 @@ def _split_buckets(parent: np.ndarray, order: np.ndarray, firsts: np.ndarray, en
     return firsts[mixed], ends[mixed]
 
 
-def band_count(max_distance: int) -> int:
-    """How many bands keys are cut into for pairs within ``max_distance``: one more (at least :data:`MIN_BANDS`)."""
-    return max(MIN_BANDS, max_distance + 1)
+def band_count(max_distance: int, hue: bool = False) -> int:
+    """How many bands keys are cut into for pairs within ``max_distance``: one more than the bits
+    such a pair can differ by in the words keyed (at least :data:`MIN_BANDS`). With the hue word's
+    (``hue``), :data:`HUE_SLACK` more: a step of hue costs :data:`HUE_WEIGHT` past the free ones,
+    so the pHash, colour and hue bits of such a pair differ by at most ``max_distance + HUE_SLACK``."""
+    return max(MIN_BANDS, max_distance + 1 + (HUE_SLACK if hue else 0))
 
 
-def band_key(columns: np.ndarray, column: int, band: int, bands: int) -> np.ndarray:
+def keyed_by_hue(count: int) -> bool:
+    """Whether the keys of ``count`` views take the hue word's bits too (one band more, some 23
+    bits a key against 20): past :data:`HUE_KEYS_FROM`, where the narrower keys' buckets fill
+    (random words: a view shared its key with one other a band at 1,000,000, three at 3,500,000)."""
+    return count >= HUE_KEYS_FROM
+
+
+def band_key(columns: np.ndarray, column: int, band: int, bands: int, hue: bool = False) -> np.ndarray:
     """The key of ``band`` of ``bands`` for each view: the bits of the pHash in row ``column``
-    and of the three colour words, dealt in turn into the bands, so each band takes some bits of
-    each word (a colour word alone, a thermometer code, tells few pictures apart). A pair within
-    ``bands - 1`` differs by at most that many of these bits, so agrees whole on some band."""
-    words = [columns[column], *(columns[row] for row in _COLOURS)]
+    and of the three colour words (and of the hue word, with ``hue``), dealt in turn into the
+    bands, so each band takes some bits of each word (a colour word alone, a thermometer code,
+    tells few pictures apart). A pair within the distance :func:`band_count` gave ``bands`` for
+    differs by fewer of these bits than there are bands, so agrees whole on some band."""
+    words = [columns[column], *(columns[row] for row in _COLOURS), *((columns[_HUE],) if hue else ())]
     positions = [(word, bit) for word in range(len(words)) for bit in range(64)]
     key = np.zeros(columns.shape[1], dtype=np.uint64)
     for place, (word, bit) in enumerate(positions[band::bands]):
