@@ -593,11 +593,36 @@ def band_key(columns: np.ndarray, column: int, band: int, bands: int, hue: bool 
     tells few pictures apart). A pair within the distance :func:`band_count` gave ``bands`` for
     differs by fewer of these bits than there are bands, so agrees whole on some band."""
     words = [columns[column], *(columns[row] for row in _COLOURS), *((columns[_HUE],) if hue else ())]
-    positions = [(word, bit) for word in range(len(words)) for bit in range(64)]
     key = np.zeros(columns.shape[1], dtype=np.uint64)
-    for place, (word, bit) in enumerate(positions[band::bands]):
-        key |= ((words[word] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(place)
+    part = np.empty_like(key)
+    place = 0
+    for number, word in enumerate(words):
+        bits = range((band - 64 * number) % bands, 64, bands)  # the word's bits of the band: the 64 bits of each word in turn
+        for first in range(0, len(bits), bands - 1):
+            count = len(bits[first:first + bands - 1])
+            _add_bits(key, part, word, bits[first], bands, count, place)
+            place += count
     return key
+
+
+def _add_bits(key: np.ndarray, part: np.ndarray, word: np.ndarray, first: int, step: int, count: int,
+              place: int) -> None:
+    """Set in ``key``, from bit ``place`` on, the ``count`` bits of ``word`` from bit ``first``,
+    ``step`` apart, in order (``part``: room for the work). One multiplication moves them side by
+    side: it adds the word shifted by ``top - (step - 1) * j`` for each j, which brings its k-th
+    bit to ``top + k`` for j = k; as fewer than ``step`` bits are moved, no two of the shifted
+    bits meet (none carries) and none of the others falls among those kept. Bit by bit, four
+    passes a bit over the views, the keys took some 40% of the grouping's time."""
+    top = (step - 1) * (count - 1)
+    comb = sum(1 << (step * k) for k in range(count))
+    spread = sum(1 << (top - (step - 1) * j) for j in range(count))
+    np.right_shift(word, np.uint64(first), out=part)
+    part &= np.uint64(comb)
+    part *= np.uint64(spread)
+    part >>= np.uint64(top)
+    part &= np.uint64((1 << count) - 1)
+    part <<= np.uint64(place)
+    key |= part
 
 
 def _roots(parent: np.ndarray, nodes: np.ndarray) -> np.ndarray:

@@ -502,3 +502,18 @@ def test_groups_find_a_pair_whose_differences_hit_every_band_but_one(monkeypatch
     assert apart == [12 + (pair % 3 == 2) for pair in range(60)]
     expected = [[2 * pair + 1, 2 * pair + 2] for pair in range(60) if pair % 3 != 2]
     assert groups(HashIndex.of(prints), 12) == expected == _pair_by_pair(prints, 12)
+
+
+@pytest.mark.parametrize("bands", [5, 8, 9, 13, 14, 17])
+@pytest.mark.parametrize("hue", [False, True])
+def test_a_band_key_holds_the_bits_dealt_to_its_band_in_turn(bands, hue):
+    """A band's key is the bits of its words dealt in turn into the bands (the pHash's, the colour
+    words', the hue's when keyed: 64 of each), kept in that order, whatever the count of bands."""
+    rng = np.random.default_rng(37)
+    columns = rng.integers(0, 2**64, size=(len(KINDS), 300), dtype=np.uint64)
+    rows = [1, 2, 3, 4, *([5] if hue else [])]
+    positions = [(row, bit) for row in rows for bit in range(64)]
+    for band in range(bands):
+        expected = [sum(((int(columns[row, view]) >> bit) & 1) << place
+                        for place, (row, bit) in enumerate(positions[band::bands])) for view in range(300)]
+        assert similar_search.band_key(columns, 1, band, bands, hue).tolist() == expected
