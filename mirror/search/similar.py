@@ -472,17 +472,17 @@ def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, dist
     images (seven arrays of 17.5 million), and each of two threads had its own."""
     place_of = _place_finder(distinct)
     for first in range(0, len(crop_keys), CROPS_AT_ONCE):
-        _join_crops_of(parent, columns, order, distinct, place_of, bucket_starts, crop_node, crop_columns, crop_keys,
+        _join_crops_of(parent, columns, order, place_of, bucket_starts, crop_node, crop_columns, crop_keys,
                        has_crops, max_distance, close, first, min(first + CROPS_AT_ONCE, len(crop_keys)))
 
 
-def _join_crops_of(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, distinct: np.ndarray,
+def _join_crops_of(parent: np.ndarray, columns: np.ndarray, order: np.ndarray,
                    place_of: Callable[[np.ndarray], np.ndarray], bucket_starts: np.ndarray, crop_node: np.ndarray,
                    crop_columns: np.ndarray, crop_keys: np.ndarray, has_crops: np.ndarray, max_distance: int,
                    close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], first: int, last: int) -> None:
     """:func:`_join_crops` for the crops from ``first`` up to ``last``."""
     place = place_of(crop_keys[first:last])
-    crops = first + np.flatnonzero(distinct[place] == crop_keys[first:last])
+    crops = first + np.flatnonzero(place >= 0)  # the crops whose key some view has
     place = place[crops - first]
     starts, ends = bucket_starts[place], bucket_starts[place + 1]
     own_starts, own_ends = ends.copy(), ends.copy()  # its own group's views in its bucket: none looked for in a small one
@@ -537,19 +537,21 @@ def _own_group_ranges(parent: np.ndarray, order: np.ndarray, bucket_starts: np.n
 
 
 def _place_finder(distinct: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """A function telling where each of some keys is (or would go) in the sorted ``distinct``,
-    clipped to its last: looked up in a table when the keys are short (a band of the usual
-    distances: 20-23 bits), which a million keys' binary searches in random order took five times
-    as long as. The table is made once a pass: made for each million crops, it took as long as
-    their lookups."""
-    last = len(distinct) - 1
+    """A function telling where each of some keys is in the sorted ``distinct`` (-1 where it is
+    not): looked up in a table when the keys are short (a band of the usual distances: 20-23
+    bits), which a million keys' binary searches in random order took five times as long as.
+    The table is made once a pass: made for each million crops, it took as long as their lookups."""
     if distinct[-1] < LOOKUP_KEYS:
-        present = np.zeros(int(distinct[-1]) + 2, dtype=np.int32)
-        present[distinct.astype(np.int64) + 1] = 1
-        below = np.cumsum(present, dtype=np.int32)  # of each value up to one past the last, how many distinct keys are less
-        top = distinct[-1] + np.uint64(1)
-        return lambda keys: np.minimum(below[np.minimum(keys, top).astype(np.int64)], last)
-    return lambda keys: np.minimum(np.searchsorted(distinct, keys), last)
+        table = np.full(int(distinct[-1]) + 2, -1, dtype=np.int32)  # up to one past the last key: none there
+        table[distinct.astype(np.int64)] = np.arange(len(distinct), dtype=np.int32)
+        past = distinct[-1] + np.uint64(1)
+        return lambda keys: table[np.minimum(keys, past).astype(np.int64)]
+
+    def searched(keys: np.ndarray) -> np.ndarray:
+        place = np.minimum(np.searchsorted(distinct, keys), len(distinct) - 1)
+        return np.where(distinct[place] == keys, place, -1)
+
+    return searched
 
 
 def _ranges(firsts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -343,6 +343,7 @@ def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one(mo
     found = groups(index, 12)
     assert found == _pair_by_pair(prints, 12)
     assert len(found) == 1 and len(found[0]) == 50  # the cluster, its crops' copies, the crops near it
+    assert groups(index, 6) == _pair_by_pair(prints, 6)  # fewer, longer bands: keys past the lookup table's
 
 
 def test_a_search_read_a_block_at_a_time_measures_every_image_as_one_by_one(monkeypatch):
