@@ -211,10 +211,13 @@ def test_groups_join_a_pair_within_the_distance_that_shares_no_16_bit_band():
     assert [near.image_id for near in index.nearest(first, limit=2)] == [1, 2]
 
 
-def test_groups_find_every_pair_within_the_distance_as_a_search_does():
+@pytest.mark.parametrize("small_bucket", [similar_search.SMALL_BUCKET, 0])
+def test_groups_find_every_pair_within_the_distance_as_a_search_does(monkeypatch, small_bucket):
     """Groups are exact: on fingerprints with a few near copies each (1-8 bits off either pHash,
     colour words of few levels, as real ones are), the components equal those of every pair
-    measured one by one, at several distances."""
+    measured one by one, at several distances; the buckets walked neighbour by neighbour first,
+    or at once by their groups (as a bucket larger than a few is)."""
+    monkeypatch.setattr(similar_search, "SMALL_BUCKET", small_bucket)
     rng = np.random.default_rng(7)
     base = rng.integers(0, 2**64, size=(150, len(KINDS)), dtype=np.uint64)
     for row in base:
@@ -472,12 +475,15 @@ def _hit_bands(words: list[int], rng: np.random.Generator, band_of: dict[tuple[i
 
 
 @pytest.mark.parametrize("hue_keys_from", [0, 10**9])
-def test_groups_find_a_pair_whose_differences_hit_every_band_but_one(monkeypatch, hue_keys_from):
+@pytest.mark.parametrize("small_bucket", [similar_search.SMALL_BUCKET, 0])
+def test_groups_find_a_pair_whose_differences_hit_every_band_but_one(monkeypatch, hue_keys_from, small_bucket):
     """Pairs at the distance (12) whose differing bits hit every band of the keys but one: a step
     of hue (free) and twelve bits of their pHash and colour words, each in a band of its own,
     between two views' own words or a view's and a crop's. Each is grouped, whether the keys take
-    the hue's bits (one band more, for its free step) or not; pairs a bit further (13) are not."""
+    the hue's bits (one band more, for its free step) or not, the buckets walked either way;
+    pairs a bit further (13) are not."""
     monkeypatch.setattr(similar_search, "HUE_KEYS_FROM", hue_keys_from)
+    monkeypatch.setattr(similar_search, "SMALL_BUCKET", small_bucket)
     hue = hue_keys_from == 0
     bands = similar_search.band_count(12, hue)
     band_of = _bands_of_bits(bands, hue)
@@ -518,3 +524,31 @@ def test_a_band_key_holds_the_bits_dealt_to_its_band_in_turn(bands, hue):
         expected = [sum(((int(columns[row, view]) >> bit) & 1) << place
                         for place, (row, bit) in enumerate(positions[band::bands])) for view in range(300)]
         assert similar_search.band_key(columns, 1, band, bands, hue).tolist() == expected
+
+
+def test_a_cluster_sharing_a_key_with_a_far_picture_is_walked_by_its_groups(monkeypatch):
+    """A cluster of near copies whose bucket of one band also holds a picture far from it (on a
+    large board, many a cluster's key is some stranger's too): the bucket is walked neighbour by
+    neighbour a few steps, then by its groups, where step by step it took as many steps as the
+    cluster has copies, each over the whole bucket. The groups are every pair's."""
+    rng = np.random.default_rng(41)
+    band_of = _bands_of_bits(13, False)
+    base = _thermometer_words(rng)
+    prints = {n: Fingerprint((View(*_flipped(base, rng, 2)),)) for n in range(1, 2001)}
+    stranger = _thermometer_words(rng)
+    for (row, bit), band in band_of.items():  # the cluster's bits of band 0, its own elsewhere
+        if band == 0:
+            for kind in ((0, 1) if row == 0 else (row,)):
+                stranger[kind] = stranger[kind] & ~(1 << bit) | base[kind] & (1 << bit)
+    prints[2001] = Fingerprint((View(*stranger),))
+    assert distance(prints[1], prints[2001]) > 12
+    steps = []
+    split = similar_search._split_buckets
+
+    def recorded(parent, order, firsts, ends, step):
+        steps.append(step)
+        return split(parent, order, firsts, ends, step)
+
+    monkeypatch.setattr(similar_search, "_split_buckets", recorded)
+    assert groups(HashIndex.of(prints), 12, workers=1) == [list(range(1, 2001))]
+    assert max(steps) <= similar_search.SMALL_BUCKET + 1
