@@ -12,7 +12,9 @@ many bits in one pHash and the colour words together, so cut into one band more 
 distance, it agrees whole on a band (:func:`band_key`); only the pairs sharing a band's key are
 measured, found by sorting each band. The pairs found are joined into groups as they are found
 (:func:`_components`): identical fingerprints count once, and a bucket of one key is left as soon
-as its views are all one group, so a cluster of thousands costs its size, not its square.
+as its views are all one group, or walked by its groups, so a cluster of thousands costs its size,
+not its square. On a large board the keys take the hue word's bits too, one band more: buckets
+of a few views each, the time linear in the board's size (some 90 s of CPU at 3.5 million).
 
 A view's crops (:data:`mirror.imaging.similar.CROPS`, ``image_crops``) are searched beside the
 views: a query's words against every crop, a query's crops against every view, never a crop
@@ -49,7 +51,7 @@ GROUP_DISTANCE = 12
 MIN_BANDS = 5  # bands a fingerprint's keys are cut into for groups, at least: 52 bits a key at most
 HUE_KEYS_FROM = 250_000  # views from which band keys take the hue word's bits too (see keyed_by_hue)
 LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _place_finder)
-SMALL_BUCKET = 8  # views of one key past which those of a crop's own group are skipped, not measured
+SMALL_BUCKET = 8  # a bucket's steps walked neighbour by neighbour; past so many views, a crop's own group is skipped
 SEARCH_BLOCK = 16_384  # views a search reads at once: their words, some 1 MB
 HUE_BLOCK = 65_536  # hue words of crops or views a search reads at once, some 0.5 MB
 CROP_PAIRS_AT_ONCE = 2_000_000  # pairs of a view and a crop measured at once (some 100 MB)
@@ -327,9 +329,12 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
     Every pair within the distance is found (:func:`band_key`): its words' distance is at least
     the bits that differ in one pHash and the three colour words together, so cut into
     ``max_distance + 1`` bands, those agree whole on at least one band. The pairs sharing a band
-    are read off the band's keys sorted, neighbours one step apart, then two, and so on, as long
-    as a bucket of one key holds views not yet joined (a cluster of 20,000 near copies is one
-    group after the first step, and its bucket is left).
+    are read off the band's keys sorted, neighbours one step apart, then two, up to
+    :data:`SMALL_BUCKET`, as long as a bucket of one key holds views not yet joined (a cluster of
+    20,000 near copies is one group after the first step, and its bucket is left); a bucket still
+    mixed then by its groups (:func:`_join_mixed_buckets`). Past :data:`HUE_KEYS_FROM` views the
+    keys take the hue word's bits too (:func:`keyed_by_hue`): some 23 bits a key rather than 20,
+    so the buckets of a large board stay a few views each.
 
     The bands are shared among ``workers`` threads (:data:`WORKERS` when not given), each joining
     its own copy of the groups, joined together at the end: a band's keys, sorts and words are
@@ -475,9 +480,8 @@ def _join_mixed_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarr
     distance, measuring each view outside its bucket's largest group against every view of the
     bucket outside its own group: a pair of two groups has one view outside the largest. Walked
     step by step, a cluster of 16,900 near copies sharing a key with one picture far from them
-    took 16,900 steps over the whole bucket (five times the time of all the rest); now as many
-    pairs as the bucket has views. Of the pairs near by their words, each two groups' nearest is
-    asked first, the next only where it was refused."""
+    took 16,900 steps over the whole bucket (five times the time of all the rest of the test's
+    two clusters); now as many pairs as the bucket has views."""
     count = len(parent)
     lengths = ends - firsts
     views = order[_ranges(firsts, ends)]
@@ -491,29 +495,39 @@ def _join_mixed_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarr
     biggest = np.lexsort((-sizes, group_bucket))  # each bucket's groups, the largest first
     largest = np.empty(len(firsts), dtype=roots.dtype)
     largest[group_bucket[biggest][::-1]] = group_root[biggest][::-1]  # the last written of each bucket: its largest
-    outside = np.flatnonzero(roots != largest[bucket])
+    is_outside = roots != largest[bucket]
+    outside = np.flatnonzero(is_outside)
     offsets = np.r_[0, np.cumsum(lengths)[:-1]]
     pairs = np.cumsum(lengths[bucket[outside]])
     cuts = np.searchsorted(pairs, np.arange(CROP_PAIRS_AT_ONCE, pairs[-1] if len(pairs) else 0, CROP_PAIRS_AT_ONCE))
     for chunk in np.split(outside, cuts):  # so many pairs at a time
         others = _ranges(offsets[bucket[chunk]], offsets[bucket[chunk]] + lengths[bucket[chunk]])
         one = np.repeat(chunk, lengths[bucket[chunk]])
-        apart = roots[one] != roots[others]
-        a, b = views[one[apart]], views[others[apart]]
+        wanted = (roots[one] != roots[others]) & (~is_outside[others] | (one < others))  # two outside: once
+        a, b = views[one[wanted]], views[others[wanted]]
         words = _distances(np.bitwise_count(columns[:, a] ^ columns[:, b]))
         near = words <= max_distance
-        a, b, words = a[near], b[near], words[near]
-        while len(a):
-            first, second = _roots(parent, a), _roots(parent, b)
-            apart = first != second
-            a, b, words, first, second = a[apart], b[apart], words[apart], first[apart], second[apart]
-            groups_pair = np.minimum(first, second) * count + np.maximum(first, second)
-            nearest = np.lexsort((words, groups_pair))
-            nearest = nearest[np.r_[True, groups_pair[nearest][1:] != groups_pair[nearest][:-1]]] if len(a) else nearest
-            _ask(parent, a[nearest], b[nearest], words[nearest], close, refused)
-            rest = np.ones(len(a), dtype=bool)
-            rest[nearest] = False
-            a, b, words = a[rest], b[rest], words[rest]
+        _ask_nearest_first(parent, a[near], b[near], words[near], close, refused)
+
+
+def _ask_nearest_first(parent: np.ndarray, a: np.ndarray, b: np.ndarray, words: np.ndarray,
+                       close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], refused: set[int]) -> None:
+    """:func:`_ask` the pairs (a[i], b[i]) near by their ``words``, each two groups' nearest first,
+    the next only where it was refused: an outsider near a thousand copies of a cluster is
+    asked once, not a thousand times (some 1 ms of sketches each)."""
+    while True:
+        first, second = _roots(parent, a), _roots(parent, b)
+        apart = first != second
+        a, b, words, first, second = a[apart], b[apart], words[apart], first[apart], second[apart]
+        if not len(a):
+            return
+        groups_pair = np.minimum(first, second) * len(parent) + np.maximum(first, second)
+        nearest = np.lexsort((words, groups_pair))
+        nearest = nearest[np.r_[True, groups_pair[nearest][1:] != groups_pair[nearest][:-1]]]
+        _ask(parent, a[nearest], b[nearest], words[nearest], close, refused)
+        rest = np.ones(len(a), dtype=bool)
+        rest[nearest] = False
+        a, b, words = a[rest], b[rest], words[rest]
 
 
 def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, distinct: np.ndarray,
