@@ -54,6 +54,7 @@ LOOKUP_KEYS = 1 << 24  # band keys below this are found in a table (see _place_f
 SMALL_BUCKET = 8  # a bucket's steps walked neighbour by neighbour; past so many views, a crop's own group is skipped
 SEARCH_BLOCK = 16_384  # views a search reads at once: their words, some 1 MB
 HUE_BLOCK = 65_536  # hue words of crops or views a search reads at once, some 0.5 MB
+KEY_BLOCK = 65_536  # views or crops whose band keys are made at once (some 0.5 MB a word)
 CROP_PAIRS_AT_ONCE = 2_000_000  # pairs of a view and a crop measured at once (some 100 MB)
 CROPS_AT_ONCE = 1_000_000  # crops whose buckets are looked up at once (some 60 MB a thread)
 # Threads the bands of groups are shared among: two cores' worth (each thread keeps its own copy
@@ -668,15 +669,19 @@ def band_key(columns: np.ndarray, column: int, band: int, bands: int, hue: bool 
     tells few pictures apart). A pair within the distance :func:`band_count` gave ``bands`` for
     differs by fewer of these bits than there are bands, so agrees whole on some band."""
     words = [columns[column], *(columns[row] for row in _COLOURS), *((columns[_HUE],) if hue else ())]
-    key = np.zeros(columns.shape[1], dtype=np.uint64)
-    part = np.empty_like(key)
-    place = 0
-    for number, word in enumerate(words):
+    moves, place = [], 0  # (word, its first bit, how many, their place in the key): at most bands - 1 at once
+    for number in range(len(words)):
         bits = range((band - 64 * number) % bands, 64, bands)  # the word's bits of the band: the 64 bits of each word in turn
         for first in range(0, len(bits), bands - 1):
             count = len(bits[first:first + bands - 1])
-            _add_bits(key, part, word, bits[first], bands, count, place)
+            moves.append((number, bits[first], count, place))
             place += count
+    key = np.zeros(columns.shape[1], dtype=np.uint64)
+    part = np.empty(min(len(key), KEY_BLOCK), dtype=np.uint64)
+    for start in range(0, len(key), KEY_BLOCK):  # a block at a time: the work stays in the cache
+        block = key[start:start + KEY_BLOCK]
+        for number, first, count, at in moves:
+            _add_bits(block, part[:len(block)], words[number][start:start + KEY_BLOCK], first, bands, count, at)
     return key
 
 

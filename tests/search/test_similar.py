@@ -513,9 +513,12 @@ def test_groups_find_a_pair_whose_differences_hit_every_band_but_one(monkeypatch
 
 @pytest.mark.parametrize("bands", [5, 8, 9, 13, 14, 17])
 @pytest.mark.parametrize("hue", [False, True])
-def test_a_band_key_holds_the_bits_dealt_to_its_band_in_turn(bands, hue):
+@pytest.mark.parametrize("key_block", [similar_search.KEY_BLOCK, 7])
+def test_a_band_key_holds_the_bits_dealt_to_its_band_in_turn(monkeypatch, bands, hue, key_block):
     """A band's key is the bits of its words dealt in turn into the bands (the pHash's, the colour
-    words', the hue's when keyed: 64 of each), kept in that order, whatever the count of bands."""
+    words', the hue's when keyed: 64 of each), kept in that order, whatever the count of bands,
+    the keys made all at once or a few views at a time (as millions are)."""
+    monkeypatch.setattr(similar_search, "KEY_BLOCK", key_block)
     rng = np.random.default_rng(37)
     columns = rng.integers(0, 2**64, size=(len(KINDS), 300), dtype=np.uint64)
     rows = [1, 2, 3, 4, *([5] if hue else [])]
