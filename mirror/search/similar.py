@@ -355,7 +355,8 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
         _join(parent, *joined)
         refused: set[int] = set()  # pairs near by their words that their sketches set apart
         for band in share:
-            crop_keys = band_key(crops[1], _PHASHES[0], band, bands, hue) if crops is not None and len(crops[0]) else None
+            crop_keys = (band_key(crops[1], _PHASHES[0], band, bands, hue)
+                         if crops is not None and len(crops[0]) else None)
             for column in _PHASHES:  # a crop's pHash is in both: its keys are the same for each
                 keys = band_key(columns, column, band, bands, hue)
                 order = np.argsort(keys)  # any order within a key: a bucket is walked until it is one group
@@ -671,7 +672,7 @@ def band_key(columns: np.ndarray, column: int, band: int, bands: int, hue: bool 
     words = [columns[column], *(columns[row] for row in _COLOURS), *((columns[_HUE],) if hue else ())]
     moves, place = [], 0  # (word, its first bit, how many, their place in the key): at most bands - 1 at once
     for number in range(len(words)):
-        bits = range((band - 64 * number) % bands, 64, bands)  # the word's bits of the band: the 64 bits of each word in turn
+        bits = range((band - 64 * number) % bands, 64, bands)  # its bits of the band: each word's 64 dealt in turn
         for first in range(0, len(bits), bands - 1):
             count = len(bits[first:first + bands - 1])
             moves.append((number, bits[first], count, place))
