@@ -357,15 +357,16 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
         _join(parent, *joined)
         refused: set[int] = set()  # pairs near by their words that their sketches set apart
         for band in share:
-            crop_keys = (band_key(crops[1], _PHASHES[0], band, bands, hue)
-                         if crops is not None and len(crops[0]) else None)
+            def crop_keys(words: np.ndarray, band: int = band) -> np.ndarray:
+                return band_key(words, _PHASHES[0], band, bands, hue)  # a crop's pHash is its whole and its trimmed
+
             for column in _PHASHES:  # a crop's pHash is in both: its keys are the same for each
                 keys = band_key(columns, column, band, bands, hue)
                 order = np.argsort(keys)  # any order within a key: a bucket is walked until it is one group
                 ordered = keys[order]
                 firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each key's bucket starts
                 _join_buckets(parent, columns, order, firsts, max_distance, ask, refused)
-                if crop_keys is not None:
+                if crops is not None and len(crops[0]):
                     _join_crops(parent, columns, order, ordered[firsts], np.r_[firsts, count], *crops, crop_keys,
                                 has_crops, max_distance, ask)
         return parent
@@ -535,30 +536,33 @@ def _ask_nearest_first(parent: np.ndarray, a: np.ndarray, b: np.ndarray, words: 
 
 
 def _join_crops(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, distinct: np.ndarray,
-                bucket_starts: np.ndarray, crop_node: np.ndarray, crop_columns: np.ndarray, crop_keys: np.ndarray,
-                has_crops: np.ndarray, max_distance: int,
+                bucket_starts: np.ndarray, crop_node: np.ndarray, crop_columns: np.ndarray,
+                crop_keys: Callable[[np.ndarray], np.ndarray], has_crops: np.ndarray, max_distance: int,
                 close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> None:
     """Join the views near a crop of another (``crop_columns``, each crop of the view in
-    ``crop_node``; their keys of this band ``crop_keys``) within the distance, of the views that
+    ``crop_node``; ``crop_keys`` makes their keys of this band) within the distance, of the views that
     have crops of their own (``has_crops``): such a pair agrees on a band as two views do
     (:func:`band_key`). Each crop is measured against the views of its key (the views in
     ``order`` of their keys, the keys ``distinct``, each one's bucket from ``bucket_starts``);
     in a large bucket (a cluster), only those outside its own view's group, so a cluster
     already one group costs nothing more. The crops are taken :data:`CROPS_AT_ONCE` at a time:
     all at once, their buckets' bounds took more memory than everything else grouping 3.5 million
-    images (seven arrays of 17.5 million), and each of two threads had its own."""
+    images (seven arrays of 17.5 million), and each of two threads had its own; so are their keys
+    made (all at once, 140 MB a thread at 3.5 million; made again for the second pHash, some 3%
+    of the time)."""
     place_of = _place_finder(distinct)
-    for first in range(0, len(crop_keys), CROPS_AT_ONCE):
-        _join_crops_of(parent, columns, order, place_of, bucket_starts, crop_node, crop_columns, crop_keys,
-                       has_crops, max_distance, close, first, min(first + CROPS_AT_ONCE, len(crop_keys)))
+    for first in range(0, len(crop_node), CROPS_AT_ONCE):
+        last = min(first + CROPS_AT_ONCE, len(crop_node))
+        _join_crops_of(parent, columns, order, place_of, bucket_starts, crop_node, crop_columns,
+                       crop_keys(crop_columns[:, first:last]), has_crops, max_distance, close, first, last)
 
 
 def _join_crops_of(parent: np.ndarray, columns: np.ndarray, order: np.ndarray,
                    place_of: Callable[[np.ndarray], np.ndarray], bucket_starts: np.ndarray, crop_node: np.ndarray,
                    crop_columns: np.ndarray, crop_keys: np.ndarray, has_crops: np.ndarray, max_distance: int,
                    close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], first: int, last: int) -> None:
-    """:func:`_join_crops` for the crops from ``first`` up to ``last``."""
-    place = place_of(crop_keys[first:last])
+    """:func:`_join_crops` for the crops from ``first`` up to ``last``, whose keys are ``crop_keys``."""
+    place = place_of(crop_keys)
     crops = first + np.flatnonzero(place >= 0)  # the crops whose key some view has
     place = place[crops - first]
     starts, ends = bucket_starts[place], bucket_starts[place + 1]
