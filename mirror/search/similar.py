@@ -14,7 +14,7 @@ measured, found by sorting each band. The pairs found are joined into groups as 
 (:func:`_components`): identical fingerprints count once, and a bucket of one key is left as soon
 as its views are all one group, or walked by its groups, so a cluster of thousands costs its size,
 not its square. On a large board the keys take the hue word's bits too, one band more: buckets
-of a few views each, the time linear in the board's size (some 90 s of CPU at 3.5 million).
+of a few views each, the time linear in the board's size (some 70 s of CPU at 3.5 million).
 
 A view's crops (:data:`mirror.imaging.similar.CROPS`, ``image_crops``) are searched beside the
 views: a query's words against every crop, a query's crops against every view, never a crop
