@@ -211,10 +211,13 @@ def test_groups_join_a_pair_within_the_distance_that_shares_no_16_bit_band():
     assert [near.image_id for near in index.nearest(first, limit=2)] == [1, 2]
 
 
-def test_groups_find_every_pair_within_the_distance_as_a_search_does():
+@pytest.mark.parametrize("small_bucket", [similar_search.SMALL_BUCKET, 0])
+def test_groups_find_every_pair_within_the_distance_as_a_search_does(monkeypatch, small_bucket):
     """Groups are exact: on fingerprints with a few near copies each (1-8 bits off either pHash,
     colour words of few levels, as real ones are), the components equal those of every pair
-    measured one by one, at several distances."""
+    measured one by one, at several distances; the buckets walked neighbour by neighbour first,
+    or at once by their groups (as a bucket larger than a few is)."""
+    monkeypatch.setattr(similar_search, "SMALL_BUCKET", small_bucket)
     rng = np.random.default_rng(7)
     base = rng.integers(0, 2**64, size=(150, len(KINDS)), dtype=np.uint64)
     for row in base:
@@ -317,12 +320,15 @@ def test_crops_count_only_between_views_that_both_have_theirs():
 
 
 @pytest.mark.parametrize("crops_at_once", [similar_search.CROPS_AT_ONCE, 7])
-def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one(monkeypatch, crops_at_once):
+@pytest.mark.parametrize("hue_keys_from", [0, 10**9])
+def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one(monkeypatch, crops_at_once,
+                                                                              hue_keys_from):
     """A cluster of near copies fills a bucket of each band (past the few a crop is measured
     against whole): the crops of images outside it, and copies of its members' crops, are still
     joined exactly as every pair measured one by one joins them, the crops looked up all at once
-    or a few at a time (as millions are)."""
+    or a few at a time (as millions are), the keys with the hue's bits (as a large board's) or without."""
     monkeypatch.setattr(similar_search, "CROPS_AT_ONCE", crops_at_once)
+    monkeypatch.setattr(similar_search, "HUE_KEYS_FROM", hue_keys_from)
     rng = np.random.default_rng(13)
     base = _thermometer_words(rng)
     prints = {}
@@ -340,6 +346,7 @@ def test_groups_find_crop_pairs_around_a_cluster_as_pairs_measured_one_by_one(mo
     found = groups(index, 12)
     assert found == _pair_by_pair(prints, 12)
     assert len(found) == 1 and len(found[0]) == 50  # the cluster, its crops' copies, the crops near it
+    assert groups(index, 6) == _pair_by_pair(prints, 6)  # fewer, longer bands: keys past the lookup table's
 
 
 def test_a_search_read_a_block_at_a_time_measures_every_image_as_one_by_one(monkeypatch):
@@ -431,3 +438,120 @@ def test_groups_walk_the_bands_on_two_threads_and_ask_the_sketches_on_the_caller
     assert asked == {threading.current_thread().name}
     assert found == groups(index, 12, workers=1) == _pair_by_pair(prints, 12)
     assert len(found) == 40
+
+
+def _bands_of_bits(bands: int, hue: bool) -> dict[tuple[int, int], int]:
+    """The band each keyed bit falls in, (row of KINDS, bit) -> band: one view a bit, its pHash's in both rows."""
+    rows = [0, 2, 3, 4, *([5] if hue else [])]
+    bits = [(row, bit) for row in rows for bit in range(64)]
+    columns = np.zeros((len(KINDS), len(bits)), dtype=np.uint64)
+    for view, (row, bit) in enumerate(bits):
+        for kind in ((0, 1) if row == 0 else (row,)):
+            columns[kind, view] = np.uint64(1) << np.uint64(bit)
+    band_of = {}
+    for band in range(bands):
+        for view in np.flatnonzero(similar_search.band_key(columns, 0, band, bands, hue)).tolist():
+            band_of[bits[view]] = band
+    assert len(band_of) == len(bits)  # every keyed bit in one band
+    return band_of
+
+
+def _hit_bands(words: list[int], rng: np.random.Generator, band_of: dict[tuple[int, int], int], hits: int) -> list[int]:
+    """``words`` with one bit of their hue flipped (a free step) and ``hits`` bits of their pHash
+    and colour words, each in a band of its own, none in the band of the hue's bit (when keyed)."""
+    copy = list(words)
+    hue_bit = int(rng.integers(0, 64))
+    copy[5] ^= 1 << hue_bit
+    hit = {band_of[(5, hue_bit)]} if (5, hue_bit) in band_of else set()
+    for band in rng.permutation(max(band_of.values()) + 1).tolist():
+        if band in hit or len(hit) - ((5, hue_bit) in band_of) == hits:
+            continue
+        choices = [key for key, owner in band_of.items() if owner == band and key[0] != 5]
+        row, bit = choices[int(rng.integers(0, len(choices)))]
+        for kind in ((0, 1) if row == 0 else (row,)):
+            copy[kind] ^= 1 << bit
+        hit.add(band)
+    return copy
+
+
+@pytest.mark.parametrize("hue_keys_from", [0, 10**9])
+@pytest.mark.parametrize("small_bucket", [similar_search.SMALL_BUCKET, 0])
+def test_groups_find_a_pair_whose_differences_hit_every_band_but_one(monkeypatch, hue_keys_from, small_bucket):
+    """Pairs at the distance (12) whose differing bits hit every band of the keys but one: a step
+    of hue (free) and twelve bits of their pHash and colour words, each in a band of its own,
+    between two views' own words or a view's and a crop's. Each is grouped, whether the keys take
+    the hue's bits (one band more, for its free step) or not, the buckets walked either way;
+    pairs a bit further (13) are not."""
+    monkeypatch.setattr(similar_search, "HUE_KEYS_FROM", hue_keys_from)
+    monkeypatch.setattr(similar_search, "SMALL_BUCKET", small_bucket)
+    hue = hue_keys_from == 0
+    bands = similar_search.band_count(12, hue)
+    band_of = _bands_of_bits(bands, hue)
+    rng = np.random.default_rng(31)
+
+    def words() -> list[int]:
+        found = [int(word) for word in rng.integers(0, 2**64, size=len(KINDS), dtype=np.uint64)]
+        return [found[0], found[0], *found[2:]]
+
+    prints = {}
+    for pair in range(60):
+        crops = tuple(tuple(words()) for _ in CROPS)
+        first = View(*words(), crops=crops)
+        near = crops[pair % len(CROPS)] if pair % 2 else first.values  # a crop's words or its own
+        second = _hit_bands(list(near), rng, band_of, 12)
+        if pair % 3 == 2:  # a bit of pHash more
+            bit = 1 << int(rng.choice(np.flatnonzero([not (second[0] ^ near[0]) >> bit & 1 for bit in range(64)])))
+            second[0] ^= bit
+            second[1] ^= bit
+        prints[2 * pair + 1] = Fingerprint((first,))
+        prints[2 * pair + 2] = Fingerprint((View(*second, crops=tuple(tuple(words()) for _ in CROPS)),))
+    apart = [distance(prints[2 * pair + 1], prints[2 * pair + 2]) for pair in range(60)]
+    assert apart == [12 + (pair % 3 == 2) for pair in range(60)]
+    expected = [[2 * pair + 1, 2 * pair + 2] for pair in range(60) if pair % 3 != 2]
+    assert groups(HashIndex.of(prints), 12) == expected == _pair_by_pair(prints, 12)
+
+
+@pytest.mark.parametrize("bands", [5, 8, 9, 13, 14, 17])
+@pytest.mark.parametrize("hue", [False, True])
+@pytest.mark.parametrize("key_block", [similar_search.KEY_BLOCK, 7])
+def test_a_band_key_holds_the_bits_dealt_to_its_band_in_turn(monkeypatch, bands, hue, key_block):
+    """A band's key is the bits of its words dealt in turn into the bands (the pHash's, the colour
+    words', the hue's when keyed: 64 of each), kept in that order, whatever the count of bands,
+    the keys made all at once or a few views at a time (as millions are)."""
+    monkeypatch.setattr(similar_search, "KEY_BLOCK", key_block)
+    rng = np.random.default_rng(37)
+    columns = rng.integers(0, 2**64, size=(len(KINDS), 300), dtype=np.uint64)
+    rows = [1, 2, 3, 4, *([5] if hue else [])]
+    positions = [(row, bit) for row in rows for bit in range(64)]
+    for band in range(bands):
+        expected = [sum(((int(columns[row, view]) >> bit) & 1) << place
+                        for place, (row, bit) in enumerate(positions[band::bands])) for view in range(300)]
+        assert similar_search.band_key(columns, 1, band, bands, hue).tolist() == expected
+
+
+def test_a_cluster_sharing_a_key_with_a_far_picture_is_walked_by_its_groups(monkeypatch):
+    """A cluster of near copies whose bucket of one band also holds a picture far from it (on a
+    large board, many a cluster's key is some stranger's too): the bucket is walked neighbour by
+    neighbour a few steps, then by its groups, where step by step it took as many steps as the
+    cluster has copies, each over the whole bucket. The groups are every pair's."""
+    rng = np.random.default_rng(41)
+    band_of = _bands_of_bits(13, False)
+    base = _thermometer_words(rng)
+    prints = {n: Fingerprint((View(*_flipped(base, rng, 2)),)) for n in range(1, 2001)}
+    stranger = _thermometer_words(rng)
+    for (row, bit), band in band_of.items():  # the cluster's bits of band 0, its own elsewhere
+        if band == 0:
+            for kind in ((0, 1) if row == 0 else (row,)):
+                stranger[kind] = stranger[kind] & ~(1 << bit) | base[kind] & (1 << bit)
+    prints[2001] = Fingerprint((View(*stranger),))
+    assert distance(prints[1], prints[2001]) > 12
+    steps = []
+    split = similar_search._split_buckets
+
+    def recorded(parent, order, firsts, ends, step):
+        steps.append(step)
+        return split(parent, order, firsts, ends, step)
+
+    monkeypatch.setattr(similar_search, "_split_buckets", recorded)
+    assert groups(HashIndex.of(prints), 12, workers=1) == [list(range(1, 2001))]
+    assert max(steps) <= similar_search.SMALL_BUCKET + 1
