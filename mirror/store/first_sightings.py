@@ -141,9 +141,10 @@ def _all_first_seen(db: Database, resource: str, sightings: int) -> bool:
 def _count_run(db: Database, resource: str, run_id: int, count: int, first_at: str, last_at: str,
                low: int, high: int, say: Callable[[str], None]) -> None:
     tenth, done, said = max(1, count // 10), 0, 0
-    for start in range(low, high + 1, _CHUNK):
+    chunk = min(_CHUNK, max(1, (high - low + 1) // 10))
+    for start in range(low, high + 1, chunk):
         done += db.execute("DELETE FROM history WHERE id >= ? AND id < ? AND resource = ? AND run_id = ? "
-                           "AND event = 'first_seen'", [start, start + _CHUNK, resource, run_id]).rowcount
+                           "AND event = 'first_seen'", [start, start + chunk, resource, run_id]).rowcount
         if count >= LOUD_FROM and done // tenth > said:
             said = done // tenth
             say(f"history: {done:,} of {count:,} first sightings of {resource} counted, not kept as rows")
