@@ -156,7 +156,8 @@ class Rewind:
         # numbered 0: when that run's sightings end.
         self._history = self._cursor(
             "SELECT id, seen_at, event, changes FROM history WHERE resource = :resource AND record_key = :key "
-            f"UNION ALL SELECT 0, at, 'first_seen', NULL FROM (SELECT {RECORD_COUNTED_AT_SQL} AS at) WHERE at IS NOT NULL "
+            f"UNION ALL SELECT 0, at, 'first_seen', NULL FROM (SELECT {RECORD_COUNTED_AT_SQL} AS at) "
+            "WHERE at IS NOT NULL "
             "ORDER BY seen_at DESC, id DESC", {"resource": resource, "key": key})
         self._tag_changes = self._cursor(
             "SELECT seen_at, change, tag_id, tag_name FROM image_tag_changes WHERE image_id = ? "

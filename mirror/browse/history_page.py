@@ -26,8 +26,8 @@ from markupsafe import Markup
 from ..commands.changes import describe, parse_events, parse_resources, record_name
 from ..asof import Moment
 from ..dates import utc_text
-from ..store.history_read import (EVENTS, RESOURCES, Change, changes_page, counted_sightings, cursor_text, first_seen, parse_cursor,
-                                  record_history, tag_changes)
+from ..store.history_read import (EVENTS, RESOURCES, Change, changes_page, counted_sightings, cursor_text, first_seen,
+                                  parse_cursor, record_history, tag_changes)
 from ..urls import is_web_url
 from .figure import ImageCard, artists_of_tags
 from .history_chart import Series, chart

@@ -2,7 +2,7 @@
 
 A first sync or a dump's import writes every record of the board once, and each used to leave a
 ``first_seen`` history row saying no more than "this record was first seen then": half the
-history of a whole board (16 million of 33.6 million rows at 3.5 million images), some 2.8 GB
+history of a whole board (16 million of 33.6 million rows at 3.5 million images), some 3 GB
 with their indexes. So the first sightings of a run that fills an empty table are kept as one row
 of ``history_first_seen``, the count of them, not a history row each; the records first seen
 later (a night's new images) keep their own rows, dated each to the second.
@@ -32,8 +32,8 @@ from collections.abc import Callable
 
 from sqlite_utils import Database
 
-__all__ = ["TABLE", "COUNTED_AT_SQL", "RECORD_COUNTED_AT_SQL", "create_table", "fills_empty_table", "count_sightings", "first_seen_counted_at",
-           "count_first_runs"]
+__all__ = ["TABLE", "COUNTED_AT_SQL", "RECORD_COUNTED_AT_SQL", "create_table", "fills_empty_table", "count_sightings",
+           "first_seen_counted_at", "count_first_runs"]
 
 TABLE = "history_first_seen"
 # Runs that ended as they should; a run of another status (failed, or still 'running' after a kill)

@@ -96,7 +96,8 @@ def _kept(conn: sqlite3.Connection, table: str) -> bool:
 
 def _counts_kept(conn: sqlite3.Connection) -> bool:
     """Whether the mirror keeps first sightings counted per run (migration 0041)."""
-    return conn.execute("SELECT 1 FROM pragma_table_info('history_first_seen') WHERE name = 'counted'").fetchone() is not None
+    return conn.execute("SELECT 1 FROM pragma_table_info('history_first_seen') WHERE name = 'counted'"
+                        ).fetchone() is not None
 
 
 def _decode(text: str | None) -> Any:

@@ -115,7 +115,8 @@ def test_the_migration_counts_the_first_runs_that_filled_empty_tables_and_answer
     assert counted(db, "posts") == []  # a post was kept with no sighting (before history): not an empty table
     assert db.execute("SELECT resource, record_key, run_id FROM history ORDER BY id").fetchall() == [
         ("images", str(REAL["images"][4]["id"]), 2),
-        *(("posts", str(r["id"]), 1) for r in REAL["posts"][:6]), *(("posts", str(r["id"]), 2) for r in REAL["posts"][6:11])]
+        *(("posts", str(r["id"]), 1) for r in REAL["posts"][:6]),
+        *(("posts", str(r["id"]), 2) for r in REAL["posts"][6:11])]
     assert first_seen(db.conn) == before
     assert first_seen(db.conn, since="2026-01-01T12:00:00Z") == since
     # since a moment within the run's span: its counted images are first seen at the span's end
@@ -134,5 +135,6 @@ def test_a_large_run_is_counted_a_range_at_a_time_saying_how_far_it_got(tmp_path
     db.conn.commit()
     migrations.apply(db)
     said = capsys.readouterr().err.splitlines()
-    assert len(said) == 10 and said[-1] == f"history: {n:,} of {n:,} first sightings of filters counted, not kept as rows"
+    assert len(said) == 10
+    assert said[-1] == f"history: {n:,} of {n:,} first sightings of filters counted, not kept as rows"
     assert counted(db, "filters") == [(1, n)] and db.execute("SELECT count(*) FROM history").fetchone()[0] == 0
