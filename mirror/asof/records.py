@@ -376,14 +376,17 @@ class Version:
 
 
 # When the mirror knew of a history row ``h`` (joined to its run ``r``): its own changes when seen,
-# the site's own (from a dump) when the run that read them began.
+# the site's own (from a dump) when the run that read them began. A first sighting a run kept only
+# as a count (mirror.store.first_sightings) is dated on the board at the end of the run's span, and
+# known by the mirror no later than the row was written (``:mirrored``, its ``mirrored_at``).
 KNOWN_AT = ("CASE WHEN h.event IN ('site_tags', 'site_source') "
             "THEN max(h.seen_at, coalesce(r.started_at, h.seen_at)) ELSE h.seen_at END")
 _KNOWN = f"""
     SELECT seen_at, max(known) FROM (
         SELECT h.seen_at, {KNOWN_AT} AS known FROM history h LEFT JOIN sync_runs r ON r.id = h.run_id
         WHERE h.resource = :resource AND h.record_key = :key
-        UNION ALL SELECT at, at FROM (SELECT {RECORD_COUNTED_AT_SQL} AS at) WHERE at IS NOT NULL)
+        UNION ALL SELECT at, min(at, coalesce(:mirrored, at)) FROM (SELECT {RECORD_COUNTED_AT_SQL} AS at)
+        WHERE at IS NOT NULL)
     GROUP BY seen_at ORDER BY seen_at"""
 
 
@@ -422,7 +425,7 @@ def _starts_known(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
     """Each time the record's TimeMap lists, oldest first, with when the mirror knew every change
     up to it (the latest of the history's times it knew them at, up to that one); and when it
     knew the first of them (today's ``mirrored_at`` for a record with no history)."""
-    known = _known_times(conn, resource, key)
+    known = _known_times(conn, resource, key, row.get("mirrored_at"))
     created = _created(record if isinstance(record, dict) else {})
     first_known = running = min(known.values(), default=row.get("mirrored_at"))
     starts = []
@@ -447,9 +450,9 @@ def latest_began(conn: sqlite3.Connection, resource: str, key: str, row: Mapping
     return max(filter(None, (created, changed, first_seen_counted_at(conn, resource, key))), default=None)
 
 
-def _known_times(conn: sqlite3.Connection, resource: str, key: str) -> dict[str, str]:
+def _known_times(conn: sqlite3.Connection, resource: str, key: str, mirrored: str | None) -> dict[str, str]:
     try:
-        return dict(conn.execute(_KNOWN, {"resource": resource, "key": key}))
+        return dict(conn.execute(_KNOWN, {"resource": resource, "key": key, "mirrored": mirrored}))
     except sqlite3.OperationalError as error:
         if _no_history(error):
             return {}
