@@ -32,6 +32,8 @@ from collections.abc import Callable
 
 from sqlite_utils import Database
 
+from .raw_rebuilt import is_rebuilt
+
 __all__ = ["TABLE", "COUNTED_AT_SQL", "RECORD_COUNTED_AT_SQL", "create_table", "fills_empty_table", "count_sightings",
            "first_seen_counted_at", "count_first_runs"]
 
@@ -131,8 +133,11 @@ def count_first_runs(db: Database, say: Callable[[str], None] | None = None) -> 
 
 
 def _all_first_seen(db: Database, resource: str, sightings: int) -> bool:
+    # A tag or a user may be a row holding only a name (raw NULL), never seen as a record; the large
+    # tables rebuild raw from their columns (reading it for every row would take minutes) and hold none.
+    records = "" if is_rebuilt(resource) else " WHERE raw IS NOT NULL"
     try:
-        (rows,) = db.execute(f'SELECT count(*) FROM "{resource}"').fetchone()
+        (rows,) = db.execute(f'SELECT count(*) FROM "{resource}"{records}').fetchone()
     except sqlite3.OperationalError:
         return False
     return rows <= sightings
