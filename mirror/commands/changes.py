@@ -2,8 +2,9 @@
 events first (``image 456 deleted: Rule #2``, ``image 123: tags -safe +suggestive; description
 edited``, ``tag pony: images 27 -> 26``), then a first sync's "first seen" records summed up per
 resource, one line each (``--event first_seen`` lists them, and says the sightings of a run that
-filled an empty table, kept as a count, as one line: ``100,000 images first seen``). With the site's own tag and source
-changes where a dump was imported (``image 5 on the site by user 12 (Alice): tags +pony``).
+filled an empty table, kept as a count, in one line: ``100,000 images first seen``). With the
+site's own tag and source changes where a dump was imported (``image 5 on the site by user 12
+(Alice): tags +pony``).
 
 Reads the history (:mod:`mirror.store.history_read`) only. ``--json`` gives every change the
 filters select as objects, with every old and new value, as it reads them (never held at once).
