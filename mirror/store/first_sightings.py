@@ -113,9 +113,10 @@ def first_seen_counted_at(conn: sqlite3.Connection, resource: str, key: str) -> 
 def count_first_runs(db: Database, say: Callable[[str], None] | None = None) -> None:
     """Turn each resource's first run's ``first_seen`` rows into its count, where that run filled an
     empty table: every row of the table was first seen by a run (none kept from before history was,
-    nor written outside a run), so none was there before the first. Its rows are deleted a range of
-    ids at a time (a run's sightings of a resource are written together), a line said every tenth
-    of a large one."""
+    nor written outside a run), so none was there before the first. So too the runs that resumed it,
+    one after the other, while the one before did not finish (a killed import). Their rows are
+    deleted a range of ids at a time (a run's sightings of a resource are written together), a line
+    said every tenth of a large one."""
     say = say or _stderr
     runs = db.execute("""SELECT resource, coalesce(run_id, 0), count(*), min(seen_at), max(seen_at), min(id), max(id)
                          FROM history NOT INDEXED WHERE event = 'first_seen' GROUP BY resource, coalesce(run_id, 0)
@@ -125,11 +126,18 @@ def count_first_runs(db: Database, say: Callable[[str], None] | None = None) -> 
     create_table(db)
     db.conn.executemany(f"INSERT INTO {TABLE} (resource, run_id, counted, count, first_at, last_at) "
                         "VALUES (?, ?, 0, ?, ?, ?)", [run[:5] for run in runs])
+    kinds = {run_id: (kind, status) for run_id, kind, status in db.execute(
+        "SELECT id, resource, status FROM sync_runs")}
     for resource in dict.fromkeys(run[0] for run in runs):
         mine = [run for run in runs if run[0] == resource]
-        first = mine[0]
-        if first[1] and _all_first_seen(db, resource, sum(run[2] for run in mine)):
-            _count_run(db, *first, say)
+        if not mine[0][1] or not _all_first_seen(db, resource, sum(run[2] for run in mine)):
+            continue
+        _count_run(db, *mine[0], say)
+        for before, run in zip(mine, mine[1:]):
+            kind, status = kinds.get(before[1], (None, None))
+            if status in _FINISHED or kind is None or kinds.get(run[1], (None,))[0] != kind:
+                break
+            _count_run(db, *run, say)
 
 
 def _all_first_seen(db: Database, resource: str, sightings: int) -> bool:

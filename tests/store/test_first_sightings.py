@@ -138,3 +138,21 @@ def test_a_large_run_is_counted_a_range_at_a_time_saying_how_far_it_got(tmp_path
     assert len(said) == 10
     assert said[-1] == f"history: {n:,} of {n:,} first sightings of filters counted, not kept as rows"
     assert counted(db, "filters") == [(1, n)] and db.execute("SELECT count(*) FROM history").fetchone()[0] == 0
+
+
+def test_the_migration_counts_a_killed_import_and_the_run_that_resumed_it_but_not_the_night_after(tmp_path):
+    db = Database(tmp_path / "old.db")
+    migrations.apply(db, stop_before="0041_first_sightings_counted")
+    images = REAL["images"][:6]
+    save(db, "images", images)
+    db.execute("INSERT INTO sync_runs (id, resource, started_at, status) VALUES "
+               "(1, 'import-dump', '2026-01-01T00:00:00Z', 'running'), "  # killed: never finished
+               "(2, 'import-dump', '2026-01-01T01:00:00Z', 'done'), (3, 'images', '2026-01-02T00:00:00Z', 'ok')")
+    runs = (1, 1, 2, 2, 2, 3)
+    db.conn.executemany("INSERT INTO history (resource, record_key, run_id, seen_at, event) "
+                        "VALUES ('images', ?, ?, '2026-01-01T00:00:00Z', 'first_seen')",
+                        [(str(r["id"]), run) for r, run in zip(images, runs)])
+    db.conn.commit()
+    migrations.apply(db)
+    assert counted(db, "images") == [(1, 2), (2, 3)]
+    assert db.execute("SELECT record_key, run_id FROM history").fetchall() == [(str(images[5]["id"]), 3)]
