@@ -15,6 +15,9 @@ What it cannot know, it does not invent:
 - Before the mirror first saw a record, what is known is the site's own history from its dump
   (tag changes, at the site's times) and ``created_at``: an image uploaded before a moment is
   answered as first seen, with the site's tag changes since undone.
+- A record first seen by a run that filled its empty table has no ``first_seen`` row of its own
+  (:mod:`mirror.store.first_sightings`): it is answered as first seen when that run's sightings
+  end, never before the mirror had it, and up to the run's length after.
 
 One clock: the history's ``seen_at``, which is the site's time for the site's own changes and the
 time the mirror saw a change for the rest. A change made on the site a day before a sync saw it is
@@ -33,6 +36,7 @@ from typing import Any
 
 from ..dates import utc_text
 from ..store.history import tag_name_sql
+from ..store.first_sightings import RECORD_COUNTED_AT_SQL, first_seen_counted_at
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",
@@ -149,9 +153,13 @@ class Rewind:
         self.hidden, self.stub = bool(row.get("hidden_from_users")), _loads(row.get("stub"))
         self.last: str | None = None  # the oldest time undone so far (once all are: the earliest)
         self._first_seen: tuple[str | None] | None = None
+        # With its first sighting where a run kept it only as a count (mirror.store.first_sightings),
+        # numbered 0: when that run's sightings end.
         self._history = self._cursor(
-            "SELECT id, seen_at, event, changes FROM history WHERE resource = ? AND record_key = ? "
-            "ORDER BY seen_at DESC, id DESC", [resource, key])
+            "SELECT id, seen_at, event, changes FROM history WHERE resource = :resource AND record_key = :key "
+            f"UNION ALL SELECT 0, at, 'first_seen', NULL FROM (SELECT {RECORD_COUNTED_AT_SQL} AS at) "
+            "WHERE at IS NOT NULL "
+            "ORDER BY seen_at DESC, id DESC", {"resource": resource, "key": key})
         self._tag_changes = self._cursor(
             f"SELECT seen_at, change, tag_id, {tag_name_sql('c')} FROM image_tag_changes c WHERE image_id = ? "
             "ORDER BY seen_at DESC, id DESC", [int(key)]) if resource == "images" else None
@@ -203,8 +211,9 @@ class Rewind:
     def first_seen(self) -> str | None:
         """When the mirror first saw the record (read once, for a record with no date of its own)."""
         if self._first_seen is None:
-            self._first_seen = (self._scalar("SELECT min(seen_at) FROM history WHERE resource = ? "
-                                             "AND record_key = ? AND event = 'first_seen'"),)
+            self._first_seen = (self._scalar(f"SELECT coalesce((SELECT min(seen_at) FROM history WHERE resource = "
+                                             f":resource AND record_key = :key AND event = 'first_seen'), "
+                                             f"{RECORD_COUNTED_AT_SQL})"),)
         return self._first_seen[0]
 
     def _undo(self, event: Event) -> None:
@@ -255,7 +264,7 @@ class Rewind:
             stub = _stub_then(record, list(since_shown)[::-1])
         return True, json.dumps({**stub, "hidden_from_users": True}, ensure_ascii=False)
 
-    def _cursor(self, sql: str, params: list[Any]) -> sqlite3.Cursor | None:
+    def _cursor(self, sql: str, params: list[Any] | dict[str, Any]) -> sqlite3.Cursor | None:
         try:
             return self.conn.execute(sql, params)
         except sqlite3.OperationalError as error:
@@ -268,7 +277,7 @@ class Rewind:
         return cursor.fetchone() if cursor is not None else None
 
     def _scalar(self, sql: str) -> str | None:
-        cursor = self._cursor(sql, [self.resource, self.key])
+        cursor = self._cursor(sql, {"resource": self.resource, "key": self.key})
         return cursor.fetchone()[0] if cursor is not None else None
 
 
@@ -291,6 +300,9 @@ def versions_page(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
     except sqlite3.OperationalError as error:
         if not _no_history(error):
             raise
+    counted = first_seen_counted_at(conn, resource, key)
+    if counted is not None and counted > after:
+        starts.add(counted)
     ordered = sorted(starts)
     return ordered[:limit], len(ordered) > limit
 
@@ -315,6 +327,7 @@ def versions_around(conn: sqlite3.Connection, resource: str, key: str, row: Mapp
     mirror knows. Five seeks on the record's index range, however long its history."""
     record = json.loads(row["raw"]) if row.get("raw") else {}
     created = _created(record if isinstance(record, dict) else {})
+    counted = first_seen_counted_at(conn, resource, key)
 
     def one(aggregate: str, condition: str, value: str) -> str | None:
         try:
@@ -324,8 +337,8 @@ def versions_around(conn: sqlite3.Connection, resource: str, key: str, row: Mapp
             if not _no_history(error):
                 raise
             found = None
-        mine = created if created is not None and (not condition or _holds(created, condition, value)) else None
-        both = [t for t in (found, mine) if t is not None]
+        mine = [t for t in (created, counted) if t is not None and (not condition or _holds(t, condition, value))]
+        both = [t for t in (found, *mine) if t is not None]
         return (max if aggregate == "max" else min)(both) if both else None
 
     first, last = one("min", "", ""), one("max", "", "")
@@ -364,13 +377,18 @@ class Version:
 
 
 # When the mirror knew of a history row ``h`` (joined to its run ``r``): its own changes when seen,
-# the site's own (from a dump) when the run that read them began.
+# the site's own (from a dump) when the run that read them began. A first sighting a run kept only
+# as a count (mirror.store.first_sightings) is dated on the board at the end of the run's span, and
+# known by the mirror no later than the row was written (``:mirrored``, its ``mirrored_at``).
 KNOWN_AT = ("CASE WHEN h.event IN ('site_tags', 'site_source') "
             "THEN max(h.seen_at, coalesce(r.started_at, h.seen_at)) ELSE h.seen_at END")
 _KNOWN = f"""
-    SELECT h.seen_at, max({KNOWN_AT})
-    FROM history h LEFT JOIN sync_runs r ON r.id = h.run_id
-    WHERE h.resource = ? AND h.record_key = ? GROUP BY h.seen_at ORDER BY h.seen_at"""
+    SELECT seen_at, max(known) FROM (
+        SELECT h.seen_at, {KNOWN_AT} AS known FROM history h LEFT JOIN sync_runs r ON r.id = h.run_id
+        WHERE h.resource = :resource AND h.record_key = :key
+        UNION ALL SELECT at, min(at, coalesce(:mirrored, at)) FROM (SELECT {RECORD_COUNTED_AT_SQL} AS at)
+        WHERE at IS NOT NULL)
+    GROUP BY seen_at ORDER BY seen_at"""
 
 
 def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any], *,
@@ -408,7 +426,7 @@ def _starts_known(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
     """Each time the record's TimeMap lists, oldest first, with when the mirror knew every change
     up to it (the latest of the history's times it knew them at, up to that one); and when it
     knew the first of them (today's ``mirrored_at`` for a record with no history)."""
-    known = _known_times(conn, resource, key)
+    known = _known_times(conn, resource, key, row.get("mirrored_at"))
     created = _created(record if isinstance(record, dict) else {})
     first_known = running = min(known.values(), default=row.get("mirrored_at"))
     starts = []
@@ -430,12 +448,12 @@ def latest_began(conn: sqlite3.Connection, resource: str, key: str, row: Mapping
         if not _no_history(error):
             raise
         changed = None
-    return max(filter(None, (created, changed)), default=None)
+    return max(filter(None, (created, changed, first_seen_counted_at(conn, resource, key))), default=None)
 
 
-def _known_times(conn: sqlite3.Connection, resource: str, key: str) -> dict[str, str]:
+def _known_times(conn: sqlite3.Connection, resource: str, key: str, mirrored: str | None) -> dict[str, str]:
     try:
-        return dict(conn.execute(_KNOWN, [resource, key]))
+        return dict(conn.execute(_KNOWN, {"resource": resource, "key": key, "mirrored": mirrored}))
     except sqlite3.OperationalError as error:
         if _no_history(error):
             return {}

@@ -47,6 +47,7 @@ from ..store.checkpoints import (TAG_EVENTS, Checkpoints, as_seconds, undone, up
                                  walked_back)
 from ..store.database import database_file, reader_uri
 from ..store.derived import DIGESTS, kept_value
+from ..store.first_sightings import COUNTED_AT_SQL
 from ..store.history import COUNTERS
 from ..store.records import column_converters, shape_values
 from ..store.specs import IMAGES as IMAGE_SPEC
@@ -129,10 +130,12 @@ class Changes:
 
     def undated_after(self) -> BitMap:
         """Images with no upload time first seen after the moment."""
+        # An image with no first_seen row of its own was first seen by a run that kept its first
+        # sightings as a count (mirror.store.first_sightings): when that run's sightings end.
         return BitMap(row[0] for row in self.conn.execute(
-            "SELECT i.id FROM images i WHERE i.created_at IS NULL AND (SELECT min(h.seen_at) FROM history h "
-            "WHERE h.resource = 'images' AND h.record_key = CAST(i.id AS TEXT) AND h.event = 'first_seen') > ?",
-            (self.moment.text,)))
+            "SELECT i.id FROM images i WHERE i.created_at IS NULL AND coalesce((SELECT min(h.seen_at) FROM history h "
+            "WHERE h.resource = 'images' AND h.record_key = CAST(i.id AS TEXT) AND h.event = 'first_seen'), "
+            f"{COUNTED_AT_SQL}) > :moment", {"resource": "images", "moment": self.moment.text}))
 
     def uploaded_by(self, uploads: Uploads) -> BitMap:
         """Every image uploaded by the moment: today's images less those uploaded after it, read

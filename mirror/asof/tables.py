@@ -20,6 +20,7 @@ import sqlite3
 from typing import Any
 
 from ..store.database import database_file, reader_uri
+from ..store.first_sightings import COUNTED_AT_SQL
 from ..store.history import EVENTS, record_key
 from ..store.records import column_converters, shape_values
 from ..store.specs import SPECS, TableSpec
@@ -46,8 +47,9 @@ def _shadow(conn: sqlite3.Connection, scratch: sqlite3.Connection, spec: TableSp
     scratch.execute(f'CREATE TABLE "then_{table}" AS SELECT rowid AS rowid, * FROM archive."{table}" WHERE 0')
     names = [row[1] for row in scratch.execute(f'PRAGMA table_info("then_{table}")')]
     touched = _touched(conn, spec, moment)
+    unborn = _unborn(conn, spec, moment)
     rows = []
-    for row in _rows(conn, table, keys, touched):
+    for row in _rows(conn, table, keys, [key for key in touched if key not in unborn]):
         key = row[keys[0]] if len(keys) == 1 else tuple(row[k] for k in keys)
         found = record_as_of(conn, table, record_key(key), dict(row), moment)
         if found is not None:
@@ -55,7 +57,7 @@ def _shadow(conn: sqlite3.Connection, scratch: sqlite3.Connection, spec: TableSp
     marks = ", ".join("?" * len(names))
     scratch.executemany(f'INSERT INTO "then_{table}" VALUES ({marks})', [[row.get(n) for n in names] for row in rows])
     scratch.execute(f'CREATE TABLE "touched_{table}" (key PRIMARY KEY) WITHOUT ROWID')
-    scratch.executemany(f'INSERT OR IGNORE INTO "touched_{table}" VALUES (?)', [(k,) for k in touched])
+    scratch.executemany(f'INSERT OR IGNORE INTO "touched_{table}" VALUES (?)', [(k,) for k in [*touched, *unborn]])
     own = keys[0] if len(keys) == 1 else f"json_array({', '.join(keys)})"
     scratch.execute(f'CREATE TEMP VIEW "{table}" AS SELECT rowid AS rowid, * FROM archive."{table}" '
                     f'WHERE {own} NOT IN (SELECT key FROM "touched_{table}") UNION ALL SELECT * FROM "then_{table}"')
@@ -74,6 +76,22 @@ def _touched(conn: sqlite3.Connection, spec: TableSpec, moment: Moment) -> list[
         keys += [row[0] for row in conn.execute(f'SELECT "{spec.pk}" FROM "{spec.table}" WHERE created_at > ?',
                                                 (moment.text[:19] + "\uffff",))]
     return list(dict.fromkeys(keys))
+
+
+def _unborn(conn: sqlite3.Connection, spec: TableSpec, moment: Moment) -> set[Any]:
+    """The keys of the records with no date of their own that a run keeping its first sightings as
+    a count (:mod:`mirror.store.first_sightings`) first saw after the moment: none existed then,
+    and none has a history row to be found by."""
+    if "created_at" in spec.fields:
+        return set()
+    (counted,) = conn.execute(f"SELECT {COUNTED_AT_SQL}", {"resource": spec.table}).fetchone()
+    if counted is None or counted <= moment.text:
+        return set()
+    keys = spec.pk_columns
+    own = keys[0] if len(keys) == 1 else f"json_array({', '.join(keys)})"
+    return {row[0] for row in conn.execute(
+        f'SELECT {own} FROM "{spec.table}" WHERE raw IS NOT NULL AND NOT EXISTS (SELECT 1 FROM history h '
+        f"WHERE h.resource = ? AND h.record_key = CAST({own} AS TEXT) AND h.event = 'first_seen')", (spec.table,))}
 
 
 def _rows(conn: sqlite3.Connection, table: str, keys: tuple[str, ...], touched: list[Any]) -> list[sqlite3.Row]:

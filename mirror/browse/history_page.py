@@ -26,8 +26,8 @@ from markupsafe import Markup
 from ..commands.changes import describe, parse_events, parse_resources, record_name
 from ..asof import Moment
 from ..dates import utc_text
-from ..store.history_read import (EVENTS, RESOURCES, Change, changes_page, cursor_text, first_seen, parse_cursor,
-                                  record_history, tag_changes)
+from ..store.history_read import (EVENTS, RESOURCES, Change, changes_page, counted_sightings, cursor_text, first_seen,
+                                  parse_cursor, record_history, tag_changes)
 from ..urls import is_web_url
 from .figure import ImageCard, artists_of_tags
 from .history_chart import Series, chart
@@ -255,7 +255,13 @@ def archive_changes(conn: sqlite3.Connection, selection: Selection, moment: Mome
     rows = [{"change": c, "what": record_name(c), "line": describe(c)[len(record_name(c)):].lstrip(": "),
              "href": record_href(c), "then": _then_href(c)} for c in found[:PER_PAGE]]
     older = found[PER_PAGE - 1] if len(found) > PER_PAGE else None
-    summed = [] if selection.events or selection.before else first_seen(conn, resources=resources)
+    if selection.before:
+        summed = []
+    elif not selection.events:
+        summed = first_seen(conn, resources=resources)
+    else:  # the sightings of runs that filled an empty table, kept as a count: no row of them to list
+        summed = [seen for seen in counted_sightings(conn, resources) if "first_seen" in selection.events
+                  and (moment is None or seen.last_at <= moment.text)]
     return {"rows": rows, "first_seen": summed,
             "older": selection.query(before=cursor_text(older)) if older else None}
 

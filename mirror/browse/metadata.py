@@ -97,11 +97,19 @@ QUERIES: dict[str, dict[str, Any]] = {
         "title": "An image's history",
         "description": "Every version of image :image the syncs saw: its old descriptions, sources and tags, "
                        "when it was hidden, deleted or merged, and why.",
-        "sql": "SELECT h.seen_at, h.event, h.changes,\n"
+        # An image first seen by a run that filled an empty table has no first_seen row: its
+        # sighting is that run's count (mirror.store.first_sightings), dated at the run's end.
+        "sql": "SELECT seen_at, event, changes, tags FROM (\n"
+               "SELECT h.id, h.seen_at, h.event, h.changes,\n"
                f"  (SELECT group_concat(c.change || coalesce({tag_name_sql('c')}, c.tag_id), ' ') FROM image_tag_changes c\n"
                "   WHERE c.history_id = h.id) AS tags\n"
                "FROM history h WHERE h.resource = 'images' AND h.record_key = CAST(CAST(:image AS INTEGER) AS TEXT)\n"
-               "ORDER BY h.id DESC",
+               "UNION ALL SELECT 0, f.at, 'first_seen', NULL, NULL FROM (SELECT max(last_at) AS at\n"
+               "  FROM history_first_seen WHERE resource = 'images' AND counted = 1) f WHERE f.at IS NOT NULL\n"
+               "  AND EXISTS (SELECT 1 FROM images WHERE id = CAST(:image AS INTEGER))\n"
+               "  AND NOT EXISTS (SELECT 1 FROM history WHERE resource = 'images'\n"
+               "    AND record_key = CAST(CAST(:image AS INTEGER) AS TEXT) AND event = 'first_seen'))\n"
+               "ORDER BY id DESC",
     },
     "lost_a_tag": {
         "title": "Images that lost a tag",

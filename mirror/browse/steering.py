@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import BadRequest, Response
 
 from ..asof import Moment, Versions, versions_around, versions_page
+from ..store.first_sightings import first_seen_counted_at
 from ..store.history import record_key
 from .moment import is_board_page
 from .settings import css, database_name
@@ -140,6 +141,9 @@ def captures(conn: sqlite3.Connection, page: str) -> tuple[list[Capture], bool]:
         return [], False
     times, more = versions_page(conn, table, record_key(key), row, limit=CAPTURES_SHOWN)
     kinds = dict(_kinds(conn, table, record_key(key), times))
+    counted = first_seen_counted_at(conn, table, record_key(key))  # a first sighting kept as a count
+    if counted in times:
+        kinds[counted] = tuple(sorted({*kinds.get(counted, ()), _KINDS["first_seen"]}))
     return [Capture(at, kinds.get(at, ("uploaded",)), moment_href(at, page)) for at in times], more
 
 

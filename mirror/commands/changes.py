@@ -1,8 +1,10 @@
 """`mirror changes`: what the syncs saw change, newest first, one line each, for people: the real
 events first (``image 456 deleted: Rule #2``, ``image 123: tags -safe +suggestive; description
 edited``, ``tag pony: images 27 -> 26``), then a first sync's "first seen" records summed up per
-resource, one line each (``--event first_seen`` lists them). With the site's own tag and source
-changes where a dump was imported (``image 5 on the site by user 12 (Alice): tags +pony``).
+resource, one line each (``--event first_seen`` lists them, and says the sightings of a run that
+filled an empty table, kept as a count, in one line: ``100,000 images first seen``). With the
+site's own tag and source changes where a dump was imported (``image 5 on the site by user 12
+(Alice): tags +pony``).
 
 Reads the history (:mod:`mirror.store.history_read`) only. ``--json`` gives every change the
 filters select as objects, with every old and new value, as it reads them (never held at once).
@@ -19,7 +21,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..dates import utc_text
-from ..store.history_read import EVENTS, RESOURCES, Change, changes_since, first_seen
+from ..store.first_sightings import first_seen_counted_at
+from ..store.history_read import EVENTS, RESOURCES, Change, FirstSeen, changes_since, counted_sightings, first_seen
 
 __all__ = ["Change", "changes", "describe", "lines", "parse_since", "parse_limit", "parse_events", "parse_resources",
            "parse_record", "to_json", "json_chunks", "record_name", "RESOURCE_NAMES", "EVENTS"]
@@ -124,7 +127,23 @@ def changes(db: Database, *, since: str, events: Sequence[str] = (), resources: 
     history then). With ``longest``, their texts cut to that many characters."""
     if not db["history"].exists():
         return iter(())
-    return changes_since(db.conn, since, events=events, resources=resources, key=key, limit=limit, longest=longest)
+    found = changes_since(db.conn, since, events=events, resources=resources, key=key, limit=limit, longest=longest)
+    if key is not None and len(resources) == 1 and (not events or "first_seen" in events):
+        return _with_counted_sighting(db, found, resources[0], key, since, limit)
+    return found
+
+
+def _with_counted_sighting(db: Database, found: Iterator[Change], resource: str, key: str, since: str,
+                           limit: int | None) -> Iterator[Change]:
+    """One record's changes, then its first sighting where a run kept it only as a count
+    (:mod:`mirror.store.first_sightings`), dated when that run's sightings end: the oldest."""
+    left = limit if limit is not None else 2**62
+    for change in found:
+        yield change
+        left -= 1
+    counted = first_seen_counted_at(db.conn, resource, key)
+    if left > 0 and counted is not None and counted >= since:
+        yield Change(0, counted, resource, key, "first_seen", None, None)
 
 
 def lines(db: Database, *, since: str, events: Sequence[str] = (), resources: Sequence[str] = (),
@@ -133,9 +152,16 @@ def lines(db: Database, *, since: str, events: Sequence[str] = (), resources: Se
     (deleted, merged, changed...), then the counts that moved with them, then the records first
     seen summed up per resource, one line each. Else every change selected, newest first."""
     if events or key is not None:
+        left = limit if limit is not None else 2**62
         for change in changes(db, since=since, events=events, resources=resources, key=key, limit=limit,
                               longest=_LINE_TEXT):
             yield f"{_when(change.seen_at)}  {describe(change)}"
+            left -= 1
+        if "first_seen" in events and key is None and db["history"].exists():
+            for seen in counted_sightings(db.conn, resources or RESOURCES):
+                if seen.last_at >= since and left > 0:
+                    yield f"{_when(seen.last_at)}  {seen.count:,} {_noun(seen)} first seen"
+                    left -= 1
         return
     left = limit if limit is not None else 2**62
     for kinds in (_REAL_EVENTS, _FOLLOWING):
@@ -146,8 +172,11 @@ def lines(db: Database, *, since: str, events: Sequence[str] = (), resources: Se
             return
     if db["history"].exists():
         for seen in first_seen(db.conn, since=since, resources=resources or RESOURCES):
-            noun = seen.resource if seen.count != 1 else _SINGULAR.get(seen.resource, seen.resource)
-            yield f"{_when(seen.last_at)}  {seen.count:,} {noun} first seen (--event first_seen lists them)"
+            yield f"{_when(seen.last_at)}  {seen.count:,} {_noun(seen)} first seen (--event first_seen lists them)"
+
+
+def _noun(seen: FirstSeen) -> str:
+    return seen.resource if seen.count != 1 else _SINGULAR.get(seen.resource, seen.resource)
 
 
 def _when(stored: str) -> str:

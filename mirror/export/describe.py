@@ -33,7 +33,9 @@ COLUMN_NOTES = {
     ("history", "seen_at"): "When the change was made as far as the mirror knows: when a sync saw it, or, for "
                             "the site's own changes from its dump (site_tags, site_source), when the site made it.",
     ("history", "event"): "What happened: first_seen, changed, counters, hidden, deleted, merged, shown, destroyed, "
-                          "gone, emptied, used, gallery_images, site_tags, site_source.",
+                          "gone, emptied, used, gallery_images, site_tags, site_source. A run that filled an empty "
+                          "table (a first sync, a dump's import) has no first_seen row for the records it first "
+                          "saw: the mirror keeps them as one count; a record's first version says when it was seen.",
     ("history", "user_id"): "For the site's own changes from its dump: the site's user who made it.",
     ("image_tag_changes", "history_id"): "The history row (history.id) the change belongs to.",
     ("image_tag_changes", "seen_at"): "As history.seen_at.",

@@ -10,7 +10,8 @@ columns that differ), so the change is at hand; it is kept the way Simon Williso
     One row per record per sync that saw it differ. ``changes`` is ``{"field": [old, new], ...}``
     over the record's own fields (the ``raw`` the site sent, so a field added to the API since is
     kept too), or NULL for ``first_seen`` (the row itself is that version). ``event`` names what
-    happened, for queries: :data:`EVENTS`.
+    happened, for queries: :data:`EVENTS`. The first sightings of a run that fills an empty table
+    (a first sync, a dump's import) are one count per resource instead (:mod:`.first_sightings`).
 ``image_tag_changes(history_id, image_id, tag_id, tag_name, change, seen_at)``
     An image's tags added (``+``) and removed (``-``), by id and name, instead of two long lists
     in ``changes``: "which images lost ``safe`` last month" is one indexed query. Its run is its
@@ -57,6 +58,7 @@ from sqlite_utils import Database
 
 from ..dates import parse_utc, utc_text
 from .derived import file_root
+from .first_sightings import count_sightings, fills_empty_table
 from .records import storable_text, tags_in_step
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "KeptSiteTags", "unseen_site_tags", "recording", "recorder_for", "record_key",
@@ -114,6 +116,9 @@ class HistoryRecorder:
             raise ValueError(f"history.counters must be one of {', '.join(COUNTER_MODES)}, not {counters!r}")
         self.db, self.run_id, self.counters = db, run_id, counters
         self._counted: tuple[str, set[tuple[str, str]]] = ("", set())  # a day, and the records counted on it
+        # Whether this run counts its first sightings of a resource rather than writing a row for each:
+        # decided at its first batch of the resource, for the rest of the run.
+        self._fills: dict[str, bool] = {}
         # When the changes written now were seen, if not now: the moment a firehose event arrived
         # (mirror.follow), the best change time anyone outside the site has.
         self.seen_at: str | None = None
@@ -126,13 +131,23 @@ class HistoryRecorder:
         time the writer stamped the rows with (``mirrored_at``), so a change is never dated after
         the row that holds it, even when the clock's second turns between the two."""
         now = self.seen_at or now or utc_text()
+        if resource not in self._fills:
+            self._fills[resource] = self.run_id is not None and fills_empty_table(
+                self.db, self.run_id, resource, None if any(item.known for item in seen) else len(seen))
+        counted = 0
         for item in seen:
             found = self._change(resource, item, now, aliases or {})
-            if found is not None:
-                event, changes, tags = found
-                history_id = self._write(resource, item.key, event, changes, now)
-                if tags:
-                    self._write_tags(history_id, item.key, tags, now)
+            if found is None:
+                continue
+            event, changes, tags = found
+            if event == "first_seen" and self._fills[resource]:
+                counted += 1
+                continue
+            history_id = self._write(resource, item.key, event, changes, now)
+            if tags:
+                self._write_tags(history_id, item.key, tags, now)
+        if counted:
+            count_sightings(self.db, self.run_id, resource, counted, now)
 
     def event(self, resource: str, key: Any, event: str, changes: Mapping[str, Any] | None = None) -> None:
         """Keep an event the writers do not see as a record (a gallery gone, a comment destroyed)."""

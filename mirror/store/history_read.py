@@ -21,10 +21,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .first_sightings import first_seen_counted_at
 from .history import EVENTS, tag_name_sql
 
 __all__ = ["EVENTS", "Change", "FirstSeen", "TagChange", "RESOURCES", "SITE_EVENTS", "changes_since", "changes_page",
-           "first_seen", "record_history", "tag_changes", "parse_cursor", "cursor_text"]
+           "first_seen", "counted_sightings", "record_history", "tag_changes", "parse_cursor", "cursor_text"]
 
 # The tables history is kept under, in the order a summary lists them.
 RESOURCES = ("images", "tags", "users", "comments", "posts", "galleries", "forums", "topics", "filters")
@@ -91,6 +92,12 @@ def _kept(conn: sqlite3.Connection, table: str) -> bool:
     """Whether the mirror has ``table`` (one made before history was kept has none, and browsing
     migrates nothing)."""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [table]).fetchone() is not None
+
+
+def _counts_kept(conn: sqlite3.Connection) -> bool:
+    """Whether the mirror keeps first sightings counted per run (migration 0041)."""
+    return conn.execute("SELECT 1 FROM pragma_table_info('history_first_seen') WHERE name = 'counted'"
+                        ).fetchone() is not None
 
 
 def _decode(text: str | None) -> Any:
@@ -200,29 +207,51 @@ def changes_page(conn: sqlite3.Connection, *, events: Sequence[str], resources: 
 
 def first_seen(conn: sqlite3.Connection, *, since: str | None = None,
                resources: Sequence[str] = RESOURCES) -> list[FirstSeen]:
-    """How many records of each resource were first seen (at or after ``since``), and when: since
-    ever, from the counts kept as the history is written; since a time, counted."""
+    """How many records of each resource were first seen (at or after ``since``), and when: from
+    the counts kept as the history is written (:mod:`.first_sightings`). Since a time, the rows
+    are counted, and a run's first sightings kept as a count are counted whole where they end at
+    or after it (each record of it is answered as first seen at that end)."""
     found: list[FirstSeen] = []
     if not _kept(conn, "history"):
         return found
-    kept = _kept(conn, "history_first_seen")
+    counts = _counts_kept(conn)
     for resource in resources:
-        if since is None and kept:
-            row = conn.execute("SELECT count, first_at, last_at FROM history_first_seen WHERE resource = ?",
-                               [resource]).fetchone()
-        else:
+        if not counts:  # a mirror browsed before its next run migrates it: every sighting is a row
             row = conn.execute("SELECT count(*), min(seen_at), max(seen_at) FROM history "
                                "WHERE resource = ? AND event = 'first_seen' AND seen_at >= ?",
                                [resource, since or ""]).fetchone()
+        elif since is None:
+            row = conn.execute("SELECT sum(count), min(first_at), max(last_at) FROM history_first_seen "
+                               "WHERE resource = ?", [resource]).fetchone()
+        else:
+            row = conn.execute("""SELECT sum(n), min(first_at), max(last_at) FROM (
+                SELECT count(*) AS n, min(seen_at) AS first_at, max(seen_at) AS last_at FROM history
+                WHERE resource = :resource AND event = 'first_seen' AND seen_at >= :since
+                UNION ALL
+                SELECT count, last_at, last_at FROM history_first_seen
+                WHERE resource = :resource AND counted = 1 AND last_at >= :since)""",
+                               {"resource": resource, "since": since}).fetchone()
         if row and row[0]:
             found.append(FirstSeen(resource, *row))
     return found
 
 
+def counted_sightings(conn: sqlite3.Connection, resources: Sequence[str] = RESOURCES) -> list[FirstSeen]:
+    """The first sightings kept as a count rather than as rows (:mod:`.first_sightings`), per run
+    and resource: what a list of the records first seen cannot show one by one."""
+    if not _counts_kept(conn):
+        return []
+    rows = conn.execute("SELECT resource, count, first_at, last_at FROM history_first_seen "
+                        "WHERE counted = 1 AND resource IN (SELECT value FROM json_each(?)) ORDER BY last_at DESC",
+                        [json.dumps(list(resources))])
+    return [FirstSeen(*row) for row in rows]
+
+
 def record_history(conn: sqlite3.Connection, resource: str, key: str, *, before: tuple[str, int] | None = None,
                    limit: int = 50) -> list[Change]:
     """The ``limit`` newest changes of one record before ``before`` (a (seen_at, id) cursor), newest
-    first by time (the site's own changes in their place): a page, from one index range, however
+    first by time (the site's own changes in their place, and a first sighting kept only as a
+    count, :mod:`.first_sightings`, as a change numbered 0): a page, from one index range, however
     long the record's history (bots have given one image 75,260 tag changes)."""
     if not _kept(conn, "history"):
         return []
@@ -230,7 +259,13 @@ def record_history(conn: sqlite3.Connection, resource: str, key: str, *, before:
     rows = conn.execute(f"SELECT {_COLUMNS} FROM history WHERE resource = ? AND record_key = ? "
                         "AND (seen_at < ? OR (seen_at = ? AND id < ?)) ORDER BY seen_at DESC, id DESC LIMIT ?",
                         [resource, key, cursor[0], cursor[0], cursor[1], limit]).fetchall()
-    return _fill(conn, [_change(row) for row in rows])
+    found = [_change(row) for row in rows]
+    # A first sighting a run kept only as a count, in its place by time (id 0: after its second's rows).
+    counted = first_seen_counted_at(conn, resource, key)
+    if counted is not None and (counted, 0) < cursor and (len(found) < limit or counted > found[-1].seen_at):
+        found = sorted([*found, Change(0, counted, resource, key, "first_seen", None, None)],
+                       key=lambda c: (c.seen_at, c.id), reverse=True)[:limit]
+    return _fill(conn, found)
 
 
 def parse_cursor(text: str) -> tuple[str, int]:

@@ -17,6 +17,7 @@ from sqlite_utils import Database, Migrations
 from ..philomena import RATINGS as PHILOMENA_RATINGS
 from .downloads import COUNTING_INDEXES, DOWNLOADS_BY_STATUS
 from .errors import StoreError
+from .first_sightings import count_first_runs
 from .originals import ORIGINAL_REPRESENTATION
 from .raw_rebuilt import REBUILT
 from .records import fingerprint
@@ -762,6 +763,16 @@ def _tag_checkpoints(db: Database) -> None:
                             AND substr(k.moment, 1, 19) >= coalesce((SELECT substr(created_at, 1, 19) FROM images
                                                                      WHERE id = {row}.image_id), ''));
             END""")
+
+
+@migrations(name="0041_first_sightings_counted")
+def _first_sightings_counted(db: Database) -> None:
+    """The first sightings of a run that filled an empty table kept as one count per resource, not a
+    history row per record (:mod:`.first_sightings`): some 2.8 GB of a whole board's archive that
+    said only "first seen then". ``history_first_seen`` is kept per run; each resource's first run
+    whose rows were the table's every record has them deleted and counted, a line said every tenth
+    of a large one."""
+    count_first_runs(db)
 
 
 @migrations(name="0042_hashes_as_bytes")

@@ -21,12 +21,13 @@ from ..support.browsing import browse_client, browsing
 from ..support.configs import RESOURCES, changed, mirror_config, sync, write_config
 
 DESCRIBED = "A <b>bold</b> claim\nand a second line"
+LATER = 55  # images uploaded before the third sync: more than a page of them first seen
 
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
     """Three syncs: the first; then a retag, an edit of the description and source, a score rise,
-    a deletion and a merge; then another score rise. The site's own tag change, from its dump, too."""
+    a deletion and a merge; then another score rise and new images. The site's own tag change, from its dump, too."""
     tmp = tmp_path_factory.mktemp("history-pages")
     with SiteServer(BoardEditor.generate(seed=8, images=30, with_pictures=True)) as site:
         editor = site.editor
@@ -45,6 +46,7 @@ def archive(tmp_path_factory):
         editor.merge_image(merged, image)
         sync(config, RESOURCES)
         editor.edit_image(image, score=score + 9)
+        editor.add_images(LATER)
         _, db = sync(config, RESOURCES)
     pony = db.execute("SELECT id FROM tags WHERE name = ?", [dropped]).fetchone()[0]
     save_site_changes(db, None, [SiteChange(image, "2015-03-04T05:06:07Z", 4242, "site_tags",
@@ -124,8 +126,8 @@ def test_what_changed_lists_the_real_events_and_sums_up_first_sightings(archive)
     listed = rows(html)
     assert ("deleted", "images") in listed and ("merged", "images") in listed and ("changed", "images") in listed
     assert all(event not in ("first_seen", "counters") for event, _ in listed)
-    images = db.execute("SELECT count(*) FROM history WHERE resource = 'images' AND event = 'first_seen'").fetchone()[0]
-    assert f'resource=images">{images:,} images</a> first seen' in html
+    images = db.execute("SELECT sum(count) FROM history_first_seen WHERE resource = 'images'").fetchone()[0]
+    assert images and f'resource=images">{images:,} images</a> first seen' in html
     assert f'href="/-/image/{archive["deleted"]}/history">image {archive["deleted"]}</a>' in html
     assert "deleted: Rule #2" in html
 
@@ -138,15 +140,22 @@ def test_what_changed_filters_by_event_and_resource_and_pages(archive):
                                                                                    ("merged", "images")}
     tags = rows(get(config, "/-/changes", resource="tags", event="counters")[1])
     assert tags and {resource for _, resource in tags} == {"tags"}
+    # the first sync's sightings are counts (it filled empty tables): said as such, not listed
     status, html = get(config, "/-/changes", event="first_seen")
+    images = db.execute("SELECT count FROM history_first_seen WHERE resource = 'images' AND counted = 1").fetchone()[0]
+    listed = rows(html)  # the records later syncs first saw, a row each: a page of the newest
+    assert listed.count(("first_seen", "images")) == 50
+    assert f"{images:,} images first seen by a run that filled an empty table" in html
+    # the images uploaded before the third sync were first seen one by one, a row each, and paged
+    status, html = get(config, "/-/changes", event="first_seen", resource="images")
     first = rows(html)
     assert len(first) == 50 and {event for event, _ in first} == {"first_seen"} and "first seen</h2>" not in html
     older = html_text.unescape(re.search(r'class="booru-next" href="/-/changes([^"]+)"', html).group(1))
     second = get(config, "/-/changes" + older)[1]
     keys = re.findall(r'data-resource="[a-z]+">\s*<a href="([^"]+)"', html)
     assert rows(second) and not set(re.findall(r'data-resource="[a-z]+">\s*<a href="([^"]+)"', second)) & set(keys)
-    total = db.execute("SELECT count(*) FROM history WHERE event = 'first_seen'").fetchone()[0]
-    assert total > 50
+    total = db.execute("SELECT count(*) FROM history WHERE event = 'first_seen' AND resource = 'images'").fetchone()[0]
+    assert total == LATER
     status, html = get(config, "/-/changes", event="exploded")
     assert status == 400 and "exploded" in html and "first_seen" in html
 
