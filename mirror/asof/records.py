@@ -35,7 +35,7 @@ from ..dates import utc_text
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",
-           "versions_of", "latest_began", "Rewind", "Then", "KNOWN_AT", "HIDING"]
+           "versions_of", "latest_began", "created_time", "Rewind", "Then", "KNOWN_AT", "HIDING"]
 
 Record = dict[str, Any]
 
@@ -111,7 +111,7 @@ def record_as_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping
         if then is None:
             return None
         began = rewind.began()
-        return AsOf(then.row(row), began or _created(then.record) or rewind.last)
+        return AsOf(then.row(row), began or created_time(then.record) or rewind.last)
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ class Rewind:
             self.tags[tag_id] = (change, name)
             self._next_tag = self._fetch(self._tag_changes)
         record = self._with_tags(dict(self.fields))
-        first = self.first_seen() if _created(record) is None else None
+        first = self.first_seen() if created_time(record) is None else None
         if not _existed(record, first, Moment(moment)):
             return None
         hidden, stub = self._hidden_then(record, moment)
@@ -281,7 +281,7 @@ def versions_page(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
     upload (or first sighting), then each kept change; at most ``limit`` of them, and whether more
     follow (a TimeMap's next page, RFC 7089's paged TimeMaps)."""
     record = json.loads(row["raw"]) if row.get("raw") else {}
-    created = _created(record if isinstance(record, dict) else {})
+    created = created_time(record if isinstance(record, dict) else {})
     starts = {created} if created and created > after else set()
     try:
         starts.update(at for (at,) in conn.execute(
@@ -313,7 +313,7 @@ def versions_around(conn: sqlite3.Connection, resource: str, key: str, row: Mapp
     """The versions around ``when`` of the record of today's ``row``; None when it has none the
     mirror knows. Five seeks on the record's index range, however long its history."""
     record = json.loads(row["raw"]) if row.get("raw") else {}
-    created = _created(record if isinstance(record, dict) else {})
+    created = created_time(record if isinstance(record, dict) else {})
 
     def one(aggregate: str, condition: str, value: str) -> str | None:
         try:
@@ -408,7 +408,7 @@ def _starts_known(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
     up to it (the latest of the history's times it knew them at, up to that one); and when it
     knew the first of them (today's ``mirrored_at`` for a record with no history)."""
     known = _known_times(conn, resource, key)
-    created = _created(record if isinstance(record, dict) else {})
+    created = created_time(record if isinstance(record, dict) else {})
     first_known = running = min(known.values(), default=row.get("mirrored_at"))
     starts = []
     for start in sorted({*known, *([created] if created else [])}):
@@ -421,7 +421,7 @@ def _starts_known(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
 def latest_began(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any]) -> str | None:
     """When today's version of the record began: the last time its TimeMap lists (None: none)."""
     record = json.loads(row["raw"]) if row.get("raw") else {}
-    created = _created(record if isinstance(record, dict) else {})
+    created = created_time(record if isinstance(record, dict) else {})
     try:
         (changed,) = conn.execute("SELECT max(seen_at) FROM history WHERE resource = ? AND record_key = ?",
                                   [resource, key]).fetchone()
@@ -452,7 +452,8 @@ def _far_future() -> Moment:
     return Moment("9999-12-31T23:59:59Z")
 
 
-def _created(record: Mapping[str, Any]) -> str | None:
+def created_time(record: Mapping[str, Any]) -> str | None:
+    """When the record was uploaded or written, to the second, as the history writes times (None: no date)."""
     created = record.get("created_at")
     return created[:19] + "Z" if isinstance(created, str) and len(created) >= 19 else None
 
@@ -460,7 +461,7 @@ def _created(record: Mapping[str, Any]) -> str | None:
 def _existed(record: Mapping[str, Any], first_seen: str | None, when: Moment) -> bool:
     """Uploaded (or written) by then; a record with no date existed once the mirror first saw it,
     and, with no first sighting kept (a dump's record, or one kept before history), always."""
-    created = _created(record)
+    created = created_time(record)
     if created is not None:
         return created <= when.text
     return first_seen is None or first_seen <= when.text

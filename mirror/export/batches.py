@@ -81,12 +81,16 @@ def digest(values: Sequence[Any]) -> int:
     return int.from_bytes(hashlib.blake2b(repr(tuple(values)).encode(), digest_size=8).digest(), "big", signed=True)
 
 
-def _queries(table: ExportTable, bounds: Bounds) -> list[tuple[str, list[Any]]]:
+def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "") -> list[tuple[str, list[Any]]]:
+    """The queries of the table's candidate rows; a record table's first export reads ``first_sql``
+    (:meth:`.RecordRows.first_sql`) after the key and digest, in place of ``raw`` and ``stub``."""
     columns = ", ".join(c.source for c in table.columns if c.sql != "?")
     if table.how == APPENDED:
         return [(f'SELECT {columns} FROM "{table.table}" WHERE id > ? AND id <= ? ORDER BY id',
                  [bounds.after.get(table.name, 0), bounds.upto.get(table.name, 0)])]
     rebuilt = ', raw, stub' if table.how == RECORDS and SPECS[table.name].hideable else ', raw, NULL'
+    if first_sql and bounds.first:
+        rebuilt = f", {first_sql}"
     joined = (f'SELECT {columns}, {table.key_sql()}, d.digest{rebuilt if table.how == RECORDS else ""} '
               f'FROM "{table.table}" '
               f"LEFT JOIN export_digests d ON d.dest = {int(bounds.dest)} AND d.tbl = '{table.name}' "
@@ -138,14 +142,15 @@ def _record_versions(conn: sqlite3.Connection, table: ExportTable, bounds: Bound
                       history_upto=bounds.upto.get("history", 0), now=bounds.high)
     at = len(rows.names)
     fresh: list[tuple] = []
-    for chunk in _chunks(conn, _queries(table, bounds)):
+    for chunk in _chunks(conn, _queries(table, bounds, rows.first_sql() if bounds.first else "")):
+        kept = rows.kept_records(chunk) if write and bounds.first else {}
         for row in chunk:
             value = digest(rows.values(row))
             changed = value != row[at + 1]
             if changed:
                 written.add(row[at], value)
             if write:
-                fresh += rows.versions(row, changed)
+                fresh += rows.versions(row, changed, kept)
             if len(fresh) >= ROWS_PER_BATCH:
                 written.rows += len(fresh)
                 yield to_batch(table, fresh)

@@ -16,6 +16,11 @@ dates it (null: before anything the history says), and ``seen_at``, when the mir
 a moment, a record is its row with the latest ``valid_from`` at or before it, the latest ``seen_at``
 among equals. A version the same as the one before it (a first sighting that changed nothing) is
 not written again: the earlier row already holds it from its start.
+
+Most records have no change kept at all, only their first sighting: the first export writes them
+from the table's columns alone (:meth:`RecordRows.plain_versions`, what the as-of reading gives
+for such a record, worked out without it), and reads ``raw`` (which SQLite rebuilds from the
+columns for the large tables) and calls the as-of reading only for the others.
 """
 
 from __future__ import annotations
@@ -26,16 +31,22 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..asof import versions_of
-from ..asof.records import KNOWN_AT, Then, latest_began
+from ..asof.records import KNOWN_AT, Then, created_time, latest_began
+from ..store.raw_rebuilt import column_holds_sql, is_rebuilt
 from ..store.records import column_converters
 from ..store.specs import SPECS
 from .tables import ExportTable
 
-__all__ = ["RecordRows", "EXTRA"]
+__all__ = ["RecordRows", "EXTRA", "FIRST_EXTRA"]
 
 # What the query reads after the table's columns: the record key, its last digest, and what the
 # as-of reading rebuilds a version from.
 EXTRA = ("record_key", "digest", "raw", "stub")
+# What the first export's query reads after them (:meth:`RecordRows.first_sql`): the row's rowid,
+# its record's created_at, and what its history holds (:data:`NO_HISTORY`, :data:`NO_RECORD`, the
+# time of its first sighting and nothing else, or NULL: more, read by the as-of reading).
+FIRST_EXTRA = ("record_key", "digest", "rowid", "created_at", "history")
+NO_HISTORY, NO_RECORD = "", "-"
 
 
 class RecordRows:
@@ -51,12 +62,54 @@ class RecordRows:
         self.width = len(self.names) - 1
         self.stub_fields = [f for f in self.spec.stub_fields if f in self.spec.fields and f not in self.spec.pk_columns]
 
+    def first_sql(self) -> str:
+        """The columns of :data:`FIRST_EXTRA` from ``rowid`` on, in SQL over the table's rows. ``raw``
+        is read only where the columns cannot say the record: a large table's rebuilt ``raw`` (its
+        generated column) for no row whose created_at its column holds."""
+        name, quoted = self.table.name, f'"{self.table.table}"'
+        if is_rebuilt(self.table.table):
+            plain = column_holds_sql(self.table.table, "created_at")
+            created, cases = '"created_at"', [f"WHEN NOT {plain} THEN NULL"]
+        else:  # ``raw`` is a stored column here
+            plain = "json_valid(raw) AND json_type(raw) = 'object'"
+            created = f"CASE WHEN {plain} THEN raw ->> '$.created_at' END"
+            cases = [f"WHEN raw IS NULL THEN '{NO_RECORD}'", f"WHEN NOT ({plain}) THEN NULL"]
+        if self.spec.hideable:
+            cases.append('WHEN coalesce("hidden_from_users", 0) THEN NULL')
+        if name == "images":  # the as-of reading takes an image's tag changes from their own table
+            cases.append(f"WHEN EXISTS (SELECT 1 FROM image_tag_changes WHERE image_id = {quoted}.\"id\") THEN NULL")
+        history = ("(SELECT CASE WHEN count(*) = 0 THEN '' WHEN count(*) = 1 AND min(event) = 'first_seen' "
+                   "THEN min(seen_at) END FROM (SELECT event, seen_at FROM history "
+                   f"WHERE resource = '{name}' AND record_key = {self.table.key_sql(qualified=True)} LIMIT 2))")
+        return f"{quoted}.rowid, {created}, CASE {' '.join(cases)} ELSE {history} END"
+
+    def kept_records(self, rows: Sequence[Sequence[Any]]) -> dict[int, tuple[Any, Any]]:
+        """``raw`` and ``stub`` by rowid, for the rows of a first export's chunk whose versions the
+        as-of reading gives (their history is more than a first sighting)."""
+        at = len(self.names)
+        wanted = [row[at + 2] for row in rows if row[at + 4] is None]
+        if not wanted:
+            return {}
+        stub = "stub" if self.spec.hideable else "NULL"
+        return {rowid: (raw, kept) for rowid, raw, kept in self.conn.execute(
+            f'SELECT rowid, raw, {stub} FROM "{self.table.table}" WHERE rowid IN (SELECT value FROM json_each(?))',
+            [json.dumps(wanted)])}
+
     def values(self, row: Sequence[Any]) -> tuple:
         """The values a digest is taken of: the record's columns, ``seen_at`` left out."""
         return tuple(row[:self.width])
 
-    def versions(self, row: Sequence[Any], changed: bool) -> Iterator[tuple]:
-        """The rows to write for one record (``changed``: today's differs from the one last exported)."""
+    def versions(self, row: Sequence[Any], changed: bool,
+                 kept: dict[int, tuple[Any, Any]] | None = None) -> Iterator[tuple]:
+        """The rows to write for one record (``changed``: today's differs from the one last exported);
+        in a first export, the row's ``raw`` and ``stub`` in ``kept`` (:meth:`kept_records`) where
+        its columns do not say them."""
+        if self.first:
+            at = len(self.names)
+            if row[at + 4] is not None:
+                yield from self.plain_versions(row, changed)
+                return
+            row = (*row[:at + 2], *(kept or {})[row[at + 2]])
         today = dict(zip(self.names, row))
         key, raw, stub = row[len(self.names)], row[len(self.names) + 2], row[len(self.names) + 3]
         mirrored = today["seen_at"] or self.now  # a tag an image named has no mirrored_at yet
@@ -78,6 +131,26 @@ class RecordRows:
         # Shown again: a record first kept as a stub has its full content now, and /as-of/ reads
         # every earlier version with it (the fields a stub lacked): they are written again.
         yield from self._rows(row, today, key, kept, raw, since=None if shown else since, seen_after=seen_after)
+
+    def plain_versions(self, row: Sequence[Any], changed: bool) -> list[tuple]:
+        """The versions of a record shown today whose history is its first sighting alone, or
+        nothing: those :func:`versions_of` gives (its upload and its first sighting, the same
+        record, the earlier kept), from the row's columns and its first export's extra columns."""
+        at = len(self.names)
+        values, history = self.values(row), row[at + 4]
+        mirrored = row[self.width] or self.now
+        if history == NO_RECORD:  # a tag an image named before the tags crawler read it
+            return [(*values, None, mirrored)] if changed else []
+        created = created_time({"created_at": row[at + 3]})
+        if history == NO_HISTORY:
+            return [(*values, created, mirrored)]
+        today = (*values, created if created is not None and created > history else history, max(mirrored, history))
+        if created is None or created >= history:
+            return [today]
+        # Uploaded before the mirror first saw it: the version at the upload, as :meth:`_then` reads it.
+        uploaded = tuple(False if name == "hidden_from_users" else value
+                         for name, value in zip(self.names, values)) if self.spec.hideable else values
+        return [today, (*uploaded, created, history)] if uploaded != values else [(*uploaded, created, history)]
 
     def _rows(self, row: Sequence[Any], today: dict[str, Any], key: str, kept: dict[str, Any], raw: str, *,
               since: str | None, seen_after: str | None) -> Iterator[tuple]:
