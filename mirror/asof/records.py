@@ -117,11 +117,13 @@ def record_as_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping
 @dataclass(frozen=True)
 class Then:
     """A record at a moment, as :class:`Rewind` reads it: its fields, and whether it was hidden
-    then with the stub the site answered."""
+    then with the stub the site answered; ``touched``: the fields whose value may differ from
+    today's record (None: any), so that a reader of many versions compares those alone."""
 
     record: Record
     hidden: bool
     stub: str | None
+    touched: frozenset[str] | None = None
 
     def row(self, today: Mapping[str, Any]) -> dict[str, Any]:
         """Today's ``row`` with the record as it was: a row as the API reads rows."""
@@ -145,6 +147,7 @@ class Rewind:
         self.conn, self.resource, self.key = conn, resource, key
         self.fields = record  # today's fields, with the field changes after the moment undone
         self.tags: dict[Any, tuple[str, Any]] = {}  # a tag's earliest change after the moment
+        self.touched: set[str] = set()  # the fields a change undone so far named
         self.hidden, self.stub = bool(row.get("hidden_from_users")), _loads(row.get("stub"))
         self.last: str | None = None  # the oldest time undone so far (once all are: the earliest)
         self._first_seen: tuple[str | None] | None = None
@@ -193,7 +196,7 @@ class Rewind:
         if not _existed(record, first, Moment(moment)):
             return None
         hidden, stub = self._hidden_then(record, moment)
-        return Then(record, hidden, stub)
+        return Then(record, hidden, stub, frozenset(self.touched.union(_TAG_FIELDS) if self.tags else self.touched))
 
     def began(self) -> str | None:
         """When the version at the last moment began: the latest change at or before it."""
@@ -210,6 +213,7 @@ class Rewind:
         if event.event in _FIELD_EVENTS and isinstance(event.changes, dict):
             for field, change in event.changes.items():
                 self.fields[field] = change[0] if isinstance(change, list) and change else None
+            self.touched.update(event.changes)
         if event.event in _MARKS:
             self._unmark(event)
 
@@ -271,6 +275,8 @@ class Rewind:
         return cursor.fetchone()[0] if cursor is not None else None
 
 
+# What :meth:`Rewind._with_tags` sets.
+_TAG_FIELDS = ("tag_ids", "tags", "tag_count")
 # The events whose ``changes`` are fields of the record, old and new.
 _FIELD_EVENTS = frozenset({"changed", "counters", "shown"})
 

@@ -158,13 +158,14 @@ class RecordRows:
         earlier than ``seen_after``, so that it wins over a version begun at the same time and
         exported before. Read newest first, each is written once the one before it is known to differ."""
         record = json.loads(raw)
+        odd = _not_self_equal(record) if "NaN" in raw else frozenset()
         newer: tuple | None = None
         for version in versions_of(self.conn, self.table.name, key, kept, since=since, record=record):
             if version.then is None:
                 values = self.values(row)
                 seen = max(filter(None, (today["seen_at"] or self.now, version.known, seen_after)), default=None)
             else:
-                values = self._then(today, record, version.then)
+                values = self._then(today, record, version.then, odd)
                 seen = max(filter(None, (version.known, seen_after)), default=None)
             if newer is not None and newer[:self.width] != values:
                 yield newer
@@ -182,14 +183,17 @@ class RecordRows:
             [self.table.name, key, self.history_after, self.history_upto]).fetchone()
         return since, known, bool(shown)
 
-    def _then(self, today: dict[str, Any], record: dict[str, Any], then: Then) -> tuple:
+    def _then(self, today: dict[str, Any], record: dict[str, Any], then: Then, odd: frozenset[str]) -> tuple:
         """Today's columns with the record as it was: the fields that differ from today's record
-        converted as the writer converts them, and the stub's fields when it was hidden (or, hidden
+        (of those the rewind touched, and ``odd``, those never equal to themselves) converted as the
+        writer converts them, and the stub's fields when it was hidden (or, hidden
         today and not then, the record's own)."""
         values = dict(today)
-        for field, convert in self.converters.items():
+        fields = self.converters if then.touched is None else {*then.touched, *odd}
+        for field in fields:
+            convert = self.converters.get(field)
             value = then.record.get(field)
-            if value != record.get(field):
+            if convert is not None and value != record.get(field):
                 values[field] = None if value is None else convert(value)
         if self.spec.hideable:
             values["hidden_from_users"] = then.hidden
@@ -199,3 +203,8 @@ class RecordRows:
                     value = source.get(field)
                     values[field] = None if value is None else self.converters[field](value)
         return tuple(values[name] for name in self.names[:self.width])
+
+
+def _not_self_equal(record: dict[str, Any]) -> frozenset[str]:
+    """The fields of ``record`` that hold a NaN, which no comparison finds equal to itself."""
+    return frozenset(name for name, value in record.items() if isinstance(value, float) and value != value)
