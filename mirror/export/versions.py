@@ -64,6 +64,7 @@ class RecordRows:
         self.converters = column_converters(self.spec.fields, "")
         self.names = [c.name for c in table.columns if c.sql != "?"]  # seen_at (mirrored_at) last
         self.width = len(self.names) - 1
+        self.at = {name: n for n, name in enumerate(self.names[:self.width])}  # each column's place in a row
         self.stub_fields = [f for f in self.spec.stub_fields if f in self.spec.fields and f not in self.spec.pk_columns]
 
     def first_sql(self) -> str:
@@ -194,21 +195,23 @@ class RecordRows:
         (of those the rewind touched, and ``odd``, those never equal to themselves) converted as the
         writer converts them, and the stub's fields when it was hidden (or, hidden
         today and not then, the record's own)."""
-        values = dict(today)
+        values = [today[name] for name in self.names[:self.width]]
+        at = self.at
         fields = self.converters if then.touched is None else {*then.touched, *odd}
         for field in fields:
             convert = self.converters.get(field)
             value = then.record.get(field)
-            if convert is not None and value != record.get(field):
-                values[field] = None if value is None else convert(value)
+            if convert is not None and field in at and value != record.get(field):
+                values[at[field]] = None if value is None else convert(value)
         if self.spec.hideable:
-            values["hidden_from_users"] = then.hidden
+            values[at["hidden_from_users"]] = then.hidden
             source = json.loads(then.stub) if then.hidden and then.stub else then.record
             if then.hidden or today.get("hidden_from_users"):
                 for field in self.stub_fields:
-                    value = source.get(field)
-                    values[field] = None if value is None else self.converters[field](value)
-        return tuple(values[name] for name in self.names[:self.width])
+                    if field in at:
+                        value = source.get(field)
+                        values[at[field]] = None if value is None else self.converters[field](value)
+        return tuple(values)
 
 
 def _not_self_equal(record: dict[str, Any]) -> frozenset[str]:
