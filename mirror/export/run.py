@@ -130,7 +130,7 @@ class TableWritten:
 
 def _export_table(conn: sqlite3.Connection, where: delta.Destination, table: ExportTable, bounds: Bounds,
                   batch: int) -> TableWritten:
-    written = Written(numeric=table.numeric_key)
+    written = Written(ids=table.key_ids)
     if delta.has_batch(where, table.name, batch):  # a killed run's commit: its digests only
         for _ in record_batches(conn, table, bounds, written, write=False):
             pass

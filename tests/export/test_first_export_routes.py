@@ -19,6 +19,7 @@ from sqlite_utils import Database
 
 from mirror.commands.import_dump import run_import
 from mirror.export import export_archive
+from mirror.export.batches import Written
 from mirror.export.tables import EXPORT_TABLES, RECORDS
 from mirror.export.versions import RecordRows
 from mirror.localsite.board.editor import BoardEditor
@@ -88,3 +89,13 @@ def test_a_board_imported_from_the_sites_dump(tmp_path, monkeypatch):
     assert first_sighting_only(db, "images")[1] > 0  # each has the site's tag or source history
     assert first_sighting_only(db, "comments")[0] > 0
     assert_both_routes_write_the_same(db, tmp_path, monkeypatch)
+
+
+def test_the_keys_of_two_ids_are_kept_as_numbers_and_given_back_as_the_store_writes_them():
+    written = Written(ids=EXPORT_TABLES["image_faves"].key_ids)
+    written.add("[12,345]", 7)
+    written.add("[-1,9007199254740993]", -8)
+    assert (written.ids, len(written.keys)) == (2, 4)
+    assert list(written.digests()) == [("[12,345]", 7), ("[-1,9007199254740993]", -8)]
+    written.add('["a",1]', 9)  # no pair of integers after all: every key as text
+    assert list(written.digests()) == [("[12,345]", 7), ("[-1,9007199254740993]", -8), ('["a",1]', 9)]
