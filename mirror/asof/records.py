@@ -40,7 +40,7 @@ from ..store.first_sightings import RECORD_COUNTED_AT_SQL, first_seen_counted_at
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",
-           "versions_of", "latest_began", "Rewind", "Then", "KNOWN_AT", "HIDING"]
+           "versions_of", "latest_began", "created_time", "Rewind", "Then", "KNOWN_AT", "HIDING"]
 
 Record = dict[str, Any]
 
@@ -116,17 +116,19 @@ def record_as_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping
         if then is None:
             return None
         began = rewind.began()
-        return AsOf(then.row(row), began or _created(then.record) or rewind.last)
+        return AsOf(then.row(row), began or created_time(then.record) or rewind.last)
 
 
 @dataclass(frozen=True)
 class Then:
     """A record at a moment, as :class:`Rewind` reads it: its fields, and whether it was hidden
-    then with the stub the site answered."""
+    then with the stub the site answered; ``touched``: the fields whose value may differ from
+    today's record (None: any), so that a reader of many versions compares those alone."""
 
     record: Record
     hidden: bool
     stub: str | None
+    touched: frozenset[str] | None = None
 
     def row(self, today: Mapping[str, Any]) -> dict[str, Any]:
         """Today's ``row`` with the record as it was: a row as the API reads rows."""
@@ -150,6 +152,7 @@ class Rewind:
         self.conn, self.resource, self.key = conn, resource, key
         self.fields = record  # today's fields, with the field changes after the moment undone
         self.tags: dict[Any, tuple[str, Any]] = {}  # a tag's earliest change after the moment
+        self.touched: set[str] = set()  # the fields a change undone so far named
         self.hidden, self.stub = bool(row.get("hidden_from_users")), _loads(row.get("stub"))
         self.last: str | None = None  # the oldest time undone so far (once all are: the earliest)
         self._first_seen: tuple[str | None] | None = None
@@ -198,11 +201,11 @@ class Rewind:
             self.tags[tag_id] = (change, name)
             self._next_tag = self._fetch(self._tag_changes)
         record = self._with_tags(dict(self.fields))
-        first = self.first_seen() if _created(record) is None else None
+        first = self.first_seen() if created_time(record) is None else None
         if not _existed(record, first, Moment(moment)):
             return None
         hidden, stub = self._hidden_then(record, moment)
-        return Then(record, hidden, stub)
+        return Then(record, hidden, stub, frozenset(self.touched.union(_TAG_FIELDS) if self.tags else self.touched))
 
     def began(self) -> str | None:
         """When the version at the last moment began: the latest change at or before it."""
@@ -220,6 +223,7 @@ class Rewind:
         if event.event in _FIELD_EVENTS and isinstance(event.changes, dict):
             for field, change in event.changes.items():
                 self.fields[field] = change[0] if isinstance(change, list) and change else None
+            self.touched.update(event.changes)
         if event.event in _MARKS:
             self._unmark(event)
 
@@ -281,6 +285,8 @@ class Rewind:
         return cursor.fetchone()[0] if cursor is not None else None
 
 
+# What :meth:`Rewind._with_tags` sets.
+_TAG_FIELDS = ("tag_ids", "tags", "tag_count")
 # The events whose ``changes`` are fields of the record, old and new.
 _FIELD_EVENTS = frozenset({"changed", "counters", "shown"})
 
@@ -291,7 +297,7 @@ def versions_page(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
     upload (or first sighting), then each kept change; at most ``limit`` of them, and whether more
     follow (a TimeMap's next page, RFC 7089's paged TimeMaps)."""
     record = json.loads(row["raw"]) if row.get("raw") else {}
-    created = _created(record if isinstance(record, dict) else {})
+    created = created_time(record if isinstance(record, dict) else {})
     starts = {created} if created and created > after else set()
     try:
         starts.update(at for (at,) in conn.execute(
@@ -326,7 +332,7 @@ def versions_around(conn: sqlite3.Connection, resource: str, key: str, row: Mapp
     """The versions around ``when`` of the record of today's ``row``; None when it has none the
     mirror knows. Five seeks on the record's index range, however long its history."""
     record = json.loads(row["raw"]) if row.get("raw") else {}
-    created = _created(record if isinstance(record, dict) else {})
+    created = created_time(record if isinstance(record, dict) else {})
     counted = first_seen_counted_at(conn, resource, key)
 
     def one(aggregate: str, condition: str, value: str) -> str | None:
@@ -427,7 +433,7 @@ def _starts_known(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
     up to it (the latest of the history's times it knew them at, up to that one); and when it
     knew the first of them (today's ``mirrored_at`` for a record with no history)."""
     known = _known_times(conn, resource, key, row.get("mirrored_at"))
-    created = _created(record if isinstance(record, dict) else {})
+    created = created_time(record if isinstance(record, dict) else {})
     first_known = running = min(known.values(), default=row.get("mirrored_at"))
     starts = []
     for start in sorted({*known, *([created] if created else [])}):
@@ -440,7 +446,7 @@ def _starts_known(conn: sqlite3.Connection, resource: str, key: str, row: Mappin
 def latest_began(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any]) -> str | None:
     """When today's version of the record began: the last time its TimeMap lists (None: none)."""
     record = json.loads(row["raw"]) if row.get("raw") else {}
-    created = _created(record if isinstance(record, dict) else {})
+    created = created_time(record if isinstance(record, dict) else {})
     try:
         (changed,) = conn.execute("SELECT max(seen_at) FROM history WHERE resource = ? AND record_key = ?",
                                   [resource, key]).fetchone()
@@ -471,7 +477,8 @@ def _far_future() -> Moment:
     return Moment("9999-12-31T23:59:59Z")
 
 
-def _created(record: Mapping[str, Any]) -> str | None:
+def created_time(record: Mapping[str, Any]) -> str | None:
+    """When the record was uploaded or written, to the second, as the history writes times (None: no date)."""
     created = record.get("created_at")
     return created[:19] + "Z" if isinstance(created, str) and len(created) >= 19 else None
 
@@ -479,7 +486,7 @@ def _created(record: Mapping[str, Any]) -> str | None:
 def _existed(record: Mapping[str, Any], first_seen: str | None, when: Moment) -> bool:
     """Uploaded (or written) by then; a record with no date existed once the mirror first saw it,
     and, with no first sighting kept (a dump's record, or one kept before history), always."""
-    created = _created(record)
+    created = created_time(record)
     if created is not None:
         return created <= when.text
     return first_seen is None or first_seen <= when.text

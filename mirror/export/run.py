@@ -10,8 +10,17 @@ version is written twice. A sync in between writes rows past the batch's bounds,
 
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
+import os
+import signal
 import sqlite3
+import sys
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -22,6 +31,7 @@ from sqlite_utils import Database
 
 from ..dates import utc_text
 from ..progress import Reporter
+from ..store.database import database_file
 from ..store.export_state import (dest_number, forget_export, load_export_cursor, reading_connection,
                                   save_digests, save_export_cursor)
 from ..urls import error_text, redact, shortened
@@ -55,16 +65,23 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
         bounds = Bounds(pending["low"], pending["high"], pending["after"], pending["upto"],
                         dest_number(db, where.url))
         report.batch = pending["batch"]
+        for table in EXPORT_TABLES.values():
+            if resumed:  # a killed run's half-written files, which no Delta reader reads and a Parquet reader would
+                delta.remove_orphans(where, table.name)
+        beside = _beside(db, where, bounds, report.batch)
         conn = reading_connection(db)
         try:
             for table in EXPORT_TABLES.values():
-                if resumed:  # a killed run's half-written files, which no Delta reader reads and a Parquet reader would
-                    delta.remove_orphans(where, table.name)
-                _export_table(db, conn, where, table, bounds, report)
-                if reporter:
-                    reporter.update(report)
+                if table.name not in beside:
+                    _keep(db, bounds, table, report, _export_table(conn, where, table, bounds, report.batch))
+                    if reporter:
+                        reporter.update(report)
         finally:
             conn.close()
+        for name, future in beside.items():
+            _keep(db, bounds, EXPORT_TABLES[name], report, future.result())
+            if reporter:
+                reporter.update(report)
         save_export_cursor(db, {"dest": where.url, "batch": pending["batch"], "through": pending["high"],
                                 "ids": pending["upto"], "exported_at": utc_text()})
         if compact:
@@ -101,22 +118,91 @@ def _new_batch(db: Database, cursor: dict[str, Any]) -> dict[str, Any]:
             "after": cursor.get("ids", {}), "upto": upto}
 
 
-def _export_table(db: Database, conn: sqlite3.Connection, where: delta.Destination, table: ExportTable,
-                  bounds: Bounds, report: ExportReport) -> None:
-    written = Written(numeric=table.numeric_key)
-    if delta.has_batch(where, table.name, report.batch):  # a killed run's commit: its digests only
+@dataclass
+class TableWritten:
+    """What writing one table did: the versions written (``None``: a killed run's commit was found,
+    its digests read again), the bytes of data files it added, and each record's digest."""
+
+    versions: int | None
+    bytes: int
+    written: Written
+
+
+def _export_table(conn: sqlite3.Connection, where: delta.Destination, table: ExportTable, bounds: Bounds,
+                  batch: int) -> TableWritten:
+    written = Written(ids=table.key_ids)
+    if delta.has_batch(where, table.name, batch):  # a killed run's commit: its digests only
         for _ in record_batches(conn, table, bounds, written, write=False):
             pass
-    else:
-        before = delta.data_bytes(where, table.name)
-        batches = record_batches(conn, table, bounds, written)
-        first = next(batches, None)
-        if first is not None or not delta.exists(where, table.name):
-            delta.append(where, table.name, table.schema(), _then(first, batches), report.batch)
-            report.bytes += delta.data_bytes(where, table.name) - before
-        report.tables[table.name] = written.rows
-        report.fetched += written.rows
-    save_digests(db, bounds.dest, table.name, written.digests())
+        return TableWritten(None, 0, written)
+    before = delta.data_bytes(where, table.name)
+    batches = record_batches(conn, table, bounds, written)
+    first = next(batches, None)
+    if first is None and delta.exists(where, table.name):
+        return TableWritten(written.rows, 0, written)
+    delta.append(where, table.name, table.schema(), _then(first, batches), batch)
+    return TableWritten(written.rows, delta.data_bytes(where, table.name) - before, written)
+
+
+def _keep(db: Database, bounds: Bounds, table: ExportTable, report: ExportReport, done: TableWritten) -> None:
+    """A table written: its figures in the report, its digests in the store."""
+    if done.versions is not None:
+        report.bytes += done.bytes
+        report.tables[table.name] = done.versions
+        report.fetched += done.versions
+    save_digests(db, bounds.dest, table.name, done.written.digests())
+
+
+# Written by a process of its own while this one writes the others, in a first export: most of its
+# time is this table's versions, read and made in Python, which one process does on one core. A
+# process costs a second or two to start: only a table of BESIDE_FROM rows or more is worth one.
+BESIDE = ("images",)
+BESIDE_FROM = 50_000
+
+
+def _beside(db: Database, where: delta.Destination, bounds: Bounds, batch: int) -> dict[str, Future[TableWritten]]:
+    """The large tables of :data:`BESIDE` begun in a process of their own, on a machine of more than
+    one core, in a first export (a night's are small: the process would cost more than it saves)."""
+    large = [name for name in BESIDE
+             if db.execute(f'SELECT coalesce(max(rowid), 0) FROM "{EXPORT_TABLES[name].table}"').fetchone()[0]
+             >= BESIDE_FROM]
+    if not large or not bounds.first or (os.cpu_count() or 1) < 2:
+        return {}
+    pool = ProcessPoolExecutor(max_workers=len(large), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_die_with, initargs=(os.getpid(),))
+    try:
+        quiet = replace(where, say=None)  # a bound method does not cross to the other process
+        return {name: pool.submit(_export_in_process, database_file(db), quiet, name, bounds, batch)
+                for name in large}
+    finally:
+        pool.shutdown(wait=False)
+
+
+def _die_with(parent: int) -> None:
+    """End this worker the moment the export that started it ends, killed or not: left running, it
+    would write its table beside the next export's, which resumes this one."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # ended before the line above
+        os._exit(1)
+
+    def watch() -> None:  # where no signal says so
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _export_in_process(path: str, where: delta.Destination, name: str, bounds: Bounds, batch: int) -> TableWritten:
+    conn = reading_connection(path)
+    try:
+        return _export_table(conn, where, EXPORT_TABLES[name], bounds, batch)
+    finally:
+        conn.close()
 
 
 def _then(first: pa.RecordBatch | None, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -89,15 +89,19 @@ class ExportTable:
         return pa.schema([pa.field(c.name, c.type) for c in self.columns])
 
     @property
-    def numeric_key(self) -> bool:
-        """Whether the key is one 64-bit id."""
-        return len(self.key) == 1 and pa.types.is_int64(self.schema().field(self.key[0]).type)
+    def key_ids(self) -> int:
+        """How many 64-bit ids the key is, where it is one or two of them and nothing else (else 0)."""
+        schema = self.schema()
+        typed = all(pa.types.is_int64(schema.field(name).type) for name in self.key)
+        return len(self.key) if typed and len(self.key) in (1, 2) else 0
 
-    def key_sql(self) -> str:
-        """The record key as the store's history writes it (``123``, ``art``, ``["art","a-topic"]``)."""
+    def key_sql(self, qualified: bool = False) -> str:
+        """The record key as the store's history writes it (``123``, ``art``, ``["art","a-topic"]``);
+        ``qualified``: its columns named with the table's, for a subquery over another table."""
+        owner = f'"{self.table}".' if qualified else ""
         if len(self.key) > 1:
-            return "json_array(" + ", ".join(f'"{k}"' for k in self.key) + ")"
-        return f'CAST("{self.key[0]}" AS TEXT)'
+            return "json_array(" + ", ".join(f'{owner}"{k}"' for k in self.key) + ")"
+        return f'CAST({owner}"{self.key[0]}" AS TEXT)'
 
 
 def _is_time(name: str) -> bool:

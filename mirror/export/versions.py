@@ -16,6 +16,11 @@ dates it (null: before anything the history says), and ``seen_at``, when the mir
 a moment, a record is its row with the latest ``valid_from`` at or before it, the latest ``seen_at``
 among equals. A version the same as the one before it (a first sighting that changed nothing) is
 not written again: the earlier row already holds it from its start.
+
+Most records have no change kept at all, only their first sighting: the first export writes them
+from the table's columns alone (:meth:`RecordRows.plain_versions`, what the as-of reading gives
+for such a record, worked out without it), and reads ``raw`` (which SQLite rebuilds from the
+columns for the large tables) and calls the as-of reading only for the others.
 """
 
 from __future__ import annotations
@@ -26,20 +31,30 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..asof import versions_of
-from ..asof.records import KNOWN_AT, Then, latest_began
+from ..asof.records import KNOWN_AT, Then, created_time, latest_began
+from ..store.raw_rebuilt import column_holds_sql, is_rebuilt
 from ..store.records import column_converters
 from ..store.specs import SPECS
 from .tables import ExportTable
 
-__all__ = ["RecordRows", "EXTRA"]
+__all__ = ["RecordRows", "EXTRA", "FIRST_EXTRA"]
 
 # What the query reads after the table's columns: the record key, its last digest, and what the
 # as-of reading rebuilds a version from.
 EXTRA = ("record_key", "digest", "raw", "stub")
+# What the first export's query reads after them (:meth:`RecordRows.first_sql`): the row's rowid,
+# its record's created_at, and what its history holds (:data:`NO_HISTORY`, :data:`NO_RECORD`, the
+# time of its first sighting and nothing else, or NULL: more, read by the as-of reading).
+FIRST_EXTRA = ("record_key", "digest", "rowid", "created_at", "history")
+NO_HISTORY, NO_RECORD = "", "-"
 
 
 class RecordRows:
     """Turns a record table's rows (its columns, then :data:`EXTRA`) into rows of versions."""
+
+    # Off, a first export reads every record by the as-of reading: the reference its quick route
+    # is tested against (tests/export/test_first_export_routes.py).
+    plain_records = True
 
     def __init__(self, conn: sqlite3.Connection, table: ExportTable, *, first: bool, history_after: int,
                  history_upto: int, now: str) -> None:
@@ -49,14 +64,59 @@ class RecordRows:
         self.converters = column_converters(self.spec.fields, "")
         self.names = [c.name for c in table.columns if c.sql != "?"]  # seen_at (mirrored_at) last
         self.width = len(self.names) - 1
+        self.at = {name: n for n, name in enumerate(self.names[:self.width])}  # each column's place in a row
         self.stub_fields = [f for f in self.spec.stub_fields if f in self.spec.fields and f not in self.spec.pk_columns]
+
+    def first_sql(self) -> str:
+        """The columns of :data:`FIRST_EXTRA` from ``rowid`` on, in SQL over the table's rows. ``raw``
+        is read only where the columns cannot say the record: a large table's rebuilt ``raw`` (its
+        generated column) for no row whose created_at its column holds."""
+        name, quoted = self.table.name, f'"{self.table.table}"'
+        if is_rebuilt(self.table.table):
+            plain = column_holds_sql(self.table.table, "created_at")
+            created, cases = '"created_at"', [f"WHEN NOT {plain} THEN NULL"]
+        else:  # ``raw`` is a stored column here
+            plain = "json_valid(raw) AND json_type(raw) = 'object'"
+            created = f"CASE WHEN {plain} THEN raw ->> '$.created_at' END"
+            cases = [f"WHEN raw IS NULL THEN '{NO_RECORD}'", f"WHEN NOT ({plain}) THEN NULL"]
+        if self.spec.hideable:
+            cases.append('WHEN coalesce("hidden_from_users", 0) THEN NULL')
+        if name == "images":  # the as-of reading takes an image's tag changes from their own table
+            cases.append(f"WHEN EXISTS (SELECT 1 FROM image_tag_changes WHERE image_id = {quoted}.\"id\") THEN NULL")
+        history = ("(SELECT CASE WHEN count(*) = 0 THEN '' WHEN count(*) = 1 AND min(event) = 'first_seen' "
+                   "THEN min(seen_at) END FROM (SELECT event, seen_at FROM history "
+                   f"WHERE resource = '{name}' AND record_key = {self.table.key_sql(qualified=True)} LIMIT 2))")
+        if not self.plain_records:
+            return f"{quoted}.rowid, {created}, NULL"
+        return f"{quoted}.rowid, {created}, CASE {' '.join(cases)} ELSE {history} END"
+
+    def kept_records(self, rows: Sequence[Sequence[Any]]) -> dict[int, tuple[Any, Any]]:
+        """``raw`` and ``stub`` by rowid, for the rows of a first export's chunk whose versions the
+        as-of reading gives (their history is more than a first sighting)."""
+        at = len(self.names)
+        wanted = [row[at + 2] for row in rows if row[at + 4] is None]
+        if not wanted:
+            return {}
+        stub = "stub" if self.spec.hideable else "NULL"
+        return {rowid: (raw, kept) for rowid, raw, kept in self.conn.execute(
+            f'SELECT rowid, raw, {stub} FROM "{self.table.table}" WHERE rowid IN (SELECT value FROM json_each(?))',
+            [json.dumps(wanted)])}
 
     def values(self, row: Sequence[Any]) -> tuple:
         """The values a digest is taken of: the record's columns, ``seen_at`` left out."""
         return tuple(row[:self.width])
 
-    def versions(self, row: Sequence[Any], changed: bool) -> Iterator[tuple]:
-        """The rows to write for one record (``changed``: today's differs from the one last exported)."""
+    def versions(self, row: Sequence[Any], changed: bool,
+                 kept: dict[int, tuple[Any, Any]] | None = None) -> Iterator[tuple]:
+        """The rows to write for one record (``changed``: today's differs from the one last exported);
+        in a first export, the row's ``raw`` and ``stub`` in ``kept`` (:meth:`kept_records`) where
+        its columns do not say them."""
+        if self.first:
+            at = len(self.names)
+            if row[at + 4] is not None:
+                yield from self.plain_versions(row, changed)
+                return
+            row = (*row[:at + 2], *(kept or {})[row[at + 2]])
         today = dict(zip(self.names, row))
         key, raw, stub = row[len(self.names)], row[len(self.names) + 2], row[len(self.names) + 3]
         mirrored = today["seen_at"] or self.now  # a tag an image named has no mirrored_at yet
@@ -79,19 +139,40 @@ class RecordRows:
         # every earlier version with it (the fields a stub lacked): they are written again.
         yield from self._rows(row, today, key, kept, raw, since=None if shown else since, seen_after=seen_after)
 
+    def plain_versions(self, row: Sequence[Any], changed: bool) -> list[tuple]:
+        """The versions of a record shown today whose history is its first sighting alone, or
+        nothing: those :func:`versions_of` gives (its upload and its first sighting, the same
+        record, the earlier kept), from the row's columns and its first export's extra columns."""
+        at = len(self.names)
+        values, history = self.values(row), row[at + 4]
+        mirrored = row[self.width] or self.now
+        if history == NO_RECORD:  # a tag an image named before the tags crawler read it
+            return [(*values, None, mirrored)] if changed else []
+        created = created_time({"created_at": row[at + 3]})
+        if history == NO_HISTORY:
+            return [(*values, created, mirrored)]
+        today = (*values, created if created is not None and created > history else history, max(mirrored, history))
+        if created is None or created >= history:
+            return [today]
+        # Uploaded before the mirror first saw it: the version at the upload, as :meth:`_then` reads it.
+        uploaded = tuple(False if name == "hidden_from_users" else value
+                         for name, value in zip(self.names, values)) if self.spec.hideable else values
+        return [today, (*uploaded, created, history)] if uploaded != values else [(*uploaded, created, history)]
+
     def _rows(self, row: Sequence[Any], today: dict[str, Any], key: str, kept: dict[str, Any], raw: str, *,
               since: str | None, seen_after: str | None) -> Iterator[tuple]:
         """The versions of one record begun at or after ``since`` (all without it); each seen no
         earlier than ``seen_after``, so that it wins over a version begun at the same time and
         exported before. Read newest first, each is written once the one before it is known to differ."""
         record = json.loads(raw)
+        odd = _not_self_equal(record) if "NaN" in raw else frozenset()
         newer: tuple | None = None
         for version in versions_of(self.conn, self.table.name, key, kept, since=since, record=record):
             if version.then is None:
                 values = self.values(row)
                 seen = max(filter(None, (today["seen_at"] or self.now, version.known, seen_after)), default=None)
             else:
-                values = self._then(today, record, version.then)
+                values = self._then(today, record, version.then, odd)
                 seen = max(filter(None, (version.known, seen_after)), default=None)
             if newer is not None and newer[:self.width] != values:
                 yield newer
@@ -109,20 +190,30 @@ class RecordRows:
             [self.table.name, key, self.history_after, self.history_upto]).fetchone()
         return since, known, bool(shown)
 
-    def _then(self, today: dict[str, Any], record: dict[str, Any], then: Then) -> tuple:
+    def _then(self, today: dict[str, Any], record: dict[str, Any], then: Then, odd: frozenset[str]) -> tuple:
         """Today's columns with the record as it was: the fields that differ from today's record
-        converted as the writer converts them, and the stub's fields when it was hidden (or, hidden
+        (of those the rewind touched, and ``odd``, those never equal to themselves) converted as the
+        writer converts them, and the stub's fields when it was hidden (or, hidden
         today and not then, the record's own)."""
-        values = dict(today)
-        for field, convert in self.converters.items():
+        values = [today[name] for name in self.names[:self.width]]
+        at = self.at
+        fields = self.converters if then.touched is None else {*then.touched, *odd}
+        for field in fields:
+            convert = self.converters.get(field)
             value = then.record.get(field)
-            if value != record.get(field):
-                values[field] = None if value is None else convert(value)
+            if convert is not None and field in at and value != record.get(field):
+                values[at[field]] = None if value is None else convert(value)
         if self.spec.hideable:
-            values["hidden_from_users"] = then.hidden
+            values[at["hidden_from_users"]] = then.hidden
             source = json.loads(then.stub) if then.hidden and then.stub else then.record
             if then.hidden or today.get("hidden_from_users"):
                 for field in self.stub_fields:
-                    value = source.get(field)
-                    values[field] = None if value is None else self.converters[field](value)
-        return tuple(values[name] for name in self.names[:self.width])
+                    if field in at:
+                        value = source.get(field)
+                        values[at[field]] = None if value is None else self.converters[field](value)
+        return tuple(values)
+
+
+def _not_self_equal(record: dict[str, Any]) -> frozenset[str]:
+    """The fields of ``record`` that hold a NaN, which no comparison finds equal to itself."""
+    return frozenset(name for name, value in record.items() if isinstance(value, float) and value != value)

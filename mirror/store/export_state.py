@@ -81,10 +81,11 @@ def forget_export(db: Database, dest: str) -> None:
         db.execute("DELETE FROM export_dests WHERE url = ?", [dest])
 
 
-def reading_connection(db: Database) -> sqlite3.Connection:
-    """A read-only connection to ``db``'s file that another thread may use: the Delta writer pulls
-    the rows it writes from its own threads, and SQLite refuses a connection made in another."""
-    path = database_file(db)
+def reading_connection(db: Database | str) -> sqlite3.Connection:
+    """A read-only connection to ``db``'s file (or the file named) that another thread may use: the
+    Delta writer pulls the rows it writes from its own threads, and SQLite refuses a connection made
+    in another."""
+    path = db if isinstance(db, str) else database_file(db)
     conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=30000")
     return conn

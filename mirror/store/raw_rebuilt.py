@@ -45,7 +45,7 @@ from .derived import DERIVED, ordered_representations
 from .records import to_json
 from .specs import COMMENTS, IMAGES, POSTS, TableSpec
 
-__all__ = ["REBUILT", "KEPT_ASIDE", "is_rebuilt", "absent_sql", "raw_expression", "canonical", "split", "Split",
+__all__ = ["REBUILT", "KEPT_ASIDE", "is_rebuilt", "absent_sql", "column_holds_sql", "raw_expression", "canonical", "split", "Split",
            "STORED_COLUMNS", "stored", "mismatches"]
 
 REBUILT: dict[str, TableSpec] = {spec.table: spec for spec in (IMAGES, COMMENTS, POSTS)}
@@ -111,6 +111,16 @@ def absent_sql(table: str, alias: str, name: str) -> str:
     return (f"CASE WHEN {alias}.raw_full IS NULL THEN coalesce({alias}.raw_absent & {bit}, 0) != 0 "
             f"WHEN json_valid({alias}.raw_full) THEN json_type({alias}.raw_full, '$.\"{name}\"') IS NULL "
             f"ELSE instr({alias}.raw_full, '\"{name}\":') = 0 END")
+
+
+def column_holds_sql(table: str, name: str) -> str:
+    """SQL true where a row of ``table`` holds its record's value of the text or number field ``name``
+    in its column, as ``raw`` gives it back (no whole text, no patch of the field, no bit of
+    ``raw_absent`` for it): there a reader takes the column and SQLite never rebuilds ``raw``."""
+    bits = sum(1 << bit for bit, (field, _, null_bit) in enumerate(_plan(table)) if field == name)
+    bits |= sum(1 << null_bit for field, _, null_bit in _plan(table) if field == name and null_bit is not None)
+    return (f"(raw_full IS NULL AND coalesce(raw_absent & {bits}, 0) = 0 "
+            f"AND (raw_rest IS NULL OR json_type(raw_rest, '$.\"{name}\"') IS NULL))")
 
 
 def canonical(spec: TableSpec, record: Mapping[str, Any]) -> dict[str, Any]:
