@@ -32,6 +32,7 @@ from typing import Any
 
 from ..asof import versions_of
 from ..asof.records import KNOWN_AT, Then, created_time, latest_began
+from ..store.first_sightings import COUNTED_AT_SQL
 from ..store.raw_rebuilt import column_holds_sql, is_rebuilt
 from ..store.records import column_converters
 from ..store.specs import SPECS
@@ -66,6 +67,8 @@ class RecordRows:
         self.width = len(self.names) - 1
         self.at = {name: n for n, name in enumerate(self.names[:self.width])}  # each column's place in a row
         self.stub_fields = [f for f in self.spec.stub_fields if f in self.spec.fields and f not in self.spec.pk_columns]
+        # When a record with no first_seen row of its own was first seen (:mod:`mirror.store.first_sightings`)
+        self.counted_at: str | None = conn.execute(f"SELECT {COUNTED_AT_SQL}", {"resource": table.name}).fetchone()[0]
 
     def first_sql(self) -> str:
         """The columns of :data:`FIRST_EXTRA` from ``rowid`` on, in SQL over the table's rows. ``raw``
@@ -150,14 +153,19 @@ class RecordRows:
             return [(*values, None, mirrored)] if changed else []
         created = created_time({"created_at": row[at + 3]})
         if history == NO_HISTORY:
-            return [(*values, created, mirrored)]
-        today = (*values, created if created is not None and created > history else history, max(mirrored, history))
-        if created is None or created >= history:
+            if self.counted_at is None:
+                return [(*values, created, mirrored)]
+            # first seen by a run that counted its sightings: at its end, known by then or by its row
+            began, known = self.counted_at, min(self.counted_at, mirrored)
+        else:
+            began = known = history
+        today = (*values, created if created is not None and created > began else began, max(mirrored, known))
+        if created is None or created >= began:
             return [today]
         # Uploaded before the mirror first saw it: the version at the upload, as :meth:`_then` reads it.
         uploaded = tuple(False if name == "hidden_from_users" else value
                          for name, value in zip(self.names, values)) if self.spec.hideable else values
-        return [today, (*uploaded, created, history)] if uploaded != values else [(*uploaded, created, history)]
+        return [today, (*uploaded, created, known)] if uploaded != values else [(*uploaded, created, known)]
 
     def _rows(self, row: Sequence[Any], today: dict[str, Any], key: str, kept: dict[str, Any], raw: str, *,
               since: str | None, seen_after: str | None) -> Iterator[tuple]:
