@@ -89,14 +89,11 @@ class TrigramIndexed(Scalar):
     """A text column with a trigram index (``index``, an FTS5 table over the row's rowid).
 
     A phrase (a case-insensitive substring) of three ASCII characters or more is looked up in the
-    index by its trigrams. The index keeps which rows hold a trigram, not where (``detail=none``:
-    :func:`mirror.store.statistics.substring_index`), so a longer phrase's rows found are those
-    holding each of its trigrams somewhere, and the text of those rows is tested; a phrase of
-    three is one trigram, and the index decides alone. Its case folding finds exactly what
-    ``str.lower`` finds, with two exceptions made good here. ``İ`` becomes ``i̇`` for
-    ``str.lower`` and stays as it is in the index, so a phrase ending in ``i`` is also looked up
-    ending in ``İ``; and the index folds the long s ``ſ`` to ``s``, which ``str.lower`` does not,
-    so a three-letter phrase with an ``s`` is tested exactly on the rows found that hold an ``ſ``
+    index, which then decides alone, without reading the text: for such a phrase its case folding
+    finds exactly what ``str.lower`` finds, with two exceptions made good here. ``İ`` becomes
+    ``i̇`` for ``str.lower`` and stays as it is in the index, so a phrase ending in ``i`` is also
+    looked up ending in ``İ``; and the index folds the long s ``ſ`` to ``s``, which ``str.lower``
+    does not, so a phrase with an ``s`` is tested exactly on the rows found that hold an ``ſ``
     (``long_s``).
     (Every code point was checked against every ASCII character.) Shorter phrases, and phrases
     with other letters, whose folding rules differ, are tested on every row.
@@ -109,29 +106,15 @@ class TrigramIndexed(Scalar):
         exact = super().condition(term, alias)
         if term.kind != "phrase" or len(term.value) < 3 or not term.value.isascii() or "\x00" in term.value:
             return exact  # a NUL ends an FTS5 query ("unterminated string"): the text is read instead
-        found = Sql(f'{alias}.rowid IN (SELECT rowid FROM "{self.index}" WHERE "{self.index}" MATCH ?)',
-                    (_trigrams_query(term.value),))
-        if len(term.value) > 3:
-            return Sql(f"{found.text} AND {exact.text}", found.params + exact.params)
+        phrases = [term.value] + ([term.value[:-1] + "\u0130"] if term.value.endswith("i") else [])
+        match = " OR ".join('"' + p.replace('"', '""') + '"' for p in phrases)
+        found = Sql(f'{alias}.rowid IN (SELECT rowid FROM "{self.index}" WHERE "{self.index}" MATCH ?)', (match,))
         if "s" not in term.value:
             return found
         rows = self.long_s.format(t="long_s")
         exact = super().condition(term, "long_s")  # on those rows only: the row searched is not read
         return Sql(f"{found.text} AND ({alias}.rowid NOT IN ({rows}) OR {alias}.rowid IN ({rows} AND {exact.text}))",
                    found.params + exact.params)
-
-
-def _trigrams_query(phrase: str) -> str:
-    """The FTS5 query of the rows holding every trigram of ``phrase`` (its last also ending in
-    ``İ`` where it ends in ``i``): each a string of its own, as an index without positions takes."""
-    *grams, last = (phrase[at:at + 3] for at in range(len(phrase) - 2))
-    dotted = last[:-1] + "\u0130"
-    ends = f"({_quoted(last)} OR {_quoted(dotted)})" if phrase.endswith("i") else _quoted(last)
-    return " AND ".join([*map(_quoted, dict.fromkeys(grams)), ends])
-
-
-def _quoted(gram: str) -> str:
-    return '"' + gram.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True)

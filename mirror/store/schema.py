@@ -792,22 +792,6 @@ def _hashes_as_bytes(db: Database) -> None:
         db.execute(index)
 
 
-@migrations(name="0043_description_trigrams_without_positions")
-def _description_trigrams_without_positions(db: Database) -> None:
-    """The trigram index of descriptions keeps which images hold a trigram, not where, nor each
-    description's length (:func:`.statistics.substring_index`): 1.45 GB less at a whole board's
-    3.5 million images, for a test of the text of the rows a phrase of four letters or more finds.
-    It is made again from the descriptions; where a first import left its triggers to its end
-    (:mod:`.upkeep`), they stay left, and that end fills it."""
-    if "detail=none" in db.execute("SELECT sql FROM sqlite_master WHERE name = 'images_description'").fetchone()[0]:
-        return
-    deferred = db.execute("SELECT count(*) FROM deferred_upkeep WHERE rebuild = 'images_description'").fetchone()[0]
-    for trigger in ("ai", "ad", "au"):
-        db.execute(f'DROP TRIGGER IF EXISTS "images_description_{trigger}"')
-    db.execute("DROP TABLE images_description")
-    substring_index(db, "images", "description", triggers=not deferred)
-
-
 @migrations(name="0044_tag_changes_name_renamed_tags_only")
 def _tag_changes_name_renamed_tags_only(db: Database) -> None:
     """A tag change keeps its tag's name only where it is not the tag's name today, and no run of

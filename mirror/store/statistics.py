@@ -40,19 +40,11 @@ def refresh_statistics_if_grown(db: Database) -> None:
         refresh_statistics(db)
 
 
-def substring_index(db: Database, table: str, column: str, *, triggers: bool = True) -> None:
-    """``{table}_{column}``: FTS5 trigrams of ``column``, kept in step by triggers, filled now
-    (without ``triggers``: left to the end of a first import, :mod:`.upkeep`, which makes them).
-
-    It holds which rows have each trigram, not where (``detail=none``), nor each row's length
-    (``columnsize=0``): a tenth of the bytes it took with them (1.45 GB at a whole board's
-    3.5 million images). A search looks up a phrase's trigrams and tests the rows found against the
-    text (:class:`mirror.search.compile.TrigramIndexed`)."""
+def substring_index(db: Database, table: str, column: str) -> None:
+    """``{table}_{column}``: FTS5 trigrams of ``column``, kept in step by triggers, filled now."""
     fts = f"{table}_{column}"
     db.execute(f"""CREATE VIRTUAL TABLE "{fts}" USING fts5("{column}", content='{table}', content_rowid='rowid',
-                   tokenize='trigram', detail=none, columnsize=0)""")
-    if not triggers:
-        return
+                   tokenize='trigram')""")
     insert = f'INSERT INTO "{fts}" (rowid, "{column}") VALUES (new.rowid, new."{column}");'
     delete = f'INSERT INTO "{fts}" ("{fts}", rowid, "{column}") VALUES (\'delete\', old.rowid, old."{column}");'
     db.execute(f'CREATE TRIGGER "{fts}_ai" AFTER INSERT ON "{table}" BEGIN {insert} END')

@@ -87,8 +87,8 @@ DESCRIPTIONS = ["xxab\u0130 yy", "Magic show", "nonmagical", "\u00c0BC abc", "\u
 @pytest.mark.parametrize("phrase", ["abi", "agic", "magic", "AGIC S", "kelvin", "àbc", "abc", "ab", "xxabi", "ic s",
                                     "star", "tar", "ſtar", "c sh", "xabixabi", "abixab"])
 def test_description_phrases_find_what_the_evaluator_finds(tmp_path, phrase):
-    """The trigram index only narrows the rows tested (a phrase's trigrams anywhere in the text are
-    not the phrase: "gic mag agi"): a dotted capital I, the Kelvin sign,
+    """The trigram index finds phrases, not their trigrams anywhere in the text ("gic mag agi" holds
+    every trigram of "magic"); a dotted capital I, the Kelvin sign,
     short and non-ASCII phrases find what plain evaluation finds."""
     db = open_database(tmp_path / "m.db")
     ImageWriter(db, "https://derpibooru.org").save_page(

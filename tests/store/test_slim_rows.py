@@ -15,7 +15,6 @@ from mirror.store.derived import DIGESTS
 from mirror.store.raw_rebuilt import canonical
 from mirror.store.records import to_json
 from mirror.store.specs import IMAGES as IMAGE_SPEC
-from mirror.store.upkeep import build, defer
 from mirror.store.history import SiteChange, save_site_changes, tag_name_sql
 from mirror.store.schema import migrations
 
@@ -24,71 +23,6 @@ from ..support.real_fixtures import fixture_files, records_in
 
 REAL_IMAGES = [r for path in fixture_files() for resource, records in [records_in(path)] if resource == "images"
                for r in records if isinstance(r, dict)]
-
-DESCRIPTIONS = ["Magic show", "gic mag agi", "nonmagical", "xxab\u0130", "STAR ſtar", None]
-OLD_DESCRIPTION_INDEX = """CREATE VIRTUAL TABLE "images_description" USING fts5("description", content='images',
-    content_rowid='rowid', tokenize='trigram')"""
-
-
-def description_search(path, phrase: str) -> set[int]:
-    conn = sqlite3.connect(path)
-    engine.prepare(conn)
-    return engine.ids(conn, IMAGES, parse_query(f"description:{phrase}", IMAGE_FIELDS))
-
-
-def with_old_description_index(db) -> None:
-    """The index as migration 0015 made it until 0043 (its triggers too, unless left to an import's end)."""
-    with db.atomic():
-        triggers = [sql for (sql,) in db.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
-                                                 "AND name LIKE 'images_description_%'")]
-        for trigger in ("ai", "ad", "au"):
-            db.execute(f"DROP TRIGGER IF EXISTS images_description_{trigger}")
-        db.execute("DROP TABLE images_description")
-        db.execute(OLD_DESCRIPTION_INDEX)
-        for sql in triggers:
-            db.execute(sql)
-        db.execute("INSERT INTO images_description (images_description) VALUES ('rebuild')")
-        db.execute("DELETE FROM _sqlite_migrations WHERE name = '0043_description_trigrams_without_positions'")
-
-
-def test_the_description_index_keeps_no_positions_and_an_older_one_is_made_again(tmp_path):
-    path = tmp_path / "m.db"
-    db = open_database(path)
-    ImageWriter(db, BASE).save_page([{"id": i, "description": text, "tags": [], "tag_ids": []}
-                                     for i, text in enumerate(DESCRIPTIONS, 1)])
-    assert "detail=none" in db.execute("SELECT sql FROM sqlite_master WHERE name = 'images_description'").fetchone()[0]
-    assert not db["images_description_docsize"].exists()
-    found = {phrase: description_search(path, phrase) for phrase in ("magic", "agic", "xabi", "star", "mag")}
-    assert found == {"magic": {1, 3}, "agic": {1, 3}, "xabi": {4}, "star": {5}, "mag": {1, 2, 3}}
-    with_old_description_index(db)
-    db.conn.close()
-
-    db = open_database(path)
-
-    assert "detail=none" in db.execute("SELECT sql FROM sqlite_master WHERE name = 'images_description'").fetchone()[0]
-    assert {phrase: description_search(path, phrase) for phrase in found} == found
-    ImageWriter(db, BASE).save_page([{"id": 7, "description": "a magic lamp", "tags": [], "tag_ids": []}])
-    assert description_search(path, "magic") == {1, 3, 7}  # its triggers were made again
-
-
-def test_a_description_index_left_to_an_imports_end_is_made_again_and_filled_there(tmp_path):
-    path = tmp_path / "m.db"
-    db = open_database(path)
-    defer(db)  # a first import: the full-text triggers are left to its end
-    ImageWriter(db, BASE).save_page([{"id": i, "description": text, "tags": [], "tag_ids": []}
-                                     for i, text in enumerate(DESCRIPTIONS, 1)])
-    with_old_description_index(db)
-    db.conn.close()
-
-    db = open_database(path)
-
-    assert db.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'images_description_a_'").fetchone() == (0,)
-    assert description_search(path, "magic") == set()  # not filled until the import's end
-    build(db)
-    assert description_search(path, "magic") == {1, 3}
-    ImageWriter(db, BASE).save_page([{"id": 7, "description": "a magic lamp", "tags": [], "tag_ids": []}])
-    assert description_search(path, "magic") == {1, 3, 7}
-
 
 NAMES_RENAMED_ONLY = "0044_tag_changes_name_renamed_tags_only"
 
