@@ -2,7 +2,8 @@
 events first (``image 456 deleted: Rule #2``, ``image 123: tags -safe +suggestive; description
 edited``, ``tag pony: images 27 -> 26``), then a first sync's "first seen" records summed up per
 resource, one line each (``--event first_seen`` lists them, and says the sightings of a run that
-filled an empty table, kept as a count, in one line: ``100,000 images first seen``). With the
+filled an empty table, kept as a count, in one line: ``100,000 images first seen``; a summary says
+"lists them" only where some records were first seen one by one). With the
 site's own tag and source changes where a dump was imported (``image 5 on the site by user 12
 (Alice): tags +pony``).
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -171,8 +173,12 @@ def lines(db: Database, *, since: str, events: Sequence[str] = (), resources: Se
         if left <= 0:
             return
     if db["history"].exists():
+        counted = Counter()
+        for run in counted_sightings(db.conn, resources or RESOURCES):
+            counted[run.resource] += run.count if run.last_at >= since else 0
         for seen in first_seen(db.conn, since=since, resources=resources or RESOURCES):
-            yield f"{_when(seen.last_at)}  {seen.count:,} {_noun(seen)} first seen (--event first_seen lists them)"
+            listed = " (--event first_seen lists them)" if seen.count > counted[seen.resource] else ""
+            yield f"{_when(seen.last_at)}  {seen.count:,} {_noun(seen)} first seen{listed}"
 
 
 def _noun(seen: FirstSeen) -> str:
