@@ -35,8 +35,8 @@ from datetime import timedelta
 from typing import Any
 
 from ..dates import utc_text
-from ..store.history import tag_name_sql
 from ..store.first_sightings import RECORD_COUNTED_AT_SQL, first_seen_counted_at
+from ..store.history import tag_name_sql
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",

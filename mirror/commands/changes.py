@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -23,8 +22,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..dates import utc_text
-from ..store.first_sightings import first_seen_counted_at
-from ..store.history_read import EVENTS, RESOURCES, Change, FirstSeen, changes_since, counted_sightings, first_seen
+from ..store.history_read import (EVENTS, RESOURCES, Change, FirstSeen, changes_since, counted_sighting,
+                                  counted_sightings, first_seen)
 
 __all__ = ["Change", "changes", "describe", "lines", "parse_since", "parse_limit", "parse_events", "parse_resources",
            "parse_record", "to_json", "json_chunks", "record_name", "RESOURCE_NAMES", "EVENTS"]
@@ -143,9 +142,9 @@ def _with_counted_sighting(db: Database, found: Iterator[Change], resource: str,
     for change in found:
         yield change
         left -= 1
-    counted = first_seen_counted_at(db.conn, resource, key)
-    if left > 0 and counted is not None and counted >= since:
-        yield Change(0, counted, resource, key, "first_seen", None, None)
+    counted = counted_sighting(db.conn, resource, key)
+    if left > 0 and counted is not None and counted.seen_at >= since:
+        yield counted
 
 
 def lines(db: Database, *, since: str, events: Sequence[str] = (), resources: Sequence[str] = (),
@@ -173,11 +172,8 @@ def lines(db: Database, *, since: str, events: Sequence[str] = (), resources: Se
         if left <= 0:
             return
     if db["history"].exists():
-        counted = Counter()
-        for run in counted_sightings(db.conn, resources or RESOURCES):
-            counted[run.resource] += run.count if run.last_at >= since else 0
         for seen in first_seen(db.conn, since=since, resources=resources or RESOURCES):
-            listed = " (--event first_seen lists them)" if seen.count > counted[seen.resource] else ""
+            listed = " (--event first_seen lists them)" if seen.count > seen.counted else ""
             yield f"{_when(seen.last_at)}  {seen.count:,} {_noun(seen)} first seen{listed}"
 
 

@@ -25,7 +25,8 @@ from .first_sightings import first_seen_counted_at
 from .history import EVENTS, tag_name_sql
 
 __all__ = ["EVENTS", "Change", "FirstSeen", "TagChange", "RESOURCES", "SITE_EVENTS", "changes_since", "changes_page",
-           "first_seen", "counted_sightings", "record_history", "tag_changes", "parse_cursor", "cursor_text"]
+           "first_seen", "counted_sightings", "counted_sighting", "record_history", "tag_changes", "parse_cursor",
+           "cursor_text"]
 
 # The tables history is kept under, in the order a summary lists them.
 RESOURCES = ("images", "tags", "users", "comments", "posts", "galleries", "forums", "topics", "filters")
@@ -86,6 +87,8 @@ class FirstSeen:
     count: int
     first_at: str
     last_at: str
+    # of ``count``, those a run kept only as its count, with no row to list (how a sighting is kept, not what)
+    counted: int = field(default=0, compare=False)
 
 
 def _kept(conn: sqlite3.Connection, table: str) -> bool:
@@ -217,18 +220,18 @@ def first_seen(conn: sqlite3.Connection, *, since: str | None = None,
     counts = _counts_kept(conn)
     for resource in resources:
         if not counts:  # a mirror browsed before its next run migrates it: every sighting is a row
-            row = conn.execute("SELECT count(*), min(seen_at), max(seen_at) FROM history "
+            row = conn.execute("SELECT count(*), min(seen_at), max(seen_at), 0 FROM history "
                                "WHERE resource = ? AND event = 'first_seen' AND seen_at >= ?",
                                [resource, since or ""]).fetchone()
         elif since is None:
-            row = conn.execute("SELECT sum(count), min(first_at), max(last_at) FROM history_first_seen "
-                               "WHERE resource = ?", [resource]).fetchone()
+            row = conn.execute("SELECT sum(count), min(first_at), max(last_at), sum(count * counted) "
+                               "FROM history_first_seen WHERE resource = ?", [resource]).fetchone()
         else:
-            row = conn.execute("""SELECT sum(n), min(first_at), max(last_at) FROM (
-                SELECT count(*) AS n, min(seen_at) AS first_at, max(seen_at) AS last_at FROM history
+            row = conn.execute("""SELECT sum(n), min(first_at), max(last_at), sum(counted) FROM (
+                SELECT count(*) AS n, min(seen_at) AS first_at, max(seen_at) AS last_at, 0 AS counted FROM history
                 WHERE resource = :resource AND event = 'first_seen' AND seen_at >= :since
                 UNION ALL
-                SELECT count, last_at, last_at FROM history_first_seen
+                SELECT count, last_at, last_at, count FROM history_first_seen
                 WHERE resource = :resource AND counted = 1 AND last_at >= :since)""",
                                {"resource": resource, "since": since}).fetchone()
         if row and row[0]:
@@ -241,7 +244,7 @@ def counted_sightings(conn: sqlite3.Connection, resources: Sequence[str] = RESOU
     and resource: what a list of the records first seen cannot show one by one."""
     if not _counts_kept(conn):
         return []
-    rows = conn.execute("SELECT resource, count, first_at, last_at FROM history_first_seen "
+    rows = conn.execute("SELECT resource, count, first_at, last_at, count FROM history_first_seen "
                         "WHERE counted = 1 AND resource IN (SELECT value FROM json_each(?)) ORDER BY last_at DESC",
                         [json.dumps(list(resources))])
     return [FirstSeen(*row) for row in rows]
@@ -261,11 +264,18 @@ def record_history(conn: sqlite3.Connection, resource: str, key: str, *, before:
                         [resource, key, cursor[0], cursor[0], cursor[1], limit]).fetchall()
     found = [_change(row) for row in rows]
     # A first sighting a run kept only as a count, in its place by time (id 0: after its second's rows).
-    counted = first_seen_counted_at(conn, resource, key)
-    if counted is not None and (counted, 0) < cursor and (len(found) < limit or counted > found[-1].seen_at):
-        found = sorted([*found, Change(0, counted, resource, key, "first_seen", None, None)],
-                       key=lambda c: (c.seen_at, c.id), reverse=True)[:limit]
+    counted = counted_sighting(conn, resource, key)
+    if counted is not None and (counted.seen_at, 0) < cursor and (len(found) < limit
+                                                                  or counted.seen_at > found[-1].seen_at):
+        found = sorted([*found, counted], key=lambda c: (c.seen_at, c.id), reverse=True)[:limit]
     return _fill(conn, found)
+
+
+def counted_sighting(conn: sqlite3.Connection, resource: str, key: str) -> Change | None:
+    """The record's first sighting where a run kept it only as a count (:mod:`.first_sightings`),
+    as a change numbered 0 dated when that run's sightings end; None where it has a row of its own."""
+    counted = first_seen_counted_at(conn, resource, key)
+    return Change(0, counted, resource, key, "first_seen", None, None) if counted is not None else None
 
 
 def parse_cursor(text: str) -> tuple[str, int]:
