@@ -65,8 +65,8 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
         bounds = Bounds(pending["low"], pending["high"], pending["after"], pending["upto"],
                         dest_number(db, where.url))
         report.batch = pending["batch"]
-        for table in EXPORT_TABLES.values():
-            if resumed:  # a killed run's half-written files, which no Delta reader reads and a Parquet reader would
+        if resumed:  # a killed run's half-written files, which no Delta reader reads and a Parquet reader would
+            for table in EXPORT_TABLES.values():
                 delta.remove_orphans(where, table.name)
         beside = _beside(db, where, bounds, report.batch)
         conn = reading_connection(db)
