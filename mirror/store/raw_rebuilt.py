@@ -21,7 +21,7 @@ read, with its own JSON functions, from the columns and two small stored ones:
     The fields the table has no column for (added to the API since), as the text received.
 ``raw_full``
     The whole record, for the rare one the rebuild cannot give back exactly (a lone surrogate,
-    a nested ``null`` a merge patch would drop, a stub never seen in full); NULL otherwise.
+    a nested ``null`` a merge patch would drop); NULL otherwise.
 
 So ``raw`` stays a column of every row, read by SQL (``raw ->> '$.tags'``), Datasette and every
 room above the store exactly as before, and holds the record's JSON value exactly: each write is

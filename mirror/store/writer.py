@@ -245,9 +245,13 @@ class RecordWriter:
             if self.rebuilt:
                 keep_record(self.db, self.spec.table, key, kept_raw, tuple(row))
         else:
-            # never seen in full: the stub is all there is
+            # never seen in full: the stub is all there is, kept as a record is (split over the
+            # columns it set), so that the row is the same however many times the stub was seen
             row["raw_full" if self.rebuilt else "raw"] = row["stub"]
             self.rows.insert(tuple(row), [tuple(row.values())])
+            if self.rebuilt:
+                keep_record(self.db, self.spec.table, key, to_json(raw_rebuilt.canonical(self.spec, record)),
+                            tuple(row))
 
     def _has_alias(self, field: str, record: Mapping[str, Any]) -> bool:
         return field in self.spec.aliases and self.spec.aliases[field] in record
