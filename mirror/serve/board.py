@@ -27,6 +27,7 @@ from ..search.filters import ImageFilter
 from ..search.images import ImageSearches, open_reader, searches_of
 from ..search.indexes import GALLERIES, Index
 from ..search.sort import FIXED_ORDERS
+from .http import parse_json
 
 __all__ = ["Board", "BoardGone", "BoardMissing", "raw_records", "rebase"]
 
@@ -174,8 +175,8 @@ class Board:
 
     def image_record(self, row: sqlite3.Row, origin: str, spoilered: bool) -> Record:
         if row["hidden_from_users"] and row["stub"]:
-            return json.loads(row["stub"])  # the stub the site serves: no files, no spoilered
-        record = json.loads(row["raw"])
+            return parse_json(row["stub"])  # the stub the site serves: no files, no spoilered
+        record = parse_json(row["raw"])
         if self.as_recorded:
             return record
         record["spoilered"] = spoilered
@@ -205,6 +206,6 @@ def raw_records(rows: Iterable[sqlite3.Row]) -> list[Any]:
     for row in rows:
         keys = row.keys()
         hidden = "stub" in keys and row["stub"] is not None and row["hidden_from_users"]
-        out.append(json.loads(row["stub"] if hidden else row["raw"]))
+        out.append(parse_json(row["stub"] if hidden else row["raw"]))
     return out
 
