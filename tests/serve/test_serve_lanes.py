@@ -59,7 +59,9 @@ def test_a_cheap_search_answers_within_a_second_under_a_crowd_of_wildcard_search
         stop.set()
         for client in clients:
             client.join()
-    assert max(waits) < 1.0, [f"{w:.2f}" for w in waits]
+    # Held up, it waits for the crowd's searches of a second each (14-16 s before the lanes); 3 s
+    # leaves room for a machine at load 10, where a plain search can take a second.
+    assert max(waits) < 3.0, [f"{w:.2f}" for w in waits]
     assert 200 in statuses and set(statuses) <= {200, 503}  # the crowd is served or told to come back
 
 
