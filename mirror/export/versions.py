@@ -132,15 +132,17 @@ class RecordRows:
         if self.first:
             yield from self._rows(row, today, key, kept, raw, since=None, seen_after=None)
             return
-        since, seen_after, shown = self._changed_since(key)
+        since, seen_after, anew = self._changed_since(key)
         if since is None:
             if changed:
                 began = latest_began(self.conn, self.table.name, key, kept)
                 yield (*self.values(row), began, max(filter(None, (mirrored, began))))
             return
-        # Shown again: a record first kept as a stub has its full content now, and /as-of/ reads
-        # every earlier version with it (the fields a stub lacked): they are written again.
-        yield from self._rows(row, today, key, kept, raw, since=None if shown else since, seen_after=seen_after)
+        # First seen since the last export, every version is new, those begun before its sighting too
+        # (its upload: /as-of/ answers an image from its created_at). Shown again: a record first kept
+        # as a stub has its full content now, and /as-of/ reads every earlier version with it (the
+        # fields a stub lacked): they are written again.
+        yield from self._rows(row, today, key, kept, raw, since=None if anew else since, seen_after=seen_after)
 
     def plain_versions(self, row: Sequence[Any], changed: bool) -> list[tuple]:
         """The versions of a record shown today whose history is its first sighting alone, or
@@ -190,13 +192,14 @@ class RecordRows:
 
     def _changed_since(self, key: str) -> tuple[str | None, str | None, bool]:
         """Of the changes kept since the last export: when the earliest was made, when the mirror
-        knew the last, and whether one showed the record again (None, None, False: none kept)."""
-        since, known, shown = self.conn.execute(
-            f"SELECT min(h.seen_at), max({KNOWN_AT}), max(h.event = 'shown') FROM history h "
+        knew the last, and whether one first saw the record or showed it again, so that its every
+        version is to be written (None, None, False: none kept)."""
+        since, known, anew = self.conn.execute(
+            f"SELECT min(h.seen_at), max({KNOWN_AT}), max(h.event IN ('shown', 'first_seen')) FROM history h "
             "LEFT JOIN sync_runs r ON r.id = h.run_id "
             "WHERE h.resource = ? AND h.record_key = ? AND h.id > ? AND h.id <= ?",
             [self.table.name, key, self.history_after, self.history_upto]).fetchone()
-        return since, known, bool(shown)
+        return since, known, bool(anew)
 
     def _then(self, today: dict[str, Any], record: dict[str, Any], then: Then, odd: frozenset[str]) -> tuple:
         """Today's columns with the record as it was: the fields that differ from today's record

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 import duckdb
 from deltalake import DeltaTable
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mirror.asof import Moment, record_as_of
@@ -95,6 +95,9 @@ def assert_the_same_board(db, dest, moment: Moment) -> None:
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(before=nights, after=nights, counters=st.sampled_from(["all", "daily"]), offsets=hours)
+# An image uploaded an hour before the night that first saw it, after the first export: the second
+# export wrote it from its sighting only, where /as-of/ answers it from its upload.
+@example(before=[[("describe", 0, 0)]], after=[[("upload", 0, 0)]], counters="all", offsets=[26])
 def test_the_exports_as_of_view_is_the_as_of_reading_before_and_after_a_second_export(
         before, after, counters, offsets, empty_mirror, tmp_path, monkeypatch):
     db = fresh_mirror(empty_mirror, tmp_path, before)
