@@ -245,4 +245,9 @@ def test_the_default_order_after_the_import_is_the_sites_by_upload_not_the_image
     sent_again = {row[0] for row in db.execute("SELECT id FROM images WHERE json_type(raw, '$.first_seen_at') "
                                                "IS NOT NULL")}
     assert imported["retagged"] in sent_again
-    assert _newest(db, 300) == _newest(imported["api"], 300)
+    # Where the site first saw an image before its upload (imported from elsewhere) or at another's
+    # time, the dump cannot say so; until a sync sends that image again (another test of this
+    # module sends every one), only the images first seen at their upload have a place it knows.
+    known = {row[0] for row in imported["api"].execute("SELECT id FROM images WHERE first_seen_at = created_at")}
+    assert imported["retagged"] in known and len(known) > 250
+    assert [i for i in _newest(db, 300) if i in known] == [i for i in _newest(imported["api"], 300) if i in known]
