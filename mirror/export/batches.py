@@ -46,6 +46,9 @@ class Bounds:
     after: dict[str, int]
     upto: dict[str, int]
     dest: int = 0
+    # The tables read whole (COMPARED) that no writer changed since the last batch
+    # (:mod:`mirror.store.table_marks`): they have no new version, and are not read.
+    unchanged: frozenset[str] = frozenset()
 
     @property
     def first(self) -> bool:
@@ -134,6 +137,8 @@ def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds,
         yield from _record_versions(conn, table, bounds, written, write)
         return
     stamped = COMPARED == table.how
+    if stamped and table.table in bounds.unchanged:
+        return
     width = len(table.columns) - (1 if stamped else 0)
     for chunk in _chunks(conn, _queries(table, bounds)):
         if table.how == APPENDED:

@@ -34,12 +34,13 @@ from ..progress import Reporter
 from ..store.database import database_file
 from ..store.export_state import (dest_number, forget_export, load_export_cursor, reading_connection,
                                   save_digests, save_export_cursor)
+from ..store.table_marks import written_marks
 from ..urls import error_text, redact, shortened
 from . import delta
 from .batches import Bounds, Written, record_batches
 from .describe import describe_files
 from .report import ExportFailure, ExportReport
-from .tables import APPENDED, EXPORT_TABLES, ExportTable
+from .tables import APPENDED, COMPARED, EXPORT_TABLES, ExportTable
 from .views import EMPTY_FILE, view_files
 
 __all__ = ["export_archive", "location"]
@@ -63,7 +64,7 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
         pending = cursor.get("pending") or _new_batch(db, cursor)
         save_export_cursor(db, {**cursor, "dest": where.url, "pending": pending})
         bounds = Bounds(pending["low"], pending["high"], pending["after"], pending["upto"],
-                        dest_number(db, where.url))
+                        dest_number(db, where.url), frozenset(pending.get("unchanged", ())))
         report.batch = pending["batch"]
         if resumed:  # a killed run's half-written files, which no Delta reader reads and a Parquet reader would
             for table in EXPORT_TABLES.values():
@@ -83,7 +84,7 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
             if reporter:
                 reporter.update(report)
         save_export_cursor(db, {"dest": where.url, "batch": pending["batch"], "through": pending["high"],
-                                "ids": pending["upto"], "exported_at": utc_text()})
+                                "ids": pending["upto"], "marks": pending.get("marks"), "exported_at": utc_text()})
         if compact:
             report.compacted = _compact(where, retention_hours)
         _write_texts(where)
@@ -114,8 +115,11 @@ def _new_batch(db: Database, cursor: dict[str, Any]) -> dict[str, Any]:
     """The bounds of the next batch: records written since the last one, up to now; history rows too."""
     upto = {t.name: db.execute(f'SELECT coalesce(max(id), 0) FROM "{t.table}"').fetchone()[0]
             for t in EXPORT_TABLES.values() if t.how == APPENDED}
+    marks = written_marks(db, [t.table for t in EXPORT_TABLES.values() if t.how == COMPARED])
+    before = cursor.get("marks")  # None: no batch yet, or one by a version that kept no marks
+    unchanged = sorted(name for name, mark in marks.items() if before is not None and before.get(name) == mark)
     return {"batch": cursor.get("batch", 0) + 1, "low": cursor.get("through", ""), "high": utc_text(),
-            "after": cursor.get("ids", {}), "upto": upto}
+            "after": cursor.get("ids", {}), "upto": upto, "marks": marks, "unchanged": unchanged}
 
 
 @dataclass

@@ -13,6 +13,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from .rows import quoted
+from .table_marks import mark_written
 
 __all__ = ["DUMP_TABLES", "save_dump_rows", "save_features"]
 
@@ -32,6 +33,8 @@ def save_dump_rows(db: Database, table: str, rows: Sequence[Mapping[str, Any]]) 
     columns = DUMP_TABLES[table]
     db.conn.executemany(f'INSERT OR REPLACE INTO "{table}" ({quoted(columns)}) VALUES ({", ".join("?" * len(columns))})',
                         [tuple(row.get(c) for c in columns) for row in rows])
+    if rows:
+        mark_written(db, table)
     return len(rows)
 
 

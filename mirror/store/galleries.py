@@ -18,6 +18,7 @@ from sqlite_utils import Database
 
 from ..dates import utc_text
 from .history import note_event, recorder_for
+from .table_marks import mark_written
 
 CHANGED, RECHECK = 1, 2  # gallery_walks.due: found new or changed this run; walked long ago
 
@@ -76,11 +77,20 @@ def mark_stale_due(db: Database, days: float, limit: int) -> int:
 
 def replace_members(db: Database, gallery_id: int, image_ids: list[int]) -> None:
     """Set the gallery's images, in order (position 0 first), and record the walk."""
+    members, listed = [], set()
+    for position, image_id in enumerate(image_ids):
+        if image_id not in listed:  # an image listed twice keeps its first place
+            listed.add(image_id)
+            members.append((image_id, position))
     with db.atomic():
         _note_membership(db, gallery_id, image_ids)
-        db.execute("DELETE FROM gallery_images WHERE gallery_id = ?", [gallery_id])
-        db.conn.executemany("INSERT OR IGNORE INTO gallery_images (gallery_id, image_id, position) VALUES (?, ?, ?)",
-                            [(gallery_id, image_id, position) for position, image_id in enumerate(image_ids)])
+        kept = db.execute("SELECT image_id, position FROM gallery_images WHERE gallery_id = ? ORDER BY position",
+                          [gallery_id]).fetchall()
+        if kept != members:
+            db.execute("DELETE FROM gallery_images WHERE gallery_id = ?", [gallery_id])
+            db.conn.executemany("INSERT INTO gallery_images (gallery_id, image_id, position) VALUES (?, ?, ?)",
+                                [(gallery_id, image_id, position) for image_id, position in members])
+            mark_written(db, "gallery_images")
         db.execute("""INSERT INTO gallery_walks (gallery_id, due, walked_at, images) VALUES (?, 0, ?, ?)
                       ON CONFLICT (gallery_id) DO UPDATE SET due = 0, walked_at = excluded.walked_at,
                       images = excluded.images""", [gallery_id, utc_text(), len(image_ids)])
