@@ -112,8 +112,7 @@ def _cursor_for(db: Database, where: delta.Destination) -> dict[str, Any]:
 
 def _new_batch(db: Database, cursor: dict[str, Any]) -> dict[str, Any]:
     """The bounds of the next batch: records written since the last one, up to now; history rows too."""
-    upto = {t.name: db.execute(f'SELECT coalesce(max(id), 0) FROM "{t.table}"').fetchone()[0]
-            for t in EXPORT_TABLES.values() if t.how == APPENDED}
+    upto = {t.name: db.execute(t.bound_sql).fetchone()[0] for t in EXPORT_TABLES.values() if t.how == APPENDED}
     return {"batch": cursor.get("batch", 0) + 1, "low": cursor.get("through", ""), "high": utc_text(),
             "after": cursor.get("ids", {}), "upto": upto}
 
