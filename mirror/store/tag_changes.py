@@ -12,8 +12,9 @@ checkpoints and a tag's recent changes) is kept beside it.
 No change has a number of its own: ``(history_id, tag_id)`` orders the changes of one moment as
 the old ``id`` did, since a history row is written before its tags, and the site names a tag at
 most once in one of its changes (``tag_change_tags`` has a unique index on the change and the
-tag), as a sync's diff of two tag lists does. The key ends with ``change`` all the same, at no
-cost: a damaged dump that adds and removes one tag in one change keeps both.
+tag), as a sync's diff of two tag lists does. The key ends with ``change`` all the same, at two
+bytes a change in the index by tag: a damaged dump that adds and removes one tag in one change
+keeps both.
 
 A WITHOUT ROWID table filled in random key order splits pages all over and ends a third larger,
 slowly; so a migration copies an old table sorted by the key (:func:`cluster`), a tenth of its

@@ -16,6 +16,11 @@ any instant leaves every one either built or still listed. A killed import build
 of the run that resumes it; any other command that writes finds them listed and builds them first.
 Only the import may write with them left out: its batches look nothing up by a dropped index
 (the keys it reads by are primary keys, and an empty archive holds no site history to match).
+
+The tag changes, a table clustered by image (:mod:`.tag_changes`), are left out the same way: the
+import appends them to a plain table in the order the dump gives them, sorted into their layout
+once, first of all at the end (``kind`` ``table``): 34.6 -> 9.7 s of the 100,000-image import's
+tag-change step, the sort under a second of the end's.
 """
 
 from __future__ import annotations
