@@ -821,8 +821,9 @@ def _tag_changes_clustered_by_image(db: Database) -> None:
     number did.
 
     Every cursor that held a change's number holds its history row's instead: the checkpoints'
-    (``after_history``) and each export's (:mod:`mirror.export.run`), as the history row of the
-    change it named (a history row's changes are written with it, so none is skipped or read twice).
+    (``after_history``) and each export's (:mod:`mirror.export.run`), as the newest history row of
+    the changes up to the one it named (a history row's changes are written with it, in one
+    transaction, so none is skipped or read twice).
     The changes are copied sorted by the new key, a tenth at a time, a line said after each: 1.9 s
     of CPU for the 100,000-image board's 1.05 million, at a whole board's 37 million about 70 s of
     CPU and a few minutes of wall (``docs/performance.md``)."""
@@ -849,10 +850,11 @@ def _tag_changes_clustered_by_image(db: Database) -> None:
 
 def _tag_change_cursors_by_history(db: Database) -> None:
     """The checkpoints' and the exports' cursors past a tag change's number, as past its history row's."""
+    # The newest history row among the changes up to it: a transaction writes a history row and its
+    # changes (not always in the history's order: a dump's batch by image), and a cursor is read between two.
     def history_of(change: int) -> int:
-        row = db.execute("SELECT history_id FROM image_tag_changes WHERE id <= ? ORDER BY id DESC LIMIT 1",
-                         [change]).fetchone()
-        return row[0] if row else 0
+        return db.execute("SELECT coalesce(max(history_id), 0) FROM image_tag_changes WHERE id <= ?",
+                          [change]).fetchone()[0]
 
     row = db.execute("SELECT cursor FROM sync_state WHERE name = 'tag_checkpoints'").fetchone()
     if row:
