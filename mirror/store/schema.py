@@ -850,8 +850,8 @@ def _tag_changes_clustered_by_image(db: Database) -> None:
 
 def _tag_change_cursors_by_history(db: Database) -> None:
     """The checkpoints' and the exports' cursors past a tag change's number, as past its history row's."""
-    # The newest history row among the changes up to it: a transaction writes a history row and its
-    # changes (not always in the history's order: a dump's batch by image), and a cursor is read between two.
+    # The newest history row among the changes up to it: each transaction writes history rows with all
+    # their changes, and a cursor is read between two, so those rows' changes all lie within it.
     def history_of(change: int) -> int:
         return db.execute("SELECT coalesce(max(history_id), 0) FROM image_tag_changes WHERE id <= ?",
                           [change]).fetchone()[0]
