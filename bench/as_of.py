@@ -66,8 +66,9 @@ NIGHTLY_SHARE = 0.5
 INDEXED = ("images", "image_tags", "history", "image_tag_changes")
 # The full-text indexes over images (external content: rebuilt from the table once the rows are in).
 FTS = ("images_fts", "images_description")
-# What the as-of reading of a record reads, beside the row: one record's history and its tag changes.
-AS_OF_INDEXES = ("history_by_record_time", "image_tag_changes_by_history", "image_tag_changes_by_image_tag")
+# What the as-of reading of a record reads, beside the row: one record's history and its tag changes
+# (since migration 0045 the table itself, clustered by image).
+AS_OF_INDEXES = ("history_by_record_time", "image_tag_changes")
 BOARD_VERSION = 1
 
 

@@ -165,7 +165,7 @@ class Rewind:
             "ORDER BY seen_at DESC, id DESC", {"resource": resource, "key": key})
         self._tag_changes = self._cursor(
             f"SELECT seen_at, change, tag_id, {tag_name_sql('c')} FROM image_tag_changes c WHERE image_id = ? "
-            "ORDER BY seen_at DESC, id DESC", [int(key)]) if resource == "images" else None
+            "ORDER BY seen_at DESC, history_id DESC, tag_id DESC", [int(key)]) if resource == "images" else None
         self._next = self._fetch(self._history)
         self._next_tag = self._fetch(self._tag_changes)
 

@@ -180,7 +180,8 @@ class Changes:
                 found.update(int(row[0]) for row in self.conn.execute(
                     "SELECT DISTINCT h.record_key FROM history h INDEXED BY history_by_resource_event "
                     f"WHERE h.resource = 'images' AND h.event IN ({_marks(TAG_EVENTS)}) AND h.seen_at > ? "
-                    "AND EXISTS (SELECT 1 FROM image_tag_changes c WHERE c.history_id = h.id)",
+                    "AND EXISTS (SELECT 1 FROM image_tag_changes c WHERE c.image_id = CAST(h.record_key AS INTEGER) "
+                    "AND c.history_id = h.id)",
                     (*TAG_EVENTS, self.moment.text)))
             self._touching[fields] = found
         return self._touching[fields]
@@ -228,7 +229,7 @@ class Changes:
         for image_id, tag_id, change in self.conn.execute(
                 "SELECT c.image_id, c.tag_id, c.change FROM image_tag_changes c JOIN history h ON h.id = c.history_id "
                 "WHERE c.image_id IN (SELECT value FROM json_each(?)) AND h.seen_at > ? "
-                f"AND h.event IN ({_marks(TAG_EVENTS)}) ORDER BY c.seen_at DESC, c.id DESC",
+                f"AND h.event IN ({_marks(TAG_EVENTS)}) ORDER BY c.seen_at DESC, c.history_id DESC, c.tag_id DESC",
                 (json_ids(image_ids), self.moment.text, *TAG_EVENTS)):
             (tags[image_id].discard if change == "+" else tags[image_id].add)(tag_id)
         return {image_id: sorted(ids) for image_id, ids in tags.items()}

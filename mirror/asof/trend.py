@@ -179,7 +179,7 @@ class _TagWalk:
         self.changes = conn.execute(
             "SELECT c.seen_at, c.image_id, c.change FROM image_tag_changes c JOIN history h ON h.id = c.history_id "
             f"WHERE c.tag_id = ? AND h.event IN ({','.join('?' * len(TAG_EVENTS))}) "
-            "ORDER BY c.seen_at DESC, c.id DESC", (tag_id, *TAG_EVENTS))
+            "ORDER BY c.seen_at DESC, c.history_id DESC", (tag_id, *TAG_EVENTS))
         self.waiting: tuple[str, int, str] | None = self._next()
 
     def _next(self) -> tuple[str, int, str] | None:
@@ -286,7 +286,7 @@ def _moves(conn: sqlite3.Connection, image_id: int, start: Moment, end: Moment) 
     tags: dict[int, list[str]] = {}
     for history_id, name, tag_id, change in conn.execute(
             f"SELECT history_id, coalesce({tag_name_sql('c')}, c.tag_id), tag_id, change "
-            "FROM image_tag_changes c WHERE image_id = ? AND seen_at > ? AND seen_at <= ? ORDER BY seen_at, id",
+            "FROM image_tag_changes c WHERE image_id = ? AND seen_at > ? AND seen_at <= ? ORDER BY seen_at, history_id, tag_id",
             [image_id, start.text, end.text]):
         tags.setdefault(history_id, []).append(f"{change}{name}")
     for event in events_of(conn, "images", str(image_id), after=start.text, until=end.text):

@@ -89,7 +89,7 @@ QUERIES: dict[str, dict[str, Any]] = {
                        "hidden, galleries reordered. `mirror changes` says the same on the command line.",
         "sql": "SELECT h.seen_at, h.resource, h.record_key AS id, h.event, h.changes,\n"
                f"  (SELECT group_concat(c.change || coalesce({tag_name_sql('c')}, c.tag_id), ' ') FROM image_tag_changes c\n"
-               "   WHERE c.history_id = h.id) AS tags\n"
+               "   WHERE h.resource = 'images' AND c.image_id = CAST(h.record_key AS INTEGER) AND c.history_id = h.id) AS tags\n"
                "FROM history h WHERE h.seen_at >= :since AND h.event != 'first_seen'\n"
                "ORDER BY h.id DESC LIMIT 1000",
     },
@@ -102,7 +102,7 @@ QUERIES: dict[str, dict[str, Any]] = {
         "sql": "SELECT seen_at, event, changes, tags FROM (\n"
                "SELECT h.id, h.seen_at, h.event, h.changes,\n"
                f"  (SELECT group_concat(c.change || coalesce({tag_name_sql('c')}, c.tag_id), ' ') FROM image_tag_changes c\n"
-               "   WHERE c.history_id = h.id) AS tags\n"
+               "   WHERE h.resource = 'images' AND c.image_id = CAST(h.record_key AS INTEGER) AND c.history_id = h.id) AS tags\n"
                "FROM history h WHERE h.resource = 'images' AND h.record_key = CAST(CAST(:image AS INTEGER) AS TEXT)\n"
                "UNION ALL SELECT 0, f.at, 'first_seen', NULL, NULL FROM (SELECT max(last_at) AS at\n"
                "  FROM history_first_seen WHERE resource = 'images' AND counted = 1) f WHERE f.at IS NOT NULL\n"
@@ -116,7 +116,7 @@ QUERIES: dict[str, dict[str, Any]] = {
         "description": "The images the tag :tag was removed from, and when (its additions with + in front: "
                        "search +:tag to see who is adding it).",
         "sql": f"SELECT c.seen_at, c.image_id, c.change, {tag_name_sql('c')} AS tag_name FROM image_tag_changes c\n"
-               f"WHERE {tag_name_sql('c')} = :tag ORDER BY c.id DESC LIMIT 1000",
+               f"WHERE {tag_name_sql('c')} = :tag ORDER BY c.seen_at DESC, c.history_id DESC LIMIT 1000",
     },
 }
 
@@ -151,7 +151,7 @@ TABLES: dict[str, dict[str, Any]] = {
     "tag_usage": {"size": 25},
     "history": {"sort_desc": "id",
                 "description": "Every change a sync saw: the fields that changed, with old and new values."},
-    "image_tag_changes": {"sort_desc": "id",
+    "image_tag_changes": {"sort_desc": "image_id",  # its key: newest images first, as the table is kept
                           "description": "Tags added to (+) and removed from (-) each image, by id and name."},
 }
 

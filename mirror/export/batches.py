@@ -105,8 +105,7 @@ def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "") -> list[tu
     (:meth:`.RecordRows.first_sql`) after the key and digest, in place of ``raw`` and ``stub``."""
     columns = ", ".join(c.source for c in table.columns if c.sql != "?")
     if table.how == APPENDED:
-        return [(f'SELECT {columns} FROM "{table.table}" WHERE id > ? AND id <= ? ORDER BY id',
-                 [bounds.after.get(table.name, 0), bounds.upto.get(table.name, 0)])]
+        return [(f"SELECT {columns} {table.appended_sql}", [bounds.after.get(table.name, 0), bounds.upto.get(table.name, 0)])]
     rebuilt = ', raw, stub' if table.how == RECORDS and SPECS[table.name].hideable else ', raw, NULL'
     if first_sql and bounds.first:
         rebuilt = f", {first_sql}"

@@ -25,7 +25,9 @@ __all__ = ["describe_files"]
 # What a column means, by (table, column) first, then by column alone.
 COLUMN_NOTES = {
     ("history", "id"): "The row's number in the mirror's history (its own numbering, not an id on the site).",
-    ("image_tag_changes", "id"): "The row's number in the mirror's tag changes (its own numbering, not a site id).",
+    ("image_tag_changes", "id"): "The row's number in the mirror's tag changes, in rows exported before the mirror "
+                                 "stopped numbering them (schema 0045); null since. A change is known by history_id "
+                                 "and tag_id, which order the changes of one moment as id did.",
     ("history", "resource"): "The table of the record changed (images, tags, comments ...).",
     ("history", "record_key"): "The record's key as text: its id, a forum's short name, a topic's "
                                '["forum", "slug"].',

@@ -113,8 +113,7 @@ def _cursor_for(db: Database, where: delta.Destination) -> dict[str, Any]:
 
 def _new_batch(db: Database, cursor: dict[str, Any]) -> dict[str, Any]:
     """The bounds of the next batch: records written since the last one, up to now; history rows too."""
-    upto = {t.name: db.execute(f'SELECT coalesce(max(id), 0) FROM "{t.table}"').fetchone()[0]
-            for t in EXPORT_TABLES.values() if t.how == APPENDED}
+    upto = {t.name: db.execute(t.bound_sql).fetchone()[0] for t in EXPORT_TABLES.values() if t.how == APPENDED}
     marks = written_marks(db, [t.table for t in EXPORT_TABLES.values() if t.how == COMPARED])
     before = cursor.get("marks")  # None: no batch yet, or one by a version that kept no marks
     unchanged = sorted(name for name, mark in marks.items() if before is not None and before.get(name) == mark)

@@ -80,10 +80,22 @@ class ExportTable:
     how: str  # RECORDS (by mirrored_at), APPENDED (by id), COMPARED (whole, by digest)
     about: str
     source: str = ""  # the store's table, when its name differs
+    # An APPENDED table's rows past one history id and up to another, where they have no id of their own.
+    by_history: str = ""
 
     @property
     def table(self) -> str:
         return self.source or self.name
+
+    @property
+    def appended_sql(self) -> str:
+        """An APPENDED table's rows past a bound and up to another (two parameters), in order."""
+        return self.by_history or f'FROM "{self.table}" WHERE id > ? AND id <= ? ORDER BY id'
+
+    @property
+    def bound_sql(self) -> str:
+        """The bound up to which an APPENDED table's rows are written now."""
+        return f'SELECT coalesce(max(id), 0) FROM "{"history" if self.by_history else self.table}"'
 
     def schema(self) -> pa.Schema:
         return pa.schema([pa.field(c.name, c.type) for c in self.columns])
@@ -151,13 +163,18 @@ def _history_tables() -> list[ExportTable]:
         Column("changes", pa.string()), Column("user_id", pa.int64())), (), APPENDED,
         "Every change the mirror saw, one row per record per sync that saw it differ; changes is JSON "
         '{"field": [old, new]}; events site_tags and site_source are the site\'s own changes from its dump.')
+    # ``id`` stays in the table's schema, null from 0045 on: the store numbers its changes no more
+    # (docs/export.md), and a DEST exported to before keeps its columns and the numbers it holds.
     tag_changes = ExportTable("image_tag_changes", (
-        Column("id", pa.int64()), Column("history_id", pa.int64()), Column("image_id", pa.int64()),
-        Column("tag_id", pa.int64()), Column("tag_name", pa.string(), sql=tag_name_sql("image_tag_changes")),
-        Column("change", pa.string()), Column("seen_at", TIME, STAMP),
-        Column("run_id", pa.int64(), sql="(SELECT run_id FROM history WHERE history.id = image_tag_changes.history_id)")),
+        Column("id", pa.int64(), sql="NULL"), Column("history_id", pa.int64(), sql="c.history_id"),
+        Column("image_id", pa.int64(), sql="c.image_id"), Column("tag_id", pa.int64(), sql="c.tag_id"),
+        Column("tag_name", pa.string(), sql=tag_name_sql("c")), Column("change", pa.string(), sql="c.change"),
+        Column("seen_at", TIME, STAMP, "c.seen_at"), Column("run_id", pa.int64(), sql="h.run_id")),
         (), APPENDED,
-        "An image's tags added (+) and removed (-), one row each, with the history row they belong to.")
+        "An image's tags added (+) and removed (-), one row each, with the history row they belong to.",
+        by_history="FROM history h JOIN image_tag_changes c ON c.image_id = CAST(h.record_key AS INTEGER) "
+                   "AND c.history_id = h.id WHERE h.id > ? AND h.id <= ? AND h.resource = 'images' "
+                   "ORDER BY h.id, c.tag_id")
     return [history, tag_changes]
 
 

@@ -52,6 +52,11 @@ _UPLOADS_STALE = 0.1
 # are read without their history rows: a lookup less for each, half the time of an undoing.
 _CHANGES_SINCE = "SELECT image_id, change FROM image_tag_changes WHERE tag_id = ? AND seen_at > ? "
 
+# The tags changed by the history rows in a range: the history's own rows, each change found by its key.
+_CHANGED_SINCE = ("SELECT DISTINCT c.tag_id FROM history h NOT INDEXED JOIN image_tag_changes c "
+                  "ON c.image_id = CAST(h.record_key AS INTEGER) AND c.history_id = h.id "
+                  "WHERE h.id > ? AND h.id <= ? AND h.resource = 'images'")
+
 
 @dataclass
 class Built:
@@ -76,7 +81,7 @@ def undone(conn: sqlite3.Connection, tag_id: int, now: BitMap, since: str, until
     sql, params = _CHANGES_SINCE, [tag_id, since]
     if until is not None:
         sql, params = sql + "AND seen_at <= ? ", [*params, until]
-    rows = conn.execute(sql + "ORDER BY seen_at DESC, id DESC", params)
+    rows = conn.execute(sql + "ORDER BY seen_at DESC, history_id DESC", params)
     state = {image_id: change == "-" for image_id, change in rows}  # the oldest change since wins
     if not state:
         return now
@@ -120,9 +125,10 @@ def build(db: Database, say: Callable[[str], None] | None = None, *, spacing: in
     ``spacing`` (:data:`SPACING`) of its changes since its newest. Each tag's are committed together, so a kill
     loses at most that tag's, and the next build writes them."""
     started, built, spacing = time.perf_counter(), Built(), spacing or SPACING
-    last = load_cursor(db, _CURSOR).get("after_change", 0)
-    newest = db.execute("SELECT max(id) FROM image_tag_changes").fetchone()[0] or 0
-    changed = [row[0] for row in db.execute("SELECT DISTINCT tag_id FROM image_tag_changes WHERE id > ?", [last])]
+    last = load_cursor(db, _CURSOR).get("after_history", 0)
+    newest = db.execute("SELECT max(id) FROM history").fetchone()[0] or 0
+    changed = [row[0] for row in db.execute(_CHANGED_SINCE if last else "SELECT DISTINCT tag_id FROM image_tag_changes",
+                                            [last, newest] if last else [])]
     shown = time.perf_counter()
     for n, tag_id in enumerate(changed, start=1):
         count, size = _build_tag(db, tag_id, spacing)
@@ -135,7 +141,7 @@ def build(db: Database, say: Callable[[str], None] | None = None, *, spacing: in
             shown = time.perf_counter()
     built.uploads = _keep_upload_order(db)
     with db.atomic():
-        save_cursor(db, _CURSOR, {"after_change": newest})
+        save_cursor(db, _CURSOR, {"after_history": newest})
     built.seconds = time.perf_counter() - started
     if say and built.checkpoints:
         say(built.summary())

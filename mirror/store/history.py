@@ -12,10 +12,11 @@ columns that differ), so the change is at hand; it is kept the way Simon Williso
     kept too), or NULL for ``first_seen`` (the row itself is that version). ``event`` names what
     happened, for queries: :data:`EVENTS`. The first sightings of a run that fills an empty table
     (a first sync, a dump's import) are one count per resource instead (:mod:`.first_sightings`).
-``image_tag_changes(history_id, image_id, tag_id, tag_name, change, seen_at)``
+``image_tag_changes(image_id, history_id, tag_id, change, tag_name, seen_at)``
     An image's tags added (``+``) and removed (``-``), by id and name, instead of two long lists
     in ``changes``: "which images lost ``safe`` last month" is one indexed query. Its run is its
-    history row's. ``tag_name`` is kept only where it is not the tag's name today (NULL: the
+    history row's; it is known by (image, history row, tag), its table clustered by image
+    (:mod:`.tag_changes`, migration 0045). ``tag_name`` is kept only where it is not the tag's name today (NULL: the
     tag's name, ``''``: a name not known), a tag renamed writing its old name into its changes
     first (migration 0044): some 0.4 GB of a whole board's 36 million changes. Read the name by
     :func:`tag_name_sql`.
@@ -492,7 +493,9 @@ def save_site_changes(db: Database, run_id: int | None, changes: Sequence[SiteCh
     """Keep the site's own changes in the history, at the times the site made them.
 
     A dump brings millions: the batch's history rows take the ids after the last one (the writer
-    holds the database's write lock) and go in with two statements, not one for each change."""
+    holds the database's write lock) and go in with two statements, not one for each change; the
+    tag changes in their table's order (:mod:`.tag_changes`: by image), each image's pages written once.
+    A first import's go to a plain table, sorted into that order at its end (:mod:`.upkeep`)."""
     if not changes:
         return
     first = (db.execute("SELECT max(id) FROM history").fetchone()[0] or 0) + 1
@@ -505,5 +508,6 @@ def save_site_changes(db: Database, run_id: int | None, changes: Sequence[SiteCh
                   change.at) for sign, tag_id, name in change.tags]
     db.conn.executemany("INSERT INTO history (id, resource, record_key, run_id, seen_at, event, changes, user_id) "
                         "VALUES (?, 'images', ?, ?, ?, ?, ?, ?)", rows)
-    db.conn.executemany("INSERT INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at) "
+    tags.sort(key=lambda row: (row[1], row[0], row[2]))
+    db.conn.executemany("INSERT OR IGNORE INTO image_tag_changes (history_id, image_id, tag_id, tag_name, change, seen_at) "
                         f"VALUES (?, ?, ?, {_KEPT_NAME}, ?, ?)", tags)

@@ -116,8 +116,10 @@ def _fill(conn: sqlite3.Connection, found: list[Change]) -> list[Change]:
     images = {c.id: c for c in found if c.resource == "images"}
     if images:
         for history_id, sign, tag_id, name in conn.execute(
-                f"SELECT history_id, change, tag_id, {tag_name_sql('c')} FROM image_tag_changes c "
-                "WHERE history_id IN (SELECT value FROM json_each(?)) ORDER BY id", [json.dumps(list(images))]):
+                f"SELECT c.history_id, c.change, c.tag_id, {tag_name_sql('c')} FROM json_each(?) h "
+                "JOIN image_tag_changes c ON c.image_id = h.value ->> 0 AND c.history_id = h.value ->> 1 "
+                "ORDER BY c.history_id, c.tag_id",
+                [json.dumps([[int(c.key), c.id] for c in images.values() if c.key.isdigit()])]):
             shown = name if name is not None else f"tag {tag_id}"
             (images[history_id].tags_added if sign == "+" else images[history_id].tags_removed).append(shown)
     for resource, column in _NAMES.items():
@@ -306,6 +308,6 @@ def tag_changes(conn: sqlite3.Connection, tag_id: int, limit: int = 20) -> list[
     if not _kept(conn, "image_tag_changes"):
         return []
     rows = conn.execute("SELECT c.image_id, c.change, c.seen_at, h.event FROM image_tag_changes c "
-                        "JOIN history h ON h.id = c.history_id WHERE c.tag_id = ? ORDER BY c.seen_at DESC, c.id DESC "
+                        "JOIN history h ON h.id = c.history_id WHERE c.tag_id = ? ORDER BY c.seen_at DESC, c.history_id DESC "
                         "LIMIT ?", [tag_id, limit])
     return [TagChange(image_id, change, seen_at, event in SITE_EVENTS) for image_id, change, seen_at, event in rows]

@@ -16,6 +16,11 @@ any instant leaves every one either built or still listed. A killed import build
 of the run that resumes it; any other command that writes finds them listed and builds them first.
 Only the import may write with them left out: its batches look nothing up by a dropped index
 (the keys it reads by are primary keys, and an empty archive holds no site history to match).
+
+The tag changes, a table clustered by image (:mod:`.tag_changes`), are left out the same way: the
+import appends them to a plain table in the order the dump gives them, sorted into their layout
+once, first of all at the end (``kind`` ``table``): 34.6 -> 9.7 s of the 100,000-image import's
+tag-change step, the sort under a second of the end's.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from sqlite_utils import Database
+
+from . import tag_changes
 
 __all__ = ["BULK_TABLES", "archive_is_empty", "defer", "deferred", "build"]
 
@@ -69,13 +76,33 @@ def defer(db: Database, tables: Sequence[str] = BULK_TABLES) -> int:
             db.execute("INSERT OR IGNORE INTO deferred_upkeep (name, kind, sql, rebuild) VALUES (?, 'trigger', ?, ?)",
                        [name, sql, fts])
             db.execute(f'DROP TRIGGER "{name}"')
-    return len(indexes) + len(triggers)
+        unsorted = _unsorted_tag_changes(db) if tag_changes.TABLE in tables else 0
+    return len(indexes) + len(triggers) + unsorted
+
+
+def _unsorted_tag_changes(db: Database) -> int:
+    """Put a plain table in place of the empty tag changes, its triggers kept, to be sorted into
+    their layout by :func:`build` (:mod:`.tag_changes`: a table clustered by image, filled in the
+    order a dump's changes come, would split pages all over it); 1 where it did."""
+    if not tag_changes.clustered(db) or db.execute(f"SELECT 1 FROM {tag_changes.TABLE} LIMIT 1").fetchone():
+        return 0
+    triggers = [row[0] for row in db.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?",
+                                             [tag_changes.TABLE])]
+    db.execute("INSERT OR IGNORE INTO deferred_upkeep (name, kind, sql) VALUES (?, 'table', ?)",
+               [tag_changes.TABLE, tag_changes.LAYOUT])
+    db.execute(f"DROP TABLE {tag_changes.TABLE}")
+    db.execute(tag_changes.UNSORTED)
+    for sql in triggers:
+        db.execute(sql)
+    return 1
 
 
 def build(db: Database, say: Callable[[str], None] | None = None) -> int:
     """Build every index and full-text index :func:`defer` left out; the number built. Each is
     committed with its row's removal, so a kill loses at most the one being built."""
-    listed = db.execute("SELECT name, kind, sql, rebuild FROM deferred_upkeep ORDER BY kind, name").fetchall()
+    # A table before the indexes on it; the full-text triggers last.
+    listed = db.execute("SELECT name, kind, sql, rebuild FROM deferred_upkeep "
+                        "ORDER BY kind != 'table', kind, name").fetchall()
     if not listed:
         return 0
     if say:
@@ -91,6 +118,10 @@ def build(db: Database, say: Callable[[str], None] | None = None) -> int:
     db.execute(f"PRAGMA threads={SORT_THREADS}")
     try:
         for name, kind, sql, _ in listed:
+            if kind == "table":
+                with db.atomic():
+                    tag_changes.cluster(db, say)
+                    db.execute("DELETE FROM deferred_upkeep WHERE name = ?", [name])
             if kind == "index":
                 with db.atomic():
                     db.execute(sql)

@@ -242,8 +242,9 @@ def tags_moved(db: Database, after: int, until: int) -> list[int]:
     moved: those an image gained or lost (the site's own past changes from its dump, ``site_tags``,
     are not news), and every tag of an image first seen, hidden, merged, deleted or shown again."""
     return [row[0] for row in db.execute("""
-        SELECT c.tag_id FROM image_tag_changes c JOIN history h ON h.id = c.history_id
-        WHERE c.history_id > :after AND c.history_id <= :until AND h.event != 'site_tags'
+        SELECT c.tag_id FROM history h NOT INDEXED
+        JOIN image_tag_changes c ON c.image_id = CAST(h.record_key AS INTEGER) AND c.history_id = h.id
+        WHERE h.id > :after AND h.id <= :until AND h.resource = 'images' AND h.event != 'site_tags'
         UNION
         SELECT it.tag_id FROM history h NOT INDEXED  -- the id range, not every image's first sighting
         JOIN image_tags it ON it.image_id = CAST(h.record_key AS INTEGER)

@@ -178,7 +178,7 @@ def test_an_old_change_that_disagrees_with_the_next_deletes_the_checkpoints_it_m
     RecordWriter(db, SPECS["tags"], "").save(TAGS)
     play([[("upload", 0, 0)], [("tag", 0, 6)], [("untag", 0, 6)], [("tag", 0, 6)]], "all", db, monkeypatch, _save)
     checkpoints.build(db, spacing=1)
-    added, removed, again = (t for (t,) in db.execute("SELECT seen_at FROM image_tag_changes ORDER BY id"))
+    added, removed, again = (t for (t,) in db.execute("SELECT seen_at FROM image_tag_changes ORDER BY history_id"))
     assert _moments(db) == {added, removed}
 
     def site_change(sign, minutes):

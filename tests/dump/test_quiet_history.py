@@ -161,7 +161,7 @@ def test_an_imported_image_as_of_any_moment_has_the_tags_the_sites_own_history_g
     later = {int(k) for (k,) in db.execute("SELECT DISTINCT record_key FROM history WHERE resource = 'images' "
                                            "AND event NOT IN ('first_seen', 'site_tags', 'site_source')")}
     rows = db.execute("SELECT h.record_key, h.seen_at, c.change, c.tag_id FROM history h JOIN image_tag_changes c "
-                      "ON c.history_id = h.id WHERE h.event = 'site_tags' ORDER BY h.seen_at, h.id, c.id").fetchall()
+                      "ON c.history_id = h.id WHERE h.event = 'site_tags' ORDER BY h.seen_at, h.id, c.tag_id").fetchall()
     by_image: dict[int, list] = {}
     for key, at, change, tag_id in rows:
         by_image.setdefault(int(key), []).append((at, change, tag_id))
