@@ -97,9 +97,11 @@ def digest(values: Sequence[Any]) -> int:
     return int.from_bytes(hashlib.blake2b(repr(tuple(values)).encode(), digest_size=8).digest(), "big", signed=True)
 
 
-def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "") -> list[tuple[str, list[Any]]]:
+def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "",
+             rowids: tuple[int, int] | None = None) -> list[tuple[str, list[Any]]]:
     """The queries of the table's candidate rows; a record table's first export reads ``first_sql``
-    (:meth:`.RecordRows.first_sql`) after the key and digest, in place of ``raw`` and ``stub``."""
+    (:meth:`.RecordRows.first_sql`) after the key and digest, in place of ``raw`` and ``stub``, and
+    with ``rowids`` only the rows after the first up to the second (a part of the table)."""
     columns = ", ".join(c.source for c in table.columns if c.sql != "?")
     if table.how == APPENDED:
         return [(f'SELECT {columns} FROM "{table.table}" WHERE id > ? AND id <= ? ORDER BY id',
@@ -113,6 +115,8 @@ def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "") -> list[tu
               f"AND d.record_key = {table.key_sql()}")
     if table.how == COMPARED:
         return [(joined, [])]
+    if bounds.first and rowids is not None:
+        return [(joined + f' WHERE "{table.table}".rowid > ? AND "{table.table}".rowid <= ?', list(rowids))]
     if bounds.first:
         return [(joined, [])]
     # Three ranges (an OR of them would scan the table): the rows written within the bounds; a tag an
@@ -127,11 +131,12 @@ def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "") -> list[tu
 
 
 def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds, written: Written,
-                   *, write: bool = True) -> Iterator[pa.RecordBatch]:
+                   *, write: bool = True, rowids: tuple[int, int] | None = None) -> Iterator[pa.RecordBatch]:
     """The new versions of ``table`` within ``bounds`` as record batches (nothing when ``write`` is
-    false: the digests only, for a batch a killed run already committed), noting each in ``written``."""
+    false: the digests only, for a batch a killed run already committed), noting each in ``written``;
+    with ``rowids``, a first export's versions of a record table's rows in that range only."""
     if table.how == RECORDS:
-        yield from _record_versions(conn, table, bounds, written, write)
+        yield from _record_versions(conn, table, bounds, written, write, rowids)
         return
     stamped = COMPARED == table.how
     width = len(table.columns) - (1 if stamped else 0)
@@ -152,13 +157,13 @@ def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds,
 
 
 def _record_versions(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds, written: Written,
-                     write: bool) -> Iterator[pa.RecordBatch]:
+                     write: bool, rowids: tuple[int, int] | None) -> Iterator[pa.RecordBatch]:
     """Every version of each record the batch covers (:mod:`.versions`), a batch at a time."""
     rows = RecordRows(conn, table, first=bounds.first, history_after=bounds.after.get("history", 0),
                       history_upto=bounds.upto.get("history", 0), now=bounds.high)
     at = len(rows.names)
     fresh: list[tuple] = []
-    for chunk in _chunks(conn, _queries(table, bounds, rows.first_sql() if bounds.first else "")):
+    for chunk in _chunks(conn, _queries(table, bounds, rows.first_sql() if bounds.first else "", rowids)):
         kept = rows.kept_records(chunk) if write and bounds.first else {}
         for row in chunk:
             value = digest(rows.values(row))
