@@ -217,13 +217,17 @@ def _array(column: Column, values: Sequence[Any]) -> pa.Array:
 
 def _read_json(values: Sequence[Any], kind: pa.DataType) -> pa.Array | None:
     """JSON texts as one Arrow array, parsed by Arrow's JSON reader (twenty times Python's pace:
-    no Python object made) where it reads them as :func:`_loaded` and ``pa.array`` would; None
+    no Python object made), each distinct text once, where it reads them as :func:`_loaded` and
+    ``pa.array`` would; None
     where it may not (a value that is no text, a line break or lone surrogate in one, a value
     that does not fit ``kind``), for the caller to parse them one by one."""
     if not all(isinstance(v, str) for v in values if v is not None):
         return None
-    lines = "\n".join(['{"v":' + ("null" if v is None else v) + "}" for v in values])
-    if lines.count("\n") != len(values) - 1 or _SURROGATE_ESCAPE.search(lines):
+    # Each text once: an image's past versions share today's texts for the fields they did not change.
+    places: dict[str | None, int] = {}
+    positions = [places.setdefault(v, len(places)) for v in values]
+    lines = "\n".join(['{"v":' + ("null" if v is None else v) + "}" for v in places])
+    if lines.count("\n") != len(places) - 1 or _SURROGATE_ESCAPE.search(lines):
         return None
     try:
         data = lines.encode()
@@ -232,7 +236,10 @@ def _read_json(values: Sequence[Any], kind: pa.DataType) -> pa.Array | None:
             explicit_schema=pa.schema([("v", kind)]), unexpected_field_behavior="ignore"))
     except (pa.ArrowException, UnicodeEncodeError):
         return None
-    return read.column("v").combine_chunks() if read.num_rows == len(values) else None
+    if read.num_rows != len(places):
+        return None
+    column = read.column("v").combine_chunks()
+    return column if len(places) == len(values) else column.take(pa.array(positions, pa.int32()))
 
 
 # A \uD800-\uDFFF escape: the JSON text may hold a lone surrogate (the store keeps one as its escape).
