@@ -12,6 +12,7 @@ import io
 import json
 import math
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -235,22 +236,44 @@ def mirror_executable() -> str:
     return str(Path(sys.executable).with_name("mirror"))
 
 
-# Runs the CLI, then prints the process's peak resident memory (kB) and CPU seconds on stderr.
+# Runs the CLI, then prints on stderr its peak resident memory (kB), its CPU seconds, and the peak of each process it started.
 MEASURED_CLI = """
-import sys, time
+import os, sys, threading, time
 from mirror.cli import cli
+
+peaks = {}  # each child process's VmHWM (kB), read every half second while it runs
+
+def hwm(pid):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return int(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+    except (OSError, StopIteration, ValueError):
+        return None
+
+def watch():
+    while True:
+        try:
+            children = open(f"/proc/self/task/{os.getpid()}/children").read().split()
+        except OSError:
+            children = []
+        for pid in children:
+            peak = hwm(pid)
+            if peak is not None:
+                peaks[pid] = max(peaks.get(pid, 0), peak)
+        time.sleep(0.5)
+
+threading.Thread(target=watch, daemon=True).start()
 try:
     cli(sys.argv[1:], standalone_mode=False)
 finally:
-    status = open("/proc/self/status").read()
-    peak = next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))
-    print(f"BENCH {peak} {time.process_time()}", file=sys.stderr)
+    print(f"BENCH {hwm('self')} {time.process_time()} {','.join(map(str, peaks.values())) or '-'}", file=sys.stderr)
 """
 
 
 @dataclass(frozen=True)
 class Measured:
-    """A CLI run's exit code, peak resident memory (VmHWM, MB), CPU and wall seconds."""
+    """A CLI run's exit code, peak resident memory (VmHWM, MB) of its own process and of each
+    process it started, CPU seconds (its processes' all, once ended) and wall seconds."""
 
     returncode: int
     peak_mb: float
@@ -258,17 +281,20 @@ class Measured:
     wall: float
     stderr: str
     stdout: str = ""
+    child_peaks_mb: tuple[float, ...] = ()
 
 
 def run_cli_measured(args: Sequence[str]) -> Measured:
     """`mirror ARGS` in a subprocess, with its VmHWM read from /proc as it exits."""
-    started = time.perf_counter()
+    started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run([sys.executable, "-c", MEASURED_CLI, *args], capture_output=True, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    wall = time.perf_counter() - started
-    line = next((l for l in reversed(result.stderr.splitlines()) if l.startswith("BENCH ")), "BENCH 0 0")
-    _, peak, cpu = line.split()
-    return Measured(result.returncode, int(peak) / 1024, float(cpu), wall, result.stderr, result.stdout)
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    line = next((l for l in reversed(result.stderr.splitlines()) if l.startswith("BENCH ")), "BENCH 0 0 -")
+    _, peak, _own_cpu, children = line.split()
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime  # its processes' too
+    return Measured(result.returncode, int(peak) / 1024, cpu, wall, result.stderr, result.stdout,
+                    tuple(int(kb) / 1024 for kb in children.split(",")) if children != "-" else ())
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:

@@ -100,9 +100,11 @@ def digest(values: Sequence[Any]) -> int:
     return int.from_bytes(hashlib.blake2b(repr(tuple(values)).encode(), digest_size=8).digest(), "big", signed=True)
 
 
-def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "") -> list[tuple[str, list[Any]]]:
+def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "",
+             rowids: tuple[int, int] | None = None) -> list[tuple[str, list[Any]]]:
     """The queries of the table's candidate rows; a record table's first export reads ``first_sql``
-    (:meth:`.RecordRows.first_sql`) after the key and digest, in place of ``raw`` and ``stub``."""
+    (:meth:`.RecordRows.first_sql`) after the key and digest, in place of ``raw`` and ``stub``, and
+    with ``rowids`` only the rows after the first up to the second (a part of the table)."""
     columns = ", ".join(c.source for c in table.columns if c.sql != "?")
     if table.how == APPENDED:
         return [(f"SELECT {columns} {table.appended_sql}", [bounds.after.get(table.name, 0), bounds.upto.get(table.name, 0)])]
@@ -115,6 +117,8 @@ def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "") -> list[tu
               f"AND d.record_key = {table.key_sql()}")
     if table.how == COMPARED:
         return [(joined, [])]
+    if bounds.first and rowids is not None:
+        return [(joined + f' WHERE "{table.table}".rowid > ? AND "{table.table}".rowid <= ?', list(rowids))]
     if bounds.first:
         return [(joined, [])]
     # Three ranges (an OR of them would scan the table): the rows written within the bounds; a tag an
@@ -129,11 +133,12 @@ def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "") -> list[tu
 
 
 def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds, written: Written,
-                   *, write: bool = True) -> Iterator[pa.RecordBatch]:
+                   *, write: bool = True, rowids: tuple[int, int] | None = None) -> Iterator[pa.RecordBatch]:
     """The new versions of ``table`` within ``bounds`` as record batches (nothing when ``write`` is
-    false: the digests only, for a batch a killed run already committed), noting each in ``written``."""
+    false: the digests only, for a batch a killed run already committed), noting each in ``written``;
+    with ``rowids``, a first export's versions of a record table's rows in that range only."""
     if table.how == RECORDS:
-        yield from _record_versions(conn, table, bounds, written, write)
+        yield from _record_versions(conn, table, bounds, written, write, rowids)
         return
     stamped = COMPARED == table.how
     if stamped and table.table in bounds.unchanged:
@@ -156,13 +161,13 @@ def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds,
 
 
 def _record_versions(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds, written: Written,
-                     write: bool) -> Iterator[pa.RecordBatch]:
+                     write: bool, rowids: tuple[int, int] | None) -> Iterator[pa.RecordBatch]:
     """Every version of each record the batch covers (:mod:`.versions`), a batch at a time."""
     rows = RecordRows(conn, table, first=bounds.first, history_after=bounds.after.get("history", 0),
                       history_upto=bounds.upto.get("history", 0), now=bounds.high)
     at = len(rows.names)
     fresh: list[tuple] = []
-    for chunk in _chunks(conn, _queries(table, bounds, rows.first_sql() if bounds.first else "")):
+    for chunk in _chunks(conn, _queries(table, bounds, rows.first_sql() if bounds.first else "", rowids)):
         kept = rows.kept_records(chunk) if write and bounds.first else {}
         for row in chunk:
             value = digest(rows.values(row))
@@ -216,13 +221,17 @@ def _array(column: Column, values: Sequence[Any]) -> pa.Array:
 
 def _read_json(values: Sequence[Any], kind: pa.DataType) -> pa.Array | None:
     """JSON texts as one Arrow array, parsed by Arrow's JSON reader (twenty times Python's pace:
-    no Python object made) where it reads them as :func:`_loaded` and ``pa.array`` would; None
+    no Python object made), each distinct text once, where it reads them as :func:`_loaded` and
+    ``pa.array`` would; None
     where it may not (a value that is no text, a line break or lone surrogate in one, a value
     that does not fit ``kind``), for the caller to parse them one by one."""
     if not all(isinstance(v, str) for v in values if v is not None):
         return None
-    lines = "\n".join(['{"v":' + ("null" if v is None else v) + "}" for v in values])
-    if lines.count("\n") != len(values) - 1 or _SURROGATE_ESCAPE.search(lines):
+    # Each text once: an image's past versions share today's texts for the fields they did not change.
+    places: dict[str | None, int] = {}
+    positions = [places.setdefault(v, len(places)) for v in values]
+    lines = "\n".join(['{"v":' + ("null" if v is None else v) + "}" for v in places])
+    if lines.count("\n") != len(places) - 1 or _SURROGATE_ESCAPE.search(lines):
         return None
     try:
         data = lines.encode()
@@ -231,7 +240,10 @@ def _read_json(values: Sequence[Any], kind: pa.DataType) -> pa.Array | None:
             explicit_schema=pa.schema([("v", kind)]), unexpected_field_behavior="ignore"))
     except (pa.ArrowException, UnicodeEncodeError):
         return None
-    return read.column("v").combine_chunks() if read.num_rows == len(values) else None
+    if read.num_rows != len(places):
+        return None
+    column = read.column("v").combine_chunks()
+    return column if len(places) == len(values) else column.take(pa.array(positions, pa.int32()))
 
 
 # A \uD800-\uDFFF escape: the JSON text may hold a lone surrogate (the store keeps one as its escape).

@@ -39,6 +39,7 @@ from ..urls import error_text, redact, shortened
 from . import delta
 from .batches import Bounds, Written, record_batches
 from .describe import describe_files
+from .halves import Channel, feed, halves, merged
 from .report import ExportFailure, ExportReport
 from .tables import APPENDED, COMPARED, EXPORT_TABLES, ExportTable
 from .views import EMPTY_FILE, view_files
@@ -69,7 +70,7 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
         if resumed:  # a killed run's half-written files, which no Delta reader reads and a Parquet reader would
             for table in EXPORT_TABLES.values():
                 delta.remove_orphans(where, table.name)
-        beside = _beside(db, where, bounds, report.batch)
+        beside, channel = _beside(db, where, bounds, report.batch)
         conn = reading_connection(db)
         try:
             for table in EXPORT_TABLES.values():
@@ -83,6 +84,7 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
             _keep(db, bounds, EXPORT_TABLES[name], report, future.result())
             if reporter:
                 reporter.update(report)
+        del channel  # held until here: its queue's semaphores go with it
         save_export_cursor(db, {"dest": where.url, "batch": pending["batch"], "through": pending["high"],
                                 "ids": pending["upto"], "marks": pending.get("marks"), "exported_at": utc_text()})
         if compact:
@@ -132,14 +134,18 @@ class TableWritten:
 
 
 def _export_table(conn: sqlite3.Connection, where: delta.Destination, table: ExportTable, bounds: Bounds,
-                  batch: int) -> TableWritten:
+                  batch: int, rowids: tuple[int, int] | None = None, helper: Channel | None = None) -> TableWritten:
+    """Write ``table``'s versions in one commit; with ``helper``, this process's are those of the
+    rows in ``rowids`` and a helper process's come through ``helper`` (:mod:`.halves`)."""
     written = Written(ids=table.key_ids)
     if delta.has_batch(where, table.name, batch):  # a killed run's commit: its digests only
         for _ in record_batches(conn, table, bounds, written, write=False):
             pass
         return TableWritten(None, 0, written)
     before = delta.data_bytes(where, table.name)
-    batches = record_batches(conn, table, bounds, written)
+    batches = record_batches(conn, table, bounds, written, rowids=rowids)
+    if helper is not None:
+        batches = merged(batches, helper, written)
     first = next(batches, None)
     if first is None and delta.exists(where, table.name):
         return TableWritten(written.rows, 0, written)
@@ -159,26 +165,48 @@ def _keep(db: Database, bounds: Bounds, table: ExportTable, report: ExportReport
 # Written by a process of its own while this one writes the others, in a first export: most of its
 # time is this table's versions, read and made in Python, which one process does on one core. A
 # process costs a second or two to start: only a table of BESIDE_FROM rows or more is worth one.
+# Of those, the table of HALVED has half its rows read by a helper process (:mod:`.halves`): the
+# images alone take longer than every other table together.
 BESIDE = ("images",)
 BESIDE_FROM = 50_000
+HALVED = "images"
 
 
-def _beside(db: Database, where: delta.Destination, bounds: Bounds, batch: int) -> dict[str, Future[TableWritten]]:
+def _beside(db: Database, where: delta.Destination, bounds: Bounds,
+            batch: int) -> tuple[dict[str, Future[TableWritten]], Channel | None]:
     """The large tables of :data:`BESIDE` begun in a process of their own, on a machine of more than
-    one core, in a first export (a night's are small: the process would cost more than it saves)."""
+    one core, in a first export (a night's are small: the process would cost more than it saves);
+    and the channel of :data:`HALVED`'s helper, which must live as long as the processes."""
     large = [name for name in BESIDE
              if db.execute(f'SELECT coalesce(max(rowid), 0) FROM "{EXPORT_TABLES[name].table}"').fetchone()[0]
              >= BESIDE_FROM]
     if not large or not bounds.first or (os.cpu_count() or 1) < 2:
-        return {}
-    pool = ProcessPoolExecutor(max_workers=len(large), mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_die_with, initargs=(os.getpid(),))
+        return {}, None
+    halved = HALVED in large and not delta.has_batch(where, HALVED, batch)
+    context = multiprocessing.get_context("spawn")
+    channel = Channel.made(context) if halved else None
+    pool = ProcessPoolExecutor(max_workers=len(large) + halved, mp_context=context,
+                               initializer=_start_worker, initargs=(os.getpid(), channel))
     try:
         quiet = replace(where, say=None)  # a bound method does not cross to the other process
-        return {name: pool.submit(_export_in_process, database_file(db), quiet, name, bounds, batch)
-                for name in large}
+        path = database_file(db)
+        parts = {}
+        if halved:
+            parts[HALVED], theirs = halves(db.conn, EXPORT_TABLES[HALVED])
+            pool.submit(_feed_in_process, path, HALVED, bounds, theirs)  # its failure reaches the writer
+        return {name: pool.submit(_export_in_process, path, quiet, name, bounds, batch, parts.get(name))
+                for name in large}, channel
     finally:
         pool.shutdown(wait=False)
+
+
+_channel: Channel | None = None  # in a worker process: the halved table's helper's batches
+
+
+def _start_worker(parent: int, channel: Channel | None) -> None:
+    global _channel
+    _channel = channel
+    _die_with(parent)
 
 
 def _die_with(parent: int) -> None:
@@ -200,12 +228,19 @@ def _die_with(parent: int) -> None:
 PR_SET_PDEATHSIG = 1
 
 
-def _export_in_process(path: str, where: delta.Destination, name: str, bounds: Bounds, batch: int) -> TableWritten:
+def _export_in_process(path: str, where: delta.Destination, name: str, bounds: Bounds, batch: int,
+                       rowids: tuple[int, int] | None = None) -> TableWritten:
     conn = reading_connection(path)
     try:
-        return _export_table(conn, where, EXPORT_TABLES[name], bounds, batch)
+        return _export_table(conn, where, EXPORT_TABLES[name], bounds, batch, rowids,
+                             _channel if rowids is not None else None)
     finally:
         conn.close()
+
+
+def _feed_in_process(path: str, name: str, bounds: Bounds, rowids: tuple[int, int]) -> None:
+    assert _channel is not None
+    feed(path, name, bounds, rowids, _channel)
 
 
 def _then(first: pa.RecordBatch | None, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -12,11 +12,20 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pyarrow as pa
+
 from mirror.export.views import EMPTY_FILE
 
 # Each record table's key, as the site knows it.
 KEYS = {"images": ("id",), "tags": ("id",), "comments": ("id",), "posts": ("id",), "users": ("id",),
         "filters": ("id",), "galleries": ("id",), "forums": ("short_name",), "topics": ("forum_short_name", "slug")}
+
+
+def in_order(table: pa.Table) -> pa.Table:
+    """``table``'s rows in an order that does not depend on how they were written (the images of a
+    first export come from two processes, as they come)."""
+    texts = [repr(row) for row in table.to_pylist()]
+    return table.take(pa.array(sorted(range(len(texts)), key=texts.__getitem__), pa.int64()))
 
 
 def data_files(table: Path) -> list[Path]:
