@@ -67,7 +67,7 @@ def halves(conn: sqlite3.Connection, table: ExportTable) -> tuple[tuple[int, int
                              f'FROM "{table.table}"').fetchone()
     middle = (low + high) // 2
     if table.name == "images":
-        changes = conn.execute("SELECT coalesce(max(rowid), 0) FROM image_tag_changes").fetchone()[0]
+        changes = conn.execute("SELECT count(*) FROM image_tag_changes").fetchone()[0]
         if changes > high - low:
             found = conn.execute("SELECT image_id FROM image_tag_changes ORDER BY image_id LIMIT 1 OFFSET ?",
                                  [changes // 2]).fetchone()
