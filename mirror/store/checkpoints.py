@@ -238,10 +238,12 @@ def _keep_upload_order(db: Database) -> int:
     """Keep every image's upload time in seconds and its id, sorted (12 bytes an image), when
     there is none or a tenth of the images were written since: a search as of a moment reads
     them at once instead of every image's ``created_at`` (and the rows written since)."""
-    row = db.execute("SELECT mirrored_at FROM upload_order").fetchone()
+    row = db.execute("SELECT mirrored_at, length(ids) / 4 FROM upload_order").fetchone()
     images = db.execute("SELECT count(*) FROM images").fetchone()[0]
-    if row is not None and db.execute("SELECT count(*) FROM images WHERE mirrored_at > ?",
-                                      [row[0]]).fetchone()[0] <= _UPLOADS_STALE * images:
+    # Images new since are counted by number, not by time: times are to the second, and a sync that
+    # began within the second the order was kept wrote its images unseen by ``mirrored_at > stamp``.
+    if row is not None and max(images - row[1], db.execute("SELECT count(*) FROM images WHERE mirrored_at > ?",
+                                                            [row[0]]).fetchone()[0]) <= _UPLOADS_STALE * images:
         return 0
     stamp = db.execute("SELECT max(mirrored_at) FROM images").fetchone()[0] or ""
     times, ids = upload_times(db.conn)

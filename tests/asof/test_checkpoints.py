@@ -246,3 +246,24 @@ def test_sync_writes_the_checkpoints_a_night_calls_for_and_mirror_checkpoints_sa
         result = CliRunner().invoke(cli, ["-c", str(path), "checkpoints"])
         assert result.exit_code == 0, result.output
         assert result.output.strip().endswith("checkpoints: none missing")
+
+
+def test_the_upload_order_is_kept_again_after_images_written_in_the_second_it_was_kept(tmp_path, monkeypatch):
+    """Times are to the second: a sync that began within the second the order was kept wrote its
+    images unseen by the count of those written since, and the order was never kept again (a fault
+    test's two mirrors of one site differed by it)."""
+    db = open_database(tmp_path / "mirror.db")
+    RecordWriter(db, SPECS["tags"], "").save(TAGS)
+    monkeypatch.setattr("mirror.store.writer.utc_text", lambda when=None: "2025-01-01T03:00:00Z")
+    _save(db, [{"id": 1, "created_at": "2024-01-01T00:00:00Z", "tags": ["safe"], "tag_ids": [1]}])
+    checkpoints.build(db)
+    assert _ordered(db) == 1
+    _save(db, [{"id": n, "created_at": "2024-01-02T00:00:00Z", "tags": ["safe"], "tag_ids": [1]} for n in range(2, 12)])
+    checkpoints.build(db)
+    assert _ordered(db) == 11
+    db.conn.close()
+
+
+def _ordered(db) -> int:
+    """How many images the kept upload order holds (an id is 4 bytes)."""
+    return len(db.execute("SELECT ids FROM upload_order").fetchone()[0]) // 4
