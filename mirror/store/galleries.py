@@ -83,9 +83,9 @@ def replace_members(db: Database, gallery_id: int, image_ids: list[int]) -> None
             listed.add(image_id)
             members.append((image_id, position))
     with db.atomic():
-        _note_membership(db, gallery_id, image_ids)
         kept = db.execute("SELECT image_id, position FROM gallery_images WHERE gallery_id = ? ORDER BY position",
                           [gallery_id]).fetchall()
+        _note_membership(db, gallery_id, [image_id for image_id, _ in kept], image_ids)
         if kept != members:
             db.execute("DELETE FROM gallery_images WHERE gallery_id = ?", [gallery_id])
             db.conn.executemany("INSERT INTO gallery_images (gallery_id, image_id, position) VALUES (?, ?, ?)",
@@ -107,14 +107,13 @@ def walked_as_of(db: Database, at: str) -> None:
                   images = excluded.images""", [at])
 
 
-def _note_membership(db: Database, gallery_id: int, image_ids: list[int]) -> None:
+def _note_membership(db: Database, gallery_id: int, before: list[int], image_ids: list[int]) -> None:
     """Keep in the history which images a walk found added to or removed from a gallery it walked
-    before, and whether the order of those it kept changed (the site does not say)."""
+    before (its images ``before``, in order), and whether the order of those it kept changed (the
+    site does not say)."""
     if recorder_for(db) is None or db.execute("SELECT walked_at FROM gallery_walks WHERE gallery_id = ?",
                                                [gallery_id]).fetchone() in (None, (None,)):
         return
-    before = [row[0] for row in db.execute("SELECT image_id FROM gallery_images WHERE gallery_id = ? ORDER BY position",
-                                           [gallery_id])]
     after = list(dict.fromkeys(image_ids))
     was, now = set(before), set(after)
     added, removed = [i for i in after if i not in was], [i for i in before if i not in now]
