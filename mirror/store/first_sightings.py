@@ -27,12 +27,12 @@ Migration ``0041`` (:func:`count_first_runs`) turns an archive made the old way 
 from __future__ import annotations
 
 import sqlite3
-import sys
 from collections.abc import Callable
 
 from sqlite_utils import Database
 
 from .raw_rebuilt import is_rebuilt
+from .stderr_lines import say_to_stderr
 
 __all__ = ["TABLE", "COUNTED_AT_SQL", "RECORD_COUNTED_AT_SQL", "create_table", "fills_empty_table", "count_sightings",
            "first_seen_counted_at", "count_first_runs"]
@@ -117,7 +117,7 @@ def count_first_runs(db: Database, say: Callable[[str], None] | None = None) -> 
     one after the other, while the one before did not finish (a killed import). Their rows are
     deleted a range of ids at a time (a run's sightings of a resource are written together), a line
     said every tenth of a large one."""
-    say = say or _stderr
+    say = say or say_to_stderr
     runs = db.execute("""SELECT resource, coalesce(run_id, 0), count(*), min(seen_at), max(seen_at), min(id), max(id)
                          FROM history NOT INDEXED WHERE event = 'first_seen' GROUP BY resource, coalesce(run_id, 0)
                          ORDER BY resource, coalesce(run_id, 0)""").fetchall()
@@ -162,7 +162,3 @@ def _count_run(db: Database, resource: str, run_id: int, count: int, first_at: s
             said = done // tenth
             say(f"history: {done:,} of {count:,} first sightings of {resource} counted, not kept as rows")
     db.execute(f"UPDATE {TABLE} SET counted = 1 WHERE resource = ? AND run_id = ? AND counted = 0", [resource, run_id])
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)

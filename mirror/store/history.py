@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -61,6 +60,7 @@ from ..dates import parse_utc, utc_text
 from .derived import file_root
 from .first_sightings import count_sightings, fills_empty_table
 from .records import storable_text, tags_in_step
+from .stderr_lines import say_to_stderr
 
 __all__ = ["EVENTS", "COUNTER_MODES", "Seen", "HistoryRecorder", "KeptSiteTags", "unseen_site_tags", "recording", "recorder_for", "record_key",
            "note_event", "SiteChange", "save_site_changes", "tag_name_sql", "keep_only_renamed_tag_names",
@@ -253,7 +253,7 @@ def keep_only_renamed_tag_names(db: Database, say: Callable[[str], None] | None 
     """Clear ``tag_name`` in the tag changes that name their tag as it is named today, and write
     ``''`` where none was known, a million changes at a time, a line to stderr every tenth of a
     large table (a whole board's 36 million take minutes)."""
-    say = say or _stderr
+    say = say or say_to_stderr
     last = db.execute("SELECT max(id) FROM image_tag_changes").fetchone()[0] or 0
     step, loud = 1_000_000, last >= 500_000
     for start in range(0, last, step):
@@ -263,9 +263,6 @@ def keep_only_renamed_tag_names(db: Database, say: Callable[[str], None] | None 
         if loud and (start // step + 1) % max(1, last // step // 10) == 0:
             say(f"image_tag_changes: {min(start + step, last):,} of {last:,} tag changes name only renamed tags")
 
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def changes_json(changes: Mapping[str, Any]) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +26,7 @@ from sqlite_utils import Database
 from . import derived, raw_rebuilt
 from .records import to_json
 from .specs import TableSpec
+from .stderr_lines import say_to_stderr
 
 __all__ = ["relayout", "LOUD_FROM"]
 
@@ -52,7 +52,7 @@ def relayout(db: Database, spec: TableSpec, say: Callable[[str], None] | None = 
     """Rebuild ``spec``'s table with ``raw`` rebuilt from its columns as this version does, keeping
     every record's value; a table already so is left as it is."""
     table = spec.table
-    say = say or _stderr
+    say = say or say_to_stderr
     create = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).fetchone()[0]
     definition = _raw_definition(spec)
     made = {column: _derived_definition(table, column, kept) for column, kept in derived.DERIVED.get(table, {}).items()}
@@ -189,7 +189,3 @@ def _keep_whole(db: Database, table: str, texts: dict[int, str]) -> None:
     rebuilt = dict(db.execute(f'SELECT rowid, raw FROM "{table}" WHERE rowid IN ({marks})', list(texts)).fetchall())
     for rowid, text in raw_rebuilt.mismatches(rebuilt, texts).items():
         db.execute(f'UPDATE "{table}" SET raw_full = ? WHERE rowid = ?', [text, rowid])
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)

@@ -24,10 +24,11 @@ table in the order they come, sorted into this layout once at its end (:mod:`.up
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 
 from sqlite_utils import Database
+
+from .stderr_lines import say_to_stderr
 
 __all__ = ["TABLE", "KEY", "LAYOUT", "BY_TAG", "UNSORTED", "clustered", "cluster"]
 
@@ -61,7 +62,7 @@ def cluster(db: Database, say: Callable[[str], None] | None = None) -> None:
     (the same tag added, or removed, twice in one change), and it is kept once. A table already clustered is left as it is."""
     if clustered(db):
         return
-    say = say or _stderr
+    say = say or say_to_stderr
     triggers = [row[0] for row in db.execute(
         "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", [TABLE])]
     had_by_tag = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'image_tag_changes_by_tag'"
@@ -110,7 +111,3 @@ def _tenths(db: Database, total: int) -> Iterator[tuple[int, int, int]]:
             low, count = None, 0
     if low is not None:
         yield low, 2 ** 63 - 1, count
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
