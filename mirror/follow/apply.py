@@ -26,6 +26,7 @@ but the client's own failures (the site unreachable while fetching a record).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -41,7 +42,7 @@ from ..store.rejects import reject
 from ..store.specs import COMMENTS, FORUMS, POSTS, TOPICS
 from ..store.writer import RecordWriter
 
-__all__ = ["Applier", "FollowScope", "REJECTS_RESOURCE"]
+__all__ = ["Applier", "FollowScope", "REJECTS_RESOURCE", "not_older"]
 
 REJECTS_RESOURCE = "firehose"  # the resource firehose frames are kept under in ``rejects``
 Write = Callable[[], Any]  # one store of what an event named, run inside the event's transaction
@@ -163,6 +164,7 @@ class Applier:
             raise Unappliable(f"the site no longer has image {image_id}") from None
 
     def _save_images(self, records: list[Any]) -> None:
+        records = not_older(self.db, "images", records)
         if records:
             self.images.save_page(records)
 
@@ -210,3 +212,15 @@ def _id(payload: Mapping[str, Any], key: str) -> int:
     if not valid_id(value):
         raise Unappliable(f"the payload's {key!r} is not an id: {to_json(value)[:80]}")
     return value
+
+
+def not_older(db: Database, table: str, records: list[Any]) -> list[Any]:
+    """``records`` less those older than the row kept (``updated_at``, the site's clock): a catch-up's
+    page must not undo a later version an event stored while the page was on its way, nor a late
+    event one a catch-up's page stored (the event of the later version may never come: the
+    connection dropped after the earlier one)."""
+    ids = [r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int]
+    kept = dict(db.execute(f"SELECT id, updated_at FROM {table} WHERE id IN (SELECT value FROM json_each(?))",
+                           [json.dumps(ids)]).fetchall())
+    return [r for r in records if not (isinstance(r, dict) and isinstance(r.get("updated_at"), str)
+                                       and isinstance(kept.get(r.get("id")), str) and kept[r["id"]] > r["updated_at"])]

@@ -22,7 +22,6 @@ the site does not allow it, and saying so beats retrying for ever.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections import Counter
@@ -42,7 +41,7 @@ from ..sync.images import STATE_NAME as IMAGES_STATE, walk_query
 from ..sync.newest_first import newest_first
 from ..sync.paging import PER_PAGE, ProgressGuard, last_search_page
 from ..words import counted
-from .apply import Applier, FollowScope
+from .apply import Applier, FollowScope, not_older
 from .phoenix import HEARTBEAT, Channel, ChannelLost, Event, FirehoseRefused, Malformed, open_channel, socket_url
 
 __all__ = ["STATE_NAME", "FollowOptions", "FollowReport", "follow"]
@@ -218,7 +217,7 @@ class Follower:
             page = await self.client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc")
             finished, before_page = last_search_page(page, PER_PAGE), after
             with self.db.atomic():
-                saved = writer.save_page(_not_older(self.db, "images", page.records))
+                saved = writer.save_page(not_older(self.db, "images", page.records))
                 walked = [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
                 after = max([after, *walked, *saved.keys])
                 if finished:
@@ -244,7 +243,7 @@ class Follower:
                 if table == "comments":
                     records = [r for r in records if self.applier.holds(r.get("image_id"))]
                 with self.db.atomic():
-                    writer.save(_not_older(self.db, table, records))
+                    writer.save(not_older(self.db, table, records))
                 self.report.catch_up_records += len(records)
                 self.report.catch_up_requests = self.client.requests_made - before
 
@@ -263,16 +262,6 @@ class Follower:
             return self.cursor["sure_until"], self.cursor.get("high_water")
         images = load_cursor(self.db, IMAGES_STATE)
         return images.get("last_start"), images.get("high_water")
-
-
-def _not_older(db: Database, table: str, records: list[Any]) -> list[Any]:
-    """The page's records less those older than the row kept: an event stored while the page was
-    on its way carries a later version (``updated_at``, the site's clock), and must not be undone."""
-    ids = [r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int]
-    kept = dict(db.execute(f"SELECT id, updated_at FROM {table} WHERE id IN (SELECT value FROM json_each(?))",
-                           [json.dumps(ids)]).fetchall())
-    return [r for r in records if not (isinstance(r, dict) and isinstance(r.get("updated_at"), str)
-                                       and isinstance(kept.get(r.get("id")), str) and kept[r["id"]] > r["updated_at"])]
 
 
 def _finish(db: Database, run: Run, status: str, message: str | None, report: FollowReport) -> None:

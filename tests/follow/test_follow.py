@@ -167,6 +167,19 @@ async def test_the_catch_up_never_undoes_a_later_version_an_event_stored_first(s
         assert following.image(5)["description"] == "walked"  # the walk went on past it
 
 
+async def test_a_late_event_never_undoes_a_later_version_the_catch_up_stored(site, config):
+    """An event can arrive after a catch-up's page stored a later version of its image (the event of
+    that later version lost with the connection): the event's older record must not overwrite it."""
+    async with Following(config) as following:
+        newer = {**following.image(4), "description": "stored by a walk", "updated_at": "2099-01-01T00:00:00Z"}
+        ImageWriter(following.db, config.base_url).save_page([newer])
+        following.db.conn.commit()
+        await asyncio.to_thread(control, site, "/images/4/edit", {"description": "an older version, sent late"})
+        await asyncio.to_thread(control, site, "/images/5/edit", {"description": "sent after it"})
+        await eventually(lambda: following.image(5)["description"] == "sent after it")
+        assert following.image(4)["description"] == "stored by a walk"
+
+
 async def test_browse_shows_what_the_follower_stored_on_the_next_load(site, config):
     browse = await browse_client(config)  # started before the edit, as a browser left open on a page
     async with Following(config) as following:
