@@ -50,6 +50,8 @@ class Moment:
 
     @property
     def datetime(self) -> datetime:
+        if len(self.text) == 20 and self.text[10] == "T" and self.text[19] == "Z":  # the stored form: C's parser
+            return datetime.fromisoformat(self.text)
         return datetime.strptime(self.text, DATE_FORMAT).replace(tzinfo=timezone.utc)
 
     @property

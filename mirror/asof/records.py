@@ -37,6 +37,7 @@ from typing import Any
 from ..dates import utc_text
 from ..store.first_sightings import RECORD_COUNTED_AT_SQL, first_seen_counted_at
 from ..store.history import tag_name_sql
+from ..store.records import parse_json
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",
@@ -152,6 +153,11 @@ class Rewind:
         self.conn, self.resource, self.key = conn, resource, key
         self.fields = record  # today's fields, with the field changes after the moment undone
         self.tags: dict[Any, tuple[str, Any]] = {}  # a tag's earliest change after the moment
+        # The tags at the last moment (tag id: name), and the lists they were made from; the tag
+        # changes passed since, to undo on them: a moment further back costs only the changes between.
+        self._tags_then: dict[Any, Any] = {}
+        self._tags_from: tuple[Any, Any] | None = None
+        self._tags_passed: list[tuple[Any, str, Any]] = []
         self.touched: set[str] = set()  # the fields a change undone so far named
         self.hidden, self.stub = bool(row.get("hidden_from_users")), _loads(row.get("stub"))
         self.last: str | None = None  # the oldest time undone so far (once all are: the earliest)
@@ -175,7 +181,7 @@ class Rewind:
         """The rewind of today's ``row`` (its ``raw`` as ``record`` where the caller has read it,
         left as it is); None for a row with no record to rebuild."""
         if record is None:
-            record = json.loads(row["raw"]) if row.get("raw") is not None else None
+            record = parse_json(row["raw"]) if row.get("raw") is not None else None
         return cls(conn, resource, key, row, dict(record)) if isinstance(record, dict) else None
 
     def __enter__(self) -> Rewind:
@@ -193,12 +199,13 @@ class Rewind:
         """The record at ``moment`` (no later than the one before); None where it did not exist then."""
         while self._next is not None and self._next[1] > moment:
             self._undo(Event(self._next[0], self._next[1], self._next[2],
-                             json.loads(self._next[3]) if self._next[3] else None))
+                             parse_json(self._next[3]) if self._next[3] else None))
             self.last = self._next[1]
             self._next = self._fetch(self._history)
         while self._next_tag is not None and self._next_tag[0] > moment:
             _, change, tag_id, name = self._next_tag
             self.tags[tag_id] = (change, name)
+            self._tags_passed.append((tag_id, change, name))
             self._next_tag = self._fetch(self._tag_changes)
         record = self._with_tags(dict(self.fields))
         first = self.first_seen() if created_time(record) is None else None
@@ -243,13 +250,20 @@ class Rewind:
         put back if removed."""
         if not self.tags or not isinstance(record.get("tag_ids"), list):
             return record
-        names = record.get("tags") if isinstance(record.get("tags"), list) else []
-        tags = {tag_id: (names[n] if n < len(names) else None) for n, tag_id in enumerate(record["tag_ids"])}
-        for tag_id, (change, name) in self.tags.items():
+        tags, passed = self._tags_then, self._tags_passed
+        if self._tags_from is None or self._tags_from[0] is not record["tag_ids"] \
+                or self._tags_from[1] is not record.get("tags"):  # first, or a field change set the lists back
+            names = record.get("tags") if isinstance(record.get("tags"), list) else []
+            tags = {tag_id: (names[n] if n < len(names) else None) for n, tag_id in enumerate(record["tag_ids"])}
+            passed = [(tag_id, change, name) for tag_id, (change, name) in self.tags.items()]
+            self._tags_then, self._tags_from = tags, (record["tag_ids"], record.get("tags"))
+        # Undone newest first, each tag ends as its earliest change since the moment leaves it.
+        for tag_id, change, name in passed:
             if change == "+":
                 tags.pop(tag_id, None)
             else:
                 tags[tag_id] = name
+        self._tags_passed = []
         ordered = sorted(tags.items())  # the API lists an image's tags by id, names in step
         record["tag_ids"] = [tag_id for tag_id, _ in ordered]
         record["tags"] = [name for _, name in ordered]

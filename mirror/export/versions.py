@@ -34,7 +34,7 @@ from ..asof import versions_of
 from ..asof.records import KNOWN_AT, Then, created_time, latest_began
 from ..store.first_sightings import COUNTED_AT_SQL
 from ..store.raw_rebuilt import column_holds_sql, is_rebuilt
-from ..store.records import column_converters
+from ..store.records import column_converters, parse_json
 from ..store.specs import SPECS
 from .tables import ExportTable
 
@@ -174,7 +174,7 @@ class RecordRows:
         """The versions of one record begun at or after ``since`` (all without it); each seen no
         earlier than ``seen_after``, so that it wins over a version begun at the same time and
         exported before. Read newest first, each is written once the one before it is known to differ."""
-        record = json.loads(raw)
+        record = parse_json(raw)
         odd = _not_self_equal(record) if "NaN" in raw else frozenset()
         newer: tuple | None = None
         for version in versions_of(self.conn, self.table.name, key, kept, since=since, record=record):

@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..search.sort import integer_parse
+from ..store.records import parse_json
 
 __all__ = ["JsonAnswer", "JSON_TYPE", "json_bytes", "parse_json", "ErrorAnswer", "not_found", "bad_request", "parse_id", "parse_integer_id", "Paging", "ProxyMiddleware",
            "API_PREFIX", "INT4_MAX", "origin_of"]
@@ -47,25 +48,6 @@ def json_bytes(content: Any) -> bytes:
         return text.encode()
     except UnicodeEncodeError:
         return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
-
-
-# orjson reads an integer past 64 bits as a float, where the json module keeps it whole: a text
-# holding a run of 19 digits (2**63 has 19; 18 never reach it) is read by the json module.
-_DIGITS = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))  # a digit as 1, else 0
-_PAST_64_BITS = b"1" * 19
-
-
-def parse_json(text: str | bytes) -> Any:
-    """A kept record's JSON text as Python values, by orjson (five times the json module's speed);
-    a text orjson refuses or would change (a lone surrogate, an integer past 64 bits) by the json
-    module."""
-    try:
-        data = text.encode() if isinstance(text, str) else text
-        if _PAST_64_BITS not in data.translate(_DIGITS):
-            return orjson.loads(data)
-    except (UnicodeEncodeError, orjson.JSONDecodeError):
-        pass
-    return json.loads(text)
 
 
 class JsonAnswer(JSONResponse):

@@ -14,18 +14,49 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from ..urls import https_url
 
 # Made once: ``json.dumps`` with options builds a new encoder on every call.
 _UNICODE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _ASCII_JSON = json.JSONEncoder(separators=(",", ":"))
+_PLAIN_ITEMS = frozenset({str, int})
 
 
 def to_json(value: Any) -> str:
     """Compact JSON that round-trips to an equal value (unicode kept as is, unless it holds a lone
-    surrogate: then everything beyond ASCII is escaped, since SQLite could not store it as UTF-8)."""
+    surrogate: then everything beyond ASCII is escaped, since SQLite could not store it as UTF-8).
+
+    A list of texts and integers (an image's tags and tag ids, its sources) is written by orjson,
+    to the same text in a tenth of the time; what orjson refuses (a lone surrogate, an integer past
+    64 bits) goes the json module's way."""
+    if type(value) is list and _PLAIN_ITEMS.issuperset(map(type, value)):
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:
+            pass
     text = _UNICODE_JSON.encode(value)
     return text if _utf8(text) else _ASCII_JSON.encode(value)
+
+
+# orjson reads an integer past 64 bits as a float, where the json module keeps it whole: a text
+# holding a run of 19 digits (2**63 has 19; 18 never reach it) is read by the json module.
+_DIGITS = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))  # a digit as 1, else 0
+_PAST_64_BITS = b"1" * 19
+
+
+def parse_json(text: str | bytes) -> Any:
+    """A kept record's JSON text as Python values, by orjson (five times the json module's speed);
+    a text orjson refuses or would change (a lone surrogate, an integer past 64 bits) by the json
+    module."""
+    try:
+        data = text.encode() if isinstance(text, str) else text
+        if _PAST_64_BITS not in data.translate(_DIGITS):
+            return orjson.loads(data)
+    except (UnicodeEncodeError, orjson.JSONDecodeError):
+        pass
+    return json.loads(text)
 
 
 def _utf8(text: str) -> bool:
