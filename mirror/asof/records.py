@@ -38,6 +38,7 @@ from ..dates import utc_text
 from ..store.first_sightings import RECORD_COUNTED_AT_SQL, first_seen_counted_at
 from ..store.history import tag_name_sql
 from ..store.records import parse_json
+from .histories import KNOWN_AT, RecordHistory
 from .moments import Moment
 
 __all__ = ["Event", "AsOf", "Version", "Versions", "record_as_of", "events_of", "versions_page", "versions_around",
@@ -149,7 +150,7 @@ class Rewind:
     cursors read as they are walked."""
 
     def __init__(self, conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
-                 record: Record) -> None:
+                 record: Record, history: RecordHistory | None = None) -> None:
         self.conn, self.resource, self.key = conn, resource, key
         self.fields = record  # today's fields, with the field changes after the moment undone
         self.tags: dict[Any, tuple[str, Any]] = {}  # a tag's earliest change after the moment
@@ -162,6 +163,11 @@ class Rewind:
         self.hidden, self.stub = bool(row.get("hidden_from_users")), _loads(row.get("stub"))
         self.last: str | None = None  # the oldest time undone so far (once all are: the earliest)
         self._first_seen: tuple[str | None] | None = None
+        if history is not None:  # read already, with other records' (mirror.asof.histories)
+            self._history: Iterator[tuple] | None = iter(history.changes)
+            self._tag_changes: Iterator[tuple] | None = iter(history.tag_changes)
+            self._next, self._next_tag = self._fetch(self._history), self._fetch(self._tag_changes)
+            return
         # With its first sighting where a run kept it only as a count (mirror.store.first_sightings),
         # numbered 0: when that run's sightings end.
         self._history = self._cursor(
@@ -177,12 +183,13 @@ class Rewind:
 
     @classmethod
     def of(cls, conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
-           record: Record | None = None) -> Rewind | None:
+           record: Record | None = None, history: RecordHistory | None = None) -> Rewind | None:
         """The rewind of today's ``row`` (its ``raw`` as ``record`` where the caller has read it,
-        left as it is); None for a row with no record to rebuild."""
+        left as it is; its history as ``history`` where read already); None for a row with no
+        record to rebuild."""
         if record is None:
             record = parse_json(row["raw"]) if row.get("raw") is not None else None
-        return cls(conn, resource, key, row, dict(record)) if isinstance(record, dict) else None
+        return cls(conn, resource, key, row, dict(record), history) if isinstance(record, dict) else None
 
     def __enter__(self) -> Rewind:
         return self
@@ -192,7 +199,7 @@ class Rewind:
 
     def close(self) -> None:
         for cursor in (self._history, self._tag_changes):
-            if cursor is not None:
+            if isinstance(cursor, sqlite3.Cursor):
                 cursor.close()
 
     def to(self, moment: str) -> Then | None:
@@ -282,7 +289,7 @@ class Rewind:
             stub = _stub_then(record, list(since_shown)[::-1])
         return True, json.dumps({**stub, "hidden_from_users": True}, ensure_ascii=False)
 
-    def _cursor(self, sql: str, params: list[Any] | dict[str, Any]) -> sqlite3.Cursor | None:
+    def _cursor(self, sql: str, params: list[Any] | dict[str, Any]) -> Iterator[tuple] | None:
         try:
             return self.conn.execute(sql, params)
         except sqlite3.OperationalError as error:
@@ -291,8 +298,8 @@ class Rewind:
             raise
 
     @staticmethod
-    def _fetch(cursor: sqlite3.Cursor | None) -> tuple | None:
-        return cursor.fetchone() if cursor is not None else None
+    def _fetch(rows: Iterator[tuple] | None) -> tuple | None:
+        return next(rows, None) if rows is not None else None
 
     def _scalar(self, sql: str) -> str | None:
         cursor = self._cursor(sql, {"resource": self.resource, "key": self.key})
@@ -396,12 +403,6 @@ class Version:
         return self.then is None
 
 
-# When the mirror knew of a history row ``h`` (joined to its run ``r``): its own changes when seen,
-# the site's own (from a dump) when the run that read them began. A first sighting a run kept only
-# as a count (mirror.store.first_sightings) is dated on the board at the end of the run's span, and
-# known by the mirror no later than the row was written (``:mirrored``, its ``mirrored_at``).
-KNOWN_AT = ("CASE WHEN h.event IN ('site_tags', 'site_source') "
-            "THEN max(h.seen_at, coalesce(r.started_at, h.seen_at)) ELSE h.seen_at END")
 _KNOWN = f"""
     SELECT seen_at, max(known) FROM (
         SELECT h.seen_at, {KNOWN_AT} AS known FROM history h LEFT JOIN sync_runs r ON r.id = h.run_id
@@ -412,23 +413,24 @@ _KNOWN = f"""
 
 
 def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any], *,
-                since: str | None = None, record: Record | None = None) -> Iterator[Version]:
+                since: str | None = None, record: Record | None = None,
+                history: RecordHistory | None = None) -> Iterator[Version]:
     """Every version of today's ``row`` the history can rebuild, NEWEST first: one for each time
     its TimeMap lists (:func:`versions_page`), each the record :func:`record_as_of` reads at that
     time, so the versions are ``/as-of/``'s answers and no other; with ``since``, only those begun
     at or after it. The first is today's ``row`` itself. One pass back through the record's
     history (:class:`Rewind`), however many versions it has; ``record``: ``row``'s ``raw`` read
-    already."""
+    already; ``history``: the record's history read already (:func:`mirror.asof.histories.histories_of`)."""
     if record is None:
         record = json.loads(row["raw"]) if row.get("raw") else None
-    starts, first_known = _starts_known(conn, resource, key, row, record)
+    starts, first_known = _starts_known(conn, resource, key, row, record, history)
     if not starts:
         if since is None and record_as_of(conn, resource, key, row, _far_future()) is not None:
             yield Version(None, first_known, None)
         return
     if since is None or starts[-1][0] >= since:
         yield Version(*starts[-1], None)
-    rewind = Rewind.of(conn, resource, key, row, record)
+    rewind = Rewind.of(conn, resource, key, row, record, history)
     if rewind is None:
         return
     with rewind:
@@ -442,11 +444,11 @@ def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[
 
 
 def _starts_known(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[str, Any],
-                  record: Any) -> tuple[list[tuple[str, str | None]], str | None]:
+                  record: Any, history: RecordHistory | None = None) -> tuple[list[tuple[str, str | None]], str | None]:
     """Each time the record's TimeMap lists, oldest first, with when the mirror knew every change
     up to it (the latest of the history's times it knew them at, up to that one); and when it
     knew the first of them (today's ``mirrored_at`` for a record with no history)."""
-    known = _known_times(conn, resource, key, row.get("mirrored_at"))
+    known = history.known if history is not None else _known_times(conn, resource, key, row.get("mirrored_at"))
     created = created_time(record if isinstance(record, dict) else {})
     first_known = running = min(known.values(), default=row.get("mirrored_at"))
     starts = []

@@ -31,6 +31,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..asof import versions_of
+from ..asof.histories import RecordHistory, histories_of
 from ..asof.records import KNOWN_AT, Then, created_time, latest_began
 from ..store.first_sightings import COUNTED_AT_SQL
 from ..store.raw_rebuilt import column_holds_sql, is_rebuilt
@@ -93,33 +94,38 @@ class RecordRows:
             return f"{quoted}.rowid, {created}, NULL"
         return f"{quoted}.rowid, {created}, CASE {' '.join(cases)} ELSE {history} END"
 
-    def kept_records(self, rows: Sequence[Sequence[Any]]) -> dict[int, tuple[Any, Any]]:
-        """``raw`` and ``stub`` by rowid, for the rows of a first export's chunk whose versions the
-        as-of reading gives (their history is more than a first sighting)."""
+    def kept_records(self, rows: Sequence[Sequence[Any]]) -> dict[int, tuple[Any, Any, RecordHistory]]:
+        """``raw``, ``stub`` and the history by rowid, for the rows of a first export's chunk whose
+        versions the as-of reading gives (their history is more than a first sighting): read for
+        the whole chunk at once (:mod:`mirror.asof.histories`), not record by record."""
         at = len(self.names)
-        wanted = [row[at + 2] for row in rows if row[at + 4] is None]
+        wanted = [row for row in rows if row[at + 4] is None]
         if not wanted:
             return {}
+        histories = histories_of(self.conn, self.table.name, {row[at]: row[self.width] or self.now for row in wanted})
+        keys = {row[at + 2]: row[at] for row in wanted}
         stub = "stub" if self.spec.hideable else "NULL"
-        return {rowid: (raw, kept) for rowid, raw, kept in self.conn.execute(
+        return {rowid: (raw, kept, histories[keys[rowid]]) for rowid, raw, kept in self.conn.execute(
             f'SELECT rowid, raw, {stub} FROM "{self.table.table}" WHERE rowid IN (SELECT value FROM json_each(?))',
-            [json.dumps(wanted)])}
+            [json.dumps(list(keys))])}
 
     def values(self, row: Sequence[Any]) -> tuple:
         """The values a digest is taken of: the record's columns, ``seen_at`` left out."""
         return tuple(row[:self.width])
 
     def versions(self, row: Sequence[Any], changed: bool,
-                 kept: dict[int, tuple[Any, Any]] | None = None) -> Iterator[tuple]:
+                 kept: dict[int, tuple[Any, Any, RecordHistory]] | None = None) -> Iterator[tuple]:
         """The rows to write for one record (``changed``: today's differs from the one last exported);
-        in a first export, the row's ``raw`` and ``stub`` in ``kept`` (:meth:`kept_records`) where
-        its columns do not say them."""
+        in a first export, the row's ``raw``, ``stub`` and history in ``kept`` (:meth:`kept_records`)
+        where its columns do not say them."""
+        history = None
         if self.first:
             at = len(self.names)
             if row[at + 4] is not None:
                 yield from self.plain_versions(row, changed)
                 return
-            row = (*row[:at + 2], *(kept or {})[row[at + 2]])
+            raw, stub, history = (kept or {})[row[at + 2]]
+            row = (*row[:at + 2], raw, stub)
         today = dict(zip(self.names, row))
         key, raw, stub = row[len(self.names)], row[len(self.names) + 2], row[len(self.names) + 3]
         mirrored = today["seen_at"] or self.now  # a tag an image named has no mirrored_at yet
@@ -130,7 +136,7 @@ class RecordRows:
                 yield (*self.values(row), None, mirrored)
             return
         if self.first:
-            yield from self._rows(row, today, key, kept, raw, since=None, seen_after=None)
+            yield from self._rows(row, today, key, kept, raw, since=None, seen_after=None, history=history)
             return
         since, seen_after, anew = self._changed_since(key)
         if since is None:
@@ -170,14 +176,14 @@ class RecordRows:
         return [today, (*uploaded, created, known)] if uploaded != values else [(*uploaded, created, known)]
 
     def _rows(self, row: Sequence[Any], today: dict[str, Any], key: str, kept: dict[str, Any], raw: str, *,
-              since: str | None, seen_after: str | None) -> Iterator[tuple]:
+              since: str | None, seen_after: str | None, history: RecordHistory | None = None) -> Iterator[tuple]:
         """The versions of one record begun at or after ``since`` (all without it); each seen no
         earlier than ``seen_after``, so that it wins over a version begun at the same time and
         exported before. Read newest first, each is written once the one before it is known to differ."""
         record = parse_json(raw)
         odd = _not_self_equal(record) if "NaN" in raw else frozenset()
         newer: tuple | None = None
-        for version in versions_of(self.conn, self.table.name, key, kept, since=since, record=record):
+        for version in versions_of(self.conn, self.table.name, key, kept, since=since, record=record, history=history):
             if version.then is None:
                 values = self.values(row)
                 seen = max(filter(None, (today["seen_at"] or self.now, version.known, seen_after)), default=None)
