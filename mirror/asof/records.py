@@ -425,8 +425,10 @@ def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[
         record = json.loads(row["raw"]) if row.get("raw") else None
     starts, first_known = _starts_known(conn, resource, key, row, record, history)
     if not starts:
-        if since is None and record_as_of(conn, resource, key, row, _far_future()) is not None:
-            yield Version(None, first_known, None)
+        if since is None and (rewind := Rewind.of(conn, resource, key, row, record, history)) is not None:
+            with rewind:
+                if rewind.to(_far_future().text) is not None:  # what record_as_of reads at any moment
+                    yield Version(None, first_known, None)
         return
     if since is None or starts[-1][0] >= since:
         yield Version(*starts[-1], None)

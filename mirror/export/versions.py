@@ -34,7 +34,7 @@ from ..asof import versions_of
 from ..asof.histories import RecordHistory, histories_of
 from ..asof.records import KNOWN_AT, Then, created_time, latest_began
 from ..store.first_sightings import COUNTED_AT_SQL
-from ..store.raw_rebuilt import column_holds_sql, is_rebuilt
+from ..store.raw_rebuilt import STORED_COLUMNS, column_holds_sql, is_rebuilt, rebuilt_record
 from ..store.records import column_converters, parse_json
 from ..store.specs import SPECS
 from .tables import ExportTable
@@ -49,6 +49,9 @@ EXTRA = ("record_key", "digest", "raw", "stub")
 # time of its first sighting and nothing else, or NULL: more, read by the as-of reading).
 FIRST_EXTRA = ("record_key", "digest", "rowid", "created_at", "history")
 NO_HISTORY, NO_RECORD = "", "-"
+# What a first export's as-of reading takes of a row its columns do not say: whether it has a record
+# at all, the record, the stub, and the history.
+Kept = tuple[bool, Any, Any, RecordHistory]
 
 
 class RecordRows:
@@ -94,61 +97,71 @@ class RecordRows:
             return f"{quoted}.rowid, {created}, NULL"
         return f"{quoted}.rowid, {created}, CASE {' '.join(cases)} ELSE {history} END"
 
-    def kept_records(self, rows: Sequence[Sequence[Any]]) -> dict[int, tuple[Any, Any, RecordHistory]]:
-        """``raw``, ``stub`` and the history by rowid, for the rows of a first export's chunk whose
-        versions the as-of reading gives (their history is more than a first sighting): read for
-        the whole chunk at once (:mod:`mirror.asof.histories`), not record by record."""
+    def kept_records(self, rows: Sequence[Sequence[Any]]) -> dict[int, Kept]:
+        """What the as-of reading needs of each row of a first export's chunk whose history is more
+        than a first sighting, by rowid (:data:`Kept`): the history read for the whole chunk at
+        once (:mod:`mirror.asof.histories`), not record by record."""
         at = len(self.names)
         wanted = [row for row in rows if row[at + 4] is None]
         if not wanted:
             return {}
         histories = histories_of(self.conn, self.table.name, {row[at]: row[self.width] or self.now for row in wanted})
-        keys = {row[at + 2]: row[at] for row in wanted}
+        keys = {row[at + 2]: row for row in wanted}
         stub = "stub" if self.spec.hideable else "NULL"
-        return {rowid: (raw, kept, histories[keys[rowid]]) for rowid, raw, kept in self.conn.execute(
-            f'SELECT rowid, raw, {stub} FROM "{self.table.table}" WHERE rowid IN (SELECT value FROM json_each(?))',
-            [json.dumps(list(keys))])}
+        table = self.table.table
+        if not is_rebuilt(table):
+            return {rowid: (raw is not None, parse_json(raw) if raw is not None else None, kept, histories[keys[rowid][at]])
+                    for rowid, raw, kept in self.conn.execute(
+                        f'SELECT rowid, raw, {stub} FROM "{table}" WHERE rowid IN (SELECT value FROM json_each(?))',
+                        [json.dumps(list(keys))])}
+        # The record made from the row's columns, as SQLite's ``raw`` would give it, without its text.
+        return {rowid: (True, rebuilt_record(table, dict(zip(self.names, keys[rowid])), *stored), kept,
+                        histories[keys[rowid][at]])
+                for rowid, *stored, kept in self.conn.execute(
+                    f'SELECT rowid, {", ".join(STORED_COLUMNS)}, {stub} FROM "{table}" '
+                    "WHERE rowid IN (SELECT value FROM json_each(?))", [json.dumps(list(keys))])}
 
     def values(self, row: Sequence[Any]) -> tuple:
         """The values a digest is taken of: the record's columns, ``seen_at`` left out."""
         return tuple(row[:self.width])
 
-    def versions(self, row: Sequence[Any], changed: bool,
-                 kept: dict[int, tuple[Any, Any, RecordHistory]] | None = None) -> Iterator[tuple]:
+    def versions(self, row: Sequence[Any], changed: bool, kept: dict[int, Kept] | None = None) -> Iterator[tuple]:
         """The rows to write for one record (``changed``: today's differs from the one last exported);
-        in a first export, the row's ``raw``, ``stub`` and history in ``kept`` (:meth:`kept_records`)
-        where its columns do not say them."""
+        in a first export, what its columns do not say in ``kept`` (:meth:`kept_records`)."""
         history = None
+        at = len(self.names)
         if self.first:
-            at = len(self.names)
             if row[at + 4] is not None:
                 yield from self.plain_versions(row, changed)
                 return
-            raw, stub, history = (kept or {})[row[at + 2]]
-            row = (*row[:at + 2], raw, stub)
+            present, record, stub, history = (kept or {})[row[at + 2]]
+            row = (*row[:at + 2], None, stub)
+        else:
+            present, stub = row[at + 2] is not None, row[at + 3]
+            record = parse_json(row[at + 2]) if present else None
         today = dict(zip(self.names, row))
-        key, raw, stub = row[len(self.names)], row[len(self.names) + 2], row[len(self.names) + 3]
+        key = row[at]
         mirrored = today["seen_at"] or self.now  # a tag an image named has no mirrored_at yet
-        kept = {"raw": raw, "stub": stub, "hidden_from_users": today.get("hidden_from_users"),
-                "mirrored_at": mirrored}
-        if raw is None:  # a tag an image named before the tags crawler read it: no record to rebuild
+        kept_row = {"raw": row[at + 2], "stub": stub, "hidden_from_users": today.get("hidden_from_users"),
+                    "mirrored_at": mirrored}
+        if not present:  # a tag an image named before the tags crawler read it: no record to rebuild
             if changed:
                 yield (*self.values(row), None, mirrored)
             return
         if self.first:
-            yield from self._rows(row, today, key, kept, raw, since=None, seen_after=None, history=history)
+            yield from self._rows(row, today, key, kept_row, record, since=None, seen_after=None, history=history)
             return
         since, seen_after, anew = self._changed_since(key)
         if since is None:
             if changed:
-                began = latest_began(self.conn, self.table.name, key, kept)
+                began = latest_began(self.conn, self.table.name, key, kept_row)
                 yield (*self.values(row), began, max(filter(None, (mirrored, began))))
             return
         # First seen since the last export, every version is new, those begun before its sighting too
         # (its upload: /as-of/ answers an image from its created_at). Shown again: a record first kept
         # as a stub has its full content now, and /as-of/ reads every earlier version with it (the
         # fields a stub lacked): they are written again.
-        yield from self._rows(row, today, key, kept, raw, since=None if anew else since, seen_after=seen_after)
+        yield from self._rows(row, today, key, kept_row, record, since=None if anew else since, seen_after=seen_after)
 
     def plain_versions(self, row: Sequence[Any], changed: bool) -> list[tuple]:
         """The versions of a record shown today whose history is its first sighting alone, or
@@ -175,13 +188,12 @@ class RecordRows:
                          for name, value in zip(self.names, values)) if self.spec.hideable else values
         return [today, (*uploaded, created, known)] if uploaded != values else [(*uploaded, created, known)]
 
-    def _rows(self, row: Sequence[Any], today: dict[str, Any], key: str, kept: dict[str, Any], raw: str, *,
+    def _rows(self, row: Sequence[Any], today: dict[str, Any], key: str, kept: dict[str, Any], record: Any, *,
               since: str | None, seen_after: str | None, history: RecordHistory | None = None) -> Iterator[tuple]:
         """The versions of one record begun at or after ``since`` (all without it); each seen no
         earlier than ``seen_after``, so that it wins over a version begun at the same time and
         exported before. Read newest first, each is written once the one before it is known to differ."""
-        record = parse_json(raw)
-        odd = _not_self_equal(record) if "NaN" in raw else frozenset()
+        odd = _not_self_equal(record) if isinstance(record, dict) else frozenset()
         newer: tuple | None = None
         for version in versions_of(self.conn, self.table.name, key, kept, since=since, record=record, history=history):
             if version.then is None:

@@ -42,11 +42,11 @@ from functools import cache
 from typing import Any
 
 from .derived import DERIVED, ordered_representations
-from .records import to_json
+from .records import parse_json, to_json
 from .specs import COMMENTS, IMAGES, POSTS, TableSpec
 
 __all__ = ["REBUILT", "KEPT_ASIDE", "is_rebuilt", "absent_sql", "column_holds_sql", "raw_expression", "canonical", "split", "Split",
-           "STORED_COLUMNS", "stored", "mismatches"]
+           "STORED_COLUMNS", "stored", "mismatches", "rebuilt_record"]
 
 REBUILT: dict[str, TableSpec] = {spec.table: spec for spec in (IMAGES, COMMENTS, POSTS)}
 
@@ -100,6 +100,69 @@ def raw_expression(spec: TableSpec) -> str:
     joined = (f"CASE WHEN raw_more IS NULL THEN {base} ELSE substr({base}, 1, length({base}) - 1) "
               f"|| CASE WHEN length({base}) > 2 THEN ',' ELSE '' END || substr(raw_more, 2) END")
     return f"coalesce(raw_full, {joined})"
+
+
+def rebuilt_record(table: str, columns: Mapping[str, Any], rest: str | None, more: str | None,
+                   full: str | None, absent: int | None) -> Any:
+    """The record ``raw`` gives back for a row of ``table`` (its typed ``columns`` by name and the
+    :data:`STORED_COLUMNS`), made in Python as :func:`raw_expression` makes its text in SQL: the
+    same JSON value, without SQLite writing the text and Python parsing it again (a reader that
+    wants the record, not its text: the export reads millions). The key order is not kept."""
+    if full is not None:
+        return parse_json(full)
+    names, parsed, booleans, null_bits = _python_plan(table)
+    record = {name: columns.get(name) for name in names}
+    for name in parsed:  # json_valid: a text SQLite's JSON refuses (a NaN) reads as null
+        value = record[name]
+        record[name] = _strict_json_value(value) if isinstance(value, str) else None
+    for name in booleans:
+        value = record[name]
+        record[name] = True if value == 1 else False if value == 0 else None
+    if absent:
+        for name, bit in null_bits:
+            if absent >> bit & 1:
+                record[name] = None
+    if rest is not None:
+        _merge_patch(record, parse_json(rest))
+    if absent:
+        for index, name in enumerate(names):
+            if absent >> index & 1:
+                record.pop(name, None)
+    if more is not None:
+        record.update(parse_json(more))
+    return record
+
+
+@cache
+def _python_plan(table: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """:func:`rebuilt_record`'s plan of ``table``: its fields in order, those parsed as JSON, the
+    booleans, and each field kept aside with its null bit."""
+    fields = REBUILT[table].fields
+    return (tuple(fields), tuple(n for n, kind in fields.items() if kind in ("json", "url_map")),
+            tuple(n for n, kind in fields.items() if kind == "bool"),
+            tuple((name, bit) for name, _, bit in _plan(table) if bit is not None))
+
+
+def _strict_json_value(text: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_refuse) if "NaN" in text or "Infinity" in text else parse_json(text)
+    except ValueError:
+        return None
+
+
+def _merge_patch(target: dict[str, Any], patch: Any) -> None:
+    """RFC 7396, as SQLite's ``json_patch`` applies it: a null removes the member, an object is
+    laid over the member's object, anything else replaces it."""
+    for name, value in patch.items():
+        if value is None:
+            target.pop(name, None)
+        elif isinstance(value, dict):
+            member = target.get(name)
+            if not isinstance(member, dict):
+                member = target[name] = {}
+            _merge_patch(member, value)
+        else:
+            target[name] = value
 
 
 def absent_sql(table: str, alias: str, name: str) -> str:
