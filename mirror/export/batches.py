@@ -87,6 +87,15 @@ class Written:
         self.keys.append(int(key) if self.ids else key)
         self.values.append(value)
 
+    def add_ids(self, ids: tuple[Any, ...], key: str, value: int) -> None:
+        """As :meth:`add`, from the key's own column values where they are the ids kept: no text
+        made by SQLite and read back (17.5 million faves)."""
+        if self.ids == len(ids) and all(type(part) is int for part in ids):
+            self.keys.extend(ids)
+            self.values.append(value)
+        else:
+            self.add(key, value)
+
     def digests(self) -> Iterator[tuple[str, int]]:
         """(record key as the store writes it, digest) for each record written."""
         if self.ids == 2:
@@ -111,10 +120,13 @@ def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "",
     rebuilt = ', raw, stub' if table.how == RECORDS and SPECS[table.name].hideable else ', raw, NULL'
     if first_sql and bounds.first:
         rebuilt = f", {first_sql}"
-    joined = (f'SELECT {columns}, {table.key_sql()}, d.digest{rebuilt if table.how == RECORDS else ""} '
-              f'FROM "{table.table}" '
-              f"LEFT JOIN export_digests d ON d.dest = {int(bounds.dest)} AND d.tbl = '{table.name}' "
-              f"AND d.record_key = {table.key_sql()}")
+    if bounds.first:  # a first export's DEST holds no digest to compare with
+        joined = f'SELECT {columns}, {table.key_sql()}, NULL{rebuilt if table.how == RECORDS else ""} FROM "{table.table}"'
+    else:
+        joined = (f'SELECT {columns}, {table.key_sql()}, d.digest{rebuilt if table.how == RECORDS else ""} '
+                  f'FROM "{table.table}" '
+                  f"LEFT JOIN export_digests d ON d.dest = {int(bounds.dest)} AND d.tbl = '{table.name}' "
+                  f"AND d.record_key = {table.key_sql()}")
     if table.how == COMPARED:
         return [(joined, [])]
     if bounds.first and rowids is not None:
@@ -144,6 +156,8 @@ def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds,
     if stamped and table.table in bounds.unchanged:
         return
     width = len(table.columns) - (1 if stamped else 0)
+    names = [column.name for column in table.columns]
+    key_at = [names.index(name) for name in table.key]
     for chunk in _chunks(conn, _queries(table, bounds)):
         if table.how == APPENDED:
             fresh = chunk
@@ -153,8 +167,8 @@ def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds,
                 values = row[:width]
                 value = digest(values)
                 if value != row[-1]:
-                    written.add(row[-2], value)
-                    fresh.append(row[:width] + (bounds.high,))
+                    written.add_ids(tuple(values[n] for n in key_at), row[-2], value)
+                    fresh.append(values + (bounds.high,))
         written.rows += len(fresh)
         if fresh and write:
             yield to_batch(table, fresh)
