@@ -16,9 +16,8 @@ import io
 import json
 import re
 import sqlite3
-from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -29,8 +28,9 @@ from ..store.records import storable_text
 from ..store.specs import SPECS
 from .tables import APPENDED, BOOL, COMPARED, JSON, RECORDS, STAMP, Column, ExportTable
 from .versions import RecordRows
+from .written import Written
 
-__all__ = ["Bounds", "Written", "digest", "record_batches"]
+__all__ = ["Bounds", "digest", "record_batches"]
 
 ROWS_PER_BATCH = 4_096
 
@@ -54,54 +54,6 @@ class Bounds:
     def first(self) -> bool:
         """The first export to its DEST: every version of every record."""
         return not self.low
-
-
-@dataclass
-class Written:
-    """The rows one table's batch wrote: how many, and the digest of each record's version.
-
-    Kept as arrays of 64-bit integers when the key is one id or two (``ids``): 16 bytes a record,
-    24 for a pair (16 MB for a first export of a million images, where a list of pairs would take
-    some 140 MB; 420 MB for the 17.5 million faves of the whole board, where a list of their keys
-    as text took 1.2 GB). A key that is no pair of integers after all turns the keys to text."""
-
-    ids: int = 1
-    rows: int = 0
-    keys: Any = field(default_factory=lambda: array("q"))
-    values: Any = field(default_factory=lambda: array("q"))
-
-    def __post_init__(self) -> None:
-        if not self.ids:
-            self.keys = []
-
-    def add(self, key: str, value: int) -> None:
-        if self.ids == 2:
-            try:
-                first, second = map(int, key[1:-1].split(","))
-            except ValueError:
-                self.keys, self.ids = [text for text, _ in self.digests()], 0
-            else:
-                self.keys.extend((first, second))
-                self.values.append(value)
-                return
-        self.keys.append(int(key) if self.ids else key)
-        self.values.append(value)
-
-    def add_ids(self, ids: tuple[Any, ...], key: str, value: int) -> None:
-        """As :meth:`add`, from the key's own column values where they are the ids kept: no text
-        made by SQLite and read back (17.5 million faves)."""
-        if self.ids == len(ids) and all(type(part) is int for part in ids):
-            self.keys.extend(ids)
-            self.values.append(value)
-        else:
-            self.add(key, value)
-
-    def digests(self) -> Iterator[tuple[str, int]]:
-        """(record key as the store writes it, digest) for each record written."""
-        if self.ids == 2:
-            pairs = iter(self.keys)
-            return zip((f"[{first},{second}]" for first, second in zip(pairs, pairs)), self.values)
-        return zip(map(str, self.keys), self.values)
 
 
 def digest(values: Sequence[Any]) -> int:

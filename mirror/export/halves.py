@@ -21,7 +21,8 @@ from typing import Any
 import pyarrow as pa
 
 from ..store.export_state import reading_connection
-from .batches import Bounds, Written, record_batches
+from .batches import Bounds, record_batches
+from .written import Written
 from .tables import EXPORT_TABLES, ExportTable
 
 __all__ = ["Channel", "HelperFailed", "feed", "halves", "merged"]
@@ -123,13 +124,7 @@ def _taken(item: Any, written: Written, helper: list[int]) -> Iterator[pa.Record
         return False
     if isinstance(item, _Failed):
         raise HelperFailed(f"the helper process failed: {item.reason}")
-    if item.ids == written.ids and written.ids:
-        written.keys.extend(item.keys)
-        written.values.extend(item.values)
-    else:
-        for key, value in item.digests():
-            written.add(key, value)
-    written.rows += item.rows
+    written.extend(item)
     return True
 
 

@@ -37,7 +37,8 @@ from ..store.export_state import (dest_number, forget_export, load_export_cursor
 from ..store.table_marks import written_marks
 from ..urls import error_text, redact, shortened
 from . import delta
-from .batches import Bounds, Written, record_batches
+from .batches import Bounds, record_batches
+from .written import Written
 from .describe import describe_files
 from .halves import Channel, feed, halves, merged
 from .report import ExportFailure, ExportReport
@@ -160,6 +161,7 @@ def _keep(db: Database, bounds: Bounds, table: ExportTable, report: ExportReport
         report.tables[table.name] = done.versions
         report.fetched += done.versions
     save_digests(db, bounds.dest, table.name, done.written.digests())
+    done.written.close()
 
 
 # Written by a process of its own while this one writes the others, in a first export: most of its

@@ -20,7 +20,7 @@ from sqlite_utils import Database
 
 from mirror.commands.import_dump import run_import
 from mirror.export import export_archive
-from mirror.export.batches import Written
+from mirror.export.written import Written
 from mirror.export.tables import EXPORT_TABLES, RECORDS
 from mirror.export.versions import RecordRows
 from mirror.localsite.board.editor import BoardEditor
