@@ -184,8 +184,10 @@ class RecordRows:
         if created is None or created >= began:
             return [today]
         # Uploaded before the mirror first saw it: the version at the upload, as :meth:`_then` reads it.
-        uploaded = tuple(False if name == "hidden_from_users" else value
-                         for name, value in zip(self.names, values)) if self.spec.hideable else values
+        uploaded = values
+        if self.spec.hideable:
+            hidden = self.at["hidden_from_users"]
+            uploaded = (*values[:hidden], False, *values[hidden + 1:])
         return [today, (*uploaded, created, known)] if uploaded != values else [(*uploaded, created, known)]
 
     def _rows(self, row: Sequence[Any], today: dict[str, Any], key: str, kept: dict[str, Any], record: Any, *,
