@@ -32,7 +32,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..dates import utc_text
 from ..store.first_sightings import RECORD_COUNTED_AT_SQL, first_seen_counted_at
@@ -55,9 +55,8 @@ _STUB_FIELDS = ("deletion_reason", "duplicate_of", "updated_at")
 _STUB_KEYS = ("id", "created_at", "first_seen_at")
 
 
-@dataclass(frozen=True)
-class Event:
-    """One entry of a record's history."""
+class Event(NamedTuple):
+    """One entry of a record's history (a named tuple: a rewind makes one for each change it undoes)."""
 
     id: int
     seen_at: str
@@ -216,7 +215,7 @@ class Rewind:
             self._next_tag = self._fetch(self._tag_changes)
         record = self._with_tags(dict(self.fields))
         first = self.first_seen() if created_time(record) is None else None
-        if not _existed(record, first, Moment(moment)):
+        if not _existed(record, first, moment):
             return None
         hidden, stub = self._hidden_then(record, moment)
         return Then(record, hidden, stub, frozenset(self.touched.union(_TAG_FIELDS) if self.tags else self.touched))
@@ -501,13 +500,13 @@ def created_time(record: Mapping[str, Any]) -> str | None:
     return created[:19] + "Z" if isinstance(created, str) and len(created) >= 19 else None
 
 
-def _existed(record: Mapping[str, Any], first_seen: str | None, when: Moment) -> bool:
+def _existed(record: Mapping[str, Any], first_seen: str | None, when: str) -> bool:
     """Uploaded (or written) by then; a record with no date existed once the mirror first saw it,
     and, with no first sighting kept (a dump's record, or one kept before history), always."""
     created = created_time(record)
     if created is not None:
-        return created <= when.text
-    return first_seen is None or first_seen <= when.text
+        return created <= when
+    return first_seen is None or first_seen <= when
 
 
 def _stub_then(record: Record, marks: Sequence[Event]) -> Record:
