@@ -18,6 +18,7 @@ import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -110,6 +111,7 @@ def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds,
     width = len(table.columns) - (1 if stamped else 0)
     names = [column.name for column in table.columns]
     key_at = [names.index(name) for name in table.key]
+    key_of = itemgetter(*key_at) if len(key_at) > 1 else lambda values: (values[key_at[0]],)
     for chunk in _chunks(conn, _queries(table, bounds)):
         if table.how == APPENDED:
             fresh = chunk
@@ -119,7 +121,7 @@ def record_batches(conn: sqlite3.Connection, table: ExportTable, bounds: Bounds,
                 values = row[:width]
                 value = digest(values)
                 if value != row[-1]:
-                    written.add_ids(tuple(values[n] for n in key_at), row[-2], value)
+                    written.add_ids(key_of(values), row[-2], value)
                     fresh.append(values + (bounds.high,))
         written.rows += len(fresh)
         if fresh and write:

@@ -53,7 +53,7 @@ class Written:
     def add_ids(self, ids: tuple[Any, ...], key: str, value: int) -> None:
         """As :meth:`add`, from the key's own column values where they are the ids kept: no text
         made by SQLite and read back (17.5 million faves)."""
-        if self.ids == len(ids) and all(type(part) is int for part in ids):
+        if self.ids == len(ids) and type(ids[0]) is int and type(ids[-1]) is int:  # one id or two
             self._append(ids, value)
         else:
             self.add(key, value)
