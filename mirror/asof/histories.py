@@ -42,7 +42,8 @@ class RecordHistory:
     known: dict[str, str] = field(default_factory=dict)
 
 
-def histories_of(conn: sqlite3.Connection, resource: str, mirrored: Mapping[str, str | None]) -> dict[str, RecordHistory]:
+def histories_of(conn: sqlite3.Connection, resource: str,
+                 mirrored: Mapping[str, str | None]) -> dict[str, RecordHistory]:
     """The history of each record whose key ``mirrored`` holds (with its row's ``mirrored_at``),
     by key; a record with none has an empty one."""
     keys = list(mirrored)

@@ -74,7 +74,8 @@ def _queries(table: ExportTable, bounds: Bounds, first_sql: str = "",
     if first_sql and bounds.first:
         rebuilt = f", {first_sql}"
     if bounds.first:  # a first export's DEST holds no digest to compare with
-        joined = f'SELECT {columns}, {table.key_sql()}, NULL{rebuilt if table.how == RECORDS else ""} FROM "{table.table}"'
+        joined = (f'SELECT {columns}, {table.key_sql()}, NULL{rebuilt if table.how == RECORDS else ""} '
+                  f'FROM "{table.table}"')
     else:
         joined = (f'SELECT {columns}, {table.key_sql()}, d.digest{rebuilt if table.how == RECORDS else ""} '
                   f'FROM "{table.table}" '

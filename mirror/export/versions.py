@@ -110,7 +110,8 @@ class RecordRows:
         stub = "stub" if self.spec.hideable else "NULL"
         table = self.table.table
         if not is_rebuilt(table):
-            return {rowid: (raw is not None, parse_json(raw) if raw is not None else None, kept, histories[keys[rowid][at]])
+            return {rowid: (raw is not None, None if raw is None else parse_json(raw), kept,
+                            histories[keys[rowid][at]])
                     for rowid, raw, kept in self.conn.execute(
                         f'SELECT rowid, raw, {stub} FROM "{table}" WHERE rowid IN (SELECT value FROM json_each(?))',
                         [json.dumps(list(keys))])}
