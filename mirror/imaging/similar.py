@@ -47,9 +47,9 @@ for each view, a low-resolution view (version 8): its trimmed picture box-averag
 :data:`LOW_SIDE` pixels, that picture's pHash and sketch with the view's other words and fine
 picture. Scaled up, a quarter-size or half-size JPEG copy of an emote cannot regain its original's
 detail (10-24 bits of pHash apart), but the original scaled down looks like the copy. A
-low-resolution view meets only another (its hue word is kept inverted, :data:`LOW_HUES`): an ordinary
-view of one picture and a blurred one of another are no evidence of a copy, and the search and the
-groups compare views as they always did.
+low-resolution view meets only another (its hue word is kept inverted, :data:`LOW_HUES`): an
+ordinary view of one picture and a blurred one of another are no evidence of a copy, and the search
+and the groups compare views as they always did.
 
 Two views are as far apart (:func:`view_distance`) as the nearer of their two pairs of pHashes,
 plus the steps between their colour layouts and their hues, their own words or a crop's against
@@ -287,7 +287,8 @@ def _within_read_side(picture: Image.Image) -> Image.Image:
 
 def fingerprint_of_picture(picture: Image.Image) -> Fingerprint:
     """The fingerprint of a decoded picture: its views that show something (:func:`shows_nothing`),
-    or, for a picture blank in every view, its first.
+    or, for a picture blank in every view, its first; for a picture with no side past
+    :data:`SMALL_SIDE`, their low-resolution views after them (:func:`_low_view`).
 
     The alpha-blind view counts only where a background shows something: it stands for a copy made
     by a converter that shows the colours under the transparent pixels of a picture, and a fully
@@ -303,7 +304,7 @@ def fingerprint_of_picture(picture: Image.Image) -> Fingerprint:
     if max(picture.size) > SMALL_SIDE:
         return Fingerprint(views)
     return Fingerprint(views + tuple(_low_view(picture, view) for picture, view in zip(trimmed, views)
-                                     if max(picture.size) >= 24))
+                                     if max(picture.size) >= LOW_FROM))
 
 
 def shows_nothing(picture: Image.Image) -> bool:
