@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from mirror.cli import cli
-from mirror.imaging.similar import CROPS, VERSION, distance, fingerprint_of, word_distance
+from mirror.imaging.similar import CROP_RANGE, CROPS, VERSION, distance, fingerprint_of, word_distance
 from mirror.imaging.sketch import SKETCH_BYTES
 from mirror.localsite.board.editor import BoardEditor
 from mirror.localsite.http.server import SiteServer
@@ -229,3 +229,49 @@ def test_a_picture_too_small_to_tell_apart_gets_no_fingerprint():
     with pytest.raises(MediaError, match="too small"):
         fingerprint_of(tiny)
     assert fingerprint_of(png(PORTRAITS[0].picture().resize((16, 16)))).views
+
+
+def test_a_small_picture_and_its_small_copies_meet_by_their_low_resolution_views():
+    """An emote's half-size JPEG (32-64 px, ringing) was 14-24 from its original by its pHashes
+    alone: scaled up to be hashed, a small copy cannot regain the detail it lost. A picture with no
+    side past SMALL_SIDE also carries each view box-averaged to 16 px, where the original looks like
+    its copy. Of six emotes' smaller and re-encoded copies, 15 of 30 were grouped with their
+    original; 22 now, and no two emotes share a group. A low-resolution view meets only another."""
+    from mirror.search.similar import HashIndex, groups
+
+    from ..support.art import emotes, thumbnail
+
+    names = ("020-chestnut", "030-deciduous-tree", "061-hyacinth", "067-left-arrow", "059-horizontal-traffic-light",
+             "008-battery")
+    kinds = ("half size", "quarter size", "half size JPEG q80", "JPEG q85", "JPEG q70")
+    drawn = {art.name: art for art in emotes("archived")}
+    stored = {}
+    for n, name in enumerate(names):
+        art = drawn[f"{name}.png"]
+        stored[100 * n] = fingerprint_of(thumbnail(art.picture()))
+        stored.update({100 * n + k: fingerprint_of(copies(art)[kind], scaled_into=(250, 250))
+                       for k, kind in enumerate(kinds, 1)})
+    group_of = {image_id: number for number, group in enumerate(groups(HashIndex.of(stored))) for image_id in group}
+    assert all(len({image_id // 100 for image_id in group}) == 1 for group in groups(HashIndex.of(stored)))
+    grouped = [image_id for image_id in stored if image_id % 100 and group_of.get(image_id, -1) ==
+               group_of.get(image_id // 100 * 100, -2)]
+    assert len(grouped) >= 22, grouped
+    chestnut, its_copy = stored[0], stored[3]  # 19 apart by the pHashes of the views it had
+    assert distance(chestnut, its_copy) == distance(its_copy, chestnut) <= GROUP_DISTANCE
+    assert (len(chestnut.views), len(its_copy.views)) == (6, 2)  # a JPEG is opaque: seen one way
+    ordinary, low = chestnut.views[:3] + its_copy.views[:1], chestnut.views[3:] + its_copy.views[1:]
+    assert min(word_distance(a, b) for a in ordinary for b in low) > CROP_RANGE
+
+
+def test_small_copies_of_siblings_drawn_on_one_template_stay_apart():
+    """The quarter-size copies (62 px) of three clip-art people in three skin tones carry
+    low-resolution views, where the faces are a pixel or two: by those views' words and sketches two
+    of them were 5 and 9 apart. Each low-resolution view keeps its view's fine picture, which sees
+    the face a region of another colour."""
+    from ..support.art import clipart
+
+    people = [art for art in clipart("archived") if "juliane-krug-06" in art.name]
+    small = [fingerprint_of(copies(art)["quarter size"], scaled_into=(250, 250)) for art in people]
+    assert [len(fingerprint.views) for fingerprint in small] == [6, 6, 6]
+    apart = [distance(a, b) for n, a in enumerate(small) for b in small[n + 1:]]
+    assert min(apart) > GROUP_DISTANCE, apart
