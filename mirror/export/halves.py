@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from ..store.export_state import reading_connection
 from .batches import Bounds, record_batches
-from .written import Written
+from .written import Written, folder_of
 from .tables import EXPORT_TABLES, ExportTable
 
 __all__ = ["Channel", "HelperFailed", "feed", "halves", "merged"]
@@ -84,7 +84,7 @@ def feed(path: str, name: str, bounds: Bounds, rowids: tuple[int, int], channel:
         return
     conn = reading_connection(path)
     table = EXPORT_TABLES[name]
-    written = Written(ids=table.key_ids)
+    written = Written(ids=table.key_ids, folder=folder_of(conn))
     try:
         for batch in record_batches(conn, table, bounds, written, rowids=rowids):
             if not _put(channel, batch):

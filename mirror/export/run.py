@@ -38,7 +38,7 @@ from ..store.table_marks import written_marks
 from ..urls import error_text, redact, shortened
 from . import delta
 from .batches import Bounds, record_batches
-from .written import Written
+from .written import Written, folder_of
 from .describe import describe_files
 from .halves import Channel, feed, halves, merged
 from .report import ExportFailure, ExportReport
@@ -138,7 +138,7 @@ def _export_table(conn: sqlite3.Connection, where: delta.Destination, table: Exp
                   batch: int, rowids: tuple[int, int] | None = None, helper: Channel | None = None) -> TableWritten:
     """Write ``table``'s versions in one commit; with ``helper``, this process's are those of the
     rows in ``rowids`` and a helper process's come through ``helper`` (:mod:`.halves`)."""
-    written = Written(ids=table.key_ids)
+    written = Written(ids=table.key_ids, folder=folder_of(conn))
     if delta.has_batch(where, table.name, batch):  # a killed run's commit: its digests only
         for _ in record_batches(conn, table, bounds, written, write=False):
             pass

@@ -4,18 +4,22 @@ The digests are saved in the store once the table's commit is made (:func:`mirro
 so they are kept until then: for a first export of the whole board, 17.5 million faves and 10.5
 million comments. Kept as arrays of 64-bit integers where the key is one id or two, and, past
 :data:`KEPT_IN_MEMORY` records, in a temporary file: a table's digests cost the export's memory
-a few megabytes however large the table (the faves' took 420 MB as arrays).
+a few megabytes however large the table (the faves' took 420 MB as arrays). The file is made
+beside the archive (:func:`folder_of`), whose disk holds the archive's 24 bytes a record many times
+over, not in the system's temporary folder, which is often memory (tmpfs).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import tempfile
 from array import array
+from pathlib import Path
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-__all__ = ["Written", "KEPT_IN_MEMORY"]
+__all__ = ["Written", "KEPT_IN_MEMORY", "folder_of"]
 
 # Records whose digests are held in memory before they go to the temporary file (16 MB for ids).
 KEPT_IN_MEMORY = 1 << 20
@@ -33,6 +37,7 @@ class Written:
     rows: int = 0
     keys: Any = field(default_factory=lambda: array("q"))
     values: Any = field(default_factory=lambda: array("q"))
+    folder: str | None = None  # where the temporary file goes (None: the system's temporary folder)
     spilled: IO[bytes] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -106,7 +111,7 @@ class Written:
 
     def _spill(self) -> None:
         if self.spilled is None:
-            self.spilled = tempfile.TemporaryFile(prefix="mirror-export-digests-")
+            self.spilled = tempfile.TemporaryFile(prefix="mirror-export-digests-", dir=self.folder)
         array("q", (len(self.keys), len(self.values))).tofile(self.spilled)
         self.keys.tofile(self.spilled)
         self.values.tofile(self.spilled)
@@ -138,3 +143,9 @@ def _ids_in(key: str, count: int) -> tuple[int, ...] | None:
     except ValueError:
         return None
     return ids if len(ids) == count else None
+
+
+def folder_of(conn: sqlite3.Connection) -> str | None:
+    """The folder of the database file ``conn`` reads (None for one in memory)."""
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    return str(Path(path).parent) if path else None

@@ -52,3 +52,19 @@ def test_a_key_that_is_no_ids_turns_every_key_to_text_and_loses_none():
     digests = list(written.digests())
     assert digests[:150] == [(f"[{n},1]", n) for n in range(150)] and digests[-1] == ('[7,"x"]', 99)
     written.close()
+
+
+def test_the_file_is_made_beside_the_archive_not_in_the_temporary_folder(tmp_path, monkeypatch):
+    import sqlite3
+    import tempfile
+
+    made = []
+    real = tempfile.TemporaryFile
+    monkeypatch.setattr(tempfile, "TemporaryFile", lambda **options: made.append(options) or real(**options))
+    conn = sqlite3.connect(tmp_path / "mirror.db")
+    written = Written(ids=1, folder=module.folder_of(conn))
+    for n in range(150):
+        written.add(str(n), n)
+    assert [options["dir"] for options in made] == [str(tmp_path)]
+    assert module.folder_of(sqlite3.connect(":memory:")) is None
+    written.close()
