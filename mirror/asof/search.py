@@ -51,6 +51,7 @@ from ..store.first_sightings import COUNTED_AT_SQL
 from ..store.history import COUNTERS
 from ..store.records import column_converters, shape_values
 from ..store.specs import IMAGES as IMAGE_SPEC
+from ..store.tag_changes import of_history_row
 from .moments import Moment
 from .records import HIDING, Event, hidden_before, record_as_of
 
@@ -180,8 +181,7 @@ class Changes:
                 found.update(int(row[0]) for row in self.conn.execute(
                     "SELECT DISTINCT h.record_key FROM history h INDEXED BY history_by_resource_event "
                     f"WHERE h.resource = 'images' AND h.event IN ({_marks(TAG_EVENTS)}) AND h.seen_at > ? "
-                    "AND EXISTS (SELECT 1 FROM image_tag_changes c WHERE c.image_id = CAST(h.record_key AS INTEGER) "
-                    "AND c.history_id = h.id)",
+                    f"AND EXISTS (SELECT 1 FROM image_tag_changes c WHERE {of_history_row()})",
                     (*TAG_EVENTS, self.moment.text)))
             self._touching[fields] = found
         return self._touching[fields]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store.history import tag_name_sql
+from ..store.tag_changes import of_history_row
 
 __all__ = ["metadata", "PLUGIN", "KEPT_THUMBNAIL", "KEPT_PICTURE", "kept_extension"]
 
@@ -89,7 +90,7 @@ QUERIES: dict[str, dict[str, Any]] = {
                        "hidden, galleries reordered. `mirror changes` says the same on the command line.",
         "sql": "SELECT h.seen_at, h.resource, h.record_key AS id, h.event, h.changes,\n"
                f"  (SELECT group_concat(c.change || coalesce({tag_name_sql('c')}, c.tag_id), ' ') FROM image_tag_changes c\n"
-               "   WHERE h.resource = 'images' AND c.image_id = CAST(h.record_key AS INTEGER) AND c.history_id = h.id) AS tags\n"
+               f"   WHERE h.resource = 'images' AND {of_history_row()}) AS tags\n"
                "FROM history h WHERE h.seen_at >= :since AND h.event != 'first_seen'\n"
                "ORDER BY h.id DESC LIMIT 1000",
     },
@@ -102,7 +103,7 @@ QUERIES: dict[str, dict[str, Any]] = {
         "sql": "SELECT seen_at, event, changes, tags FROM (\n"
                "SELECT h.id, h.seen_at, h.event, h.changes,\n"
                f"  (SELECT group_concat(c.change || coalesce({tag_name_sql('c')}, c.tag_id), ' ') FROM image_tag_changes c\n"
-               "   WHERE h.resource = 'images' AND c.image_id = CAST(h.record_key AS INTEGER) AND c.history_id = h.id) AS tags\n"
+               f"   WHERE h.resource = 'images' AND {of_history_row()}) AS tags\n"
                "FROM history h WHERE h.resource = 'images' AND h.record_key = CAST(CAST(:image AS INTEGER) AS TEXT)\n"
                "UNION ALL SELECT 0, f.at, 'first_seen', NULL, NULL FROM (SELECT max(last_at) AS at\n"
                "  FROM history_first_seen WHERE resource = 'images' AND counted = 1) f WHERE f.at IS NOT NULL\n"

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ..store.dump_tables import DUMP_TABLES
 from ..store.history import tag_name_sql
+from ..store.tag_changes import of_history_row
 from ..store.specs import SPECS, TableSpec
 
 __all__ = ["Column", "ExportTable", "EXPORT_TABLES", "RECORDS", "APPENDED", "COMPARED"]
@@ -172,13 +173,11 @@ def _history_tables() -> list[ExportTable]:
         Column("seen_at", TIME, STAMP, "c.seen_at"), Column("run_id", pa.int64(), sql="h.run_id")),
         (), APPENDED,
         "An image's tags added (+) and removed (-), one row each, with the history row they belong to.",
-        # The history read in the order of its ids, each row's tag changes sought by their key: no sort.
-        # (SQLite would read the images' history by its index on the resource and sort every change,
-        # and, from h.id's bounds, seek each image's changes by a range of history ids, not by one:
-        # 36.6 million changes of the whole board. The unary + leaves it neither.)
-        by_history="FROM history h JOIN image_tag_changes c ON c.image_id = CAST(h.record_key AS INTEGER) "
-                   "AND c.history_id = +h.id WHERE h.id > ? AND h.id <= ? AND +h.resource = 'images' "
-                   "ORDER BY h.id, c.tag_id")
+        # The history read in the order of its ids (the unary + on its resource: SQLite would read the
+        # images' history by its index on the resource and sort every change), each row's tag changes
+        # sought by their key (:func:`of_history_row`): no sort.
+        by_history=f"FROM history h JOIN image_tag_changes c ON {of_history_row()} "
+                   "WHERE h.id > ? AND h.id <= ? AND +h.resource = 'images' ORDER BY h.id, c.tag_id")
     return [history, tag_changes]
 
 

@@ -37,6 +37,7 @@ from pyroaring import BitMap
 from sqlite_utils import Database
 
 from .state import load_cursor, save_cursor
+from .tag_changes import of_history_row
 
 __all__ = ["SPACING", "TAG_EVENTS", "Built", "Checkpoints", "build", "undone", "walked_back", "upload_times",
            "upload_order", "as_seconds"]
@@ -53,8 +54,7 @@ _UPLOADS_STALE = 0.1
 _CHANGES_SINCE = "SELECT image_id, change FROM image_tag_changes WHERE tag_id = ? AND seen_at > ? "
 
 # The tags changed by the history rows in a range: the history's own rows, each change found by its key.
-_CHANGED_SINCE = ("SELECT DISTINCT c.tag_id FROM history h NOT INDEXED JOIN image_tag_changes c "
-                  "ON c.image_id = CAST(h.record_key AS INTEGER) AND c.history_id = h.id "
+_CHANGED_SINCE = (f"SELECT DISTINCT c.tag_id FROM history h NOT INDEXED JOIN image_tag_changes c ON {of_history_row()} "
                   "WHERE h.id > ? AND h.id <= ? AND h.resource = 'images'")
 
 

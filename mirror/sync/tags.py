@@ -44,6 +44,7 @@ from ..store.database import chunks
 from ..store.records import record_ids
 from ..store.specs import TAGS
 from ..store.state import load_cursor, save_cursor
+from ..store.tag_changes import of_history_row
 from ..store.writer import RecordWriter, Saved
 from .paging import ProgressGuard
 from .report import Progress, SyncReport, recorded_run
@@ -241,9 +242,9 @@ def tags_moved(db: Database, after: int, until: int) -> list[int]:
     """The tags whose ``images`` count the image history rows past ``after`` and up to ``until``
     moved: those an image gained or lost (the site's own past changes from its dump, ``site_tags``,
     are not news), and every tag of an image first seen, hidden, merged, deleted or shown again."""
-    return [row[0] for row in db.execute("""
+    return [row[0] for row in db.execute(f"""
         SELECT c.tag_id FROM history h NOT INDEXED
-        JOIN image_tag_changes c ON c.image_id = CAST(h.record_key AS INTEGER) AND c.history_id = h.id
+        JOIN image_tag_changes c ON {of_history_row()}
         WHERE h.id > :after AND h.id <= :until AND h.resource = 'images' AND h.event != 'site_tags'
         UNION
         SELECT it.tag_id FROM history h NOT INDEXED  -- the id range, not every image's first sighting

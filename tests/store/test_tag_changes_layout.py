@@ -124,3 +124,21 @@ def test_a_first_import_appends_to_a_plain_table_sorted_into_the_layout_at_its_e
     assert db.execute(ROWS).fetchall() == written  # read in the key's order: as written, sorted
     assert {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'image_tag_changes'")} == {
         "image_tag_changes", "image_tag_changes_by_tag", "tag_change_undoes_checkpoints"}
+
+
+def test_a_range_of_history_rows_seeks_each_rows_changes_by_their_key(tmp_path):
+    """A bound on the history's ids must not become a range of ``history_id`` for each row's changes
+    (every change of the image in the bounds, for each of its rows): each is one seek of the key."""
+    from mirror.export.tables import EXPORT_TABLES
+
+    db = open_database(tmp_path / "mirror.db")
+    ranged = (f"SELECT c.tag_id FROM history h JOIN image_tag_changes c ON {tag_changes.of_history_row()} "
+              "WHERE h.id > ? AND h.id <= ? AND h.resource = 'images'")
+    exported = EXPORT_TABLES["image_tag_changes"]
+    columns = ", ".join(column.source for column in exported.columns)
+    plans = {sql: " | ".join(row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", [1, 2]))
+             for sql in (ranged, checkpoints._CHANGED_SINCE, f"SELECT {columns} {exported.appended_sql}")}
+    for plan in plans.values():
+        assert "(image_id=? AND history_id=?)" in plan, plan
+    assert "TEMP B-TREE" not in plans[f"SELECT {columns} {exported.appended_sql}"]  # in the history's order: no sort
+    db.conn.close()
