@@ -421,7 +421,7 @@ def versions_of(conn: sqlite3.Connection, resource: str, key: str, row: Mapping[
     history (:class:`Rewind`), however many versions it has; ``record``: ``row``'s ``raw`` read
     already; ``history``: the record's history read already (:func:`mirror.asof.histories.histories_of`)."""
     if record is None:
-        record = json.loads(row["raw"]) if row.get("raw") else None
+        record = parse_json(row["raw"]) if row.get("raw") else None
     starts, first_known = _starts_known(conn, resource, key, row, record, history)
     if not starts:
         if since is None and (rewind := Rewind.of(conn, resource, key, row, record, history)) is not None:

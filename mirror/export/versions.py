@@ -106,21 +106,22 @@ class RecordRows:
         if not wanted:
             return {}
         histories = histories_of(self.conn, self.table.name, {row[at]: row[self.width] or self.now for row in wanted})
-        keys = {row[at + 2]: row for row in wanted}
+        rows_by_id = {row[at + 2]: row for row in wanted}
         stub = "stub" if self.spec.hideable else "NULL"
         table = self.table.table
-        if not is_rebuilt(table):
-            return {rowid: (raw is not None, None if raw is None else parse_json(raw), kept,
-                            histories[keys[rowid][at]])
-                    for rowid, raw, kept in self.conn.execute(
-                        f'SELECT rowid, raw, {stub} FROM "{table}" WHERE rowid IN (SELECT value FROM json_each(?))',
-                        [json.dumps(list(keys))])}
-        # The record made from the row's columns, as SQLite's ``raw`` would give it, without its text.
-        return {rowid: (True, rebuilt_record(table, dict(zip(self.names, keys[rowid])), *stored), kept,
-                        histories[keys[rowid][at]])
-                for rowid, *stored, kept in self.conn.execute(
-                    f'SELECT rowid, {", ".join(STORED_COLUMNS)}, {stub} FROM "{table}" '
-                    "WHERE rowid IN (SELECT value FROM json_each(?))", [json.dumps(list(keys))])}
+        rebuilt = is_rebuilt(table)  # the record made from the row's columns, as SQLite's raw gives it
+        found = self.conn.execute(f'SELECT rowid, {", ".join(STORED_COLUMNS) if rebuilt else "raw"}, {stub} '
+                                  f'FROM "{table}" WHERE rowid IN (SELECT value FROM json_each(?))',
+                                  [json.dumps(list(rows_by_id))])
+        kept: dict[int, Kept] = {}
+        for rowid, *stored, stub_text in found:
+            row = rows_by_id[rowid]
+            if rebuilt:
+                present, record = True, rebuilt_record(table, dict(zip(self.names, row)), *stored)
+            else:
+                present, record = stored[0] is not None, None if stored[0] is None else parse_json(stored[0])
+            kept[rowid] = (present, record, stub_text, histories[row[at]])
+        return kept
 
     def values(self, row: Sequence[Any]) -> tuple:
         """The values a digest is taken of: the record's columns, ``seen_at`` left out."""

@@ -29,7 +29,7 @@ def to_json(value: Any) -> str:
     surrogate: then everything beyond ASCII is escaped, since SQLite could not store it as UTF-8).
 
     A list of texts and integers (an image's tags and tag ids, its sources) is written by orjson,
-    to the same text in a tenth of the time; what orjson refuses (a lone surrogate, an integer past
+    to the same text in a third of the time; what orjson refuses (a lone surrogate, an integer past
     64 bits) goes the json module's way."""
     if type(value) is list and _PLAIN_ITEMS.issuperset(map(type, value)):
         try:
