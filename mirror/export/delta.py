@@ -1,4 +1,7 @@
-"""Writing Delta Lake tables with delta-rs (``deltalake``): appends that name their batch, and compaction.
+"""Delta Lake tables: appends that name their batch, and compaction.
+
+The data files are written by pyarrow (:mod:`.parquet_files`, any process may write a table's
+files) and made part of the table by delta-rs (``deltalake``) in one commit; compaction is delta-rs'.
 
 One timeout rule for every call to DEST (``export.timeout``): delta-rs' requests and retries
 (``timeout``, ``retry_timeout``) and s3fs' (botocore's ``connect_timeout`` and ``read_timeout``,
@@ -24,10 +27,12 @@ from typing import Any
 import fsspec
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
+from deltalake import CommitProperties, DeltaTable, Schema, WriterProperties
 from deltalake.exceptions import DeltaError, TableNotFoundError
+from deltalake.transaction import AddAction, create_table_with_add_actions
 
 from ..urls import redact
+from .parquet_files import TARGET_FILE_SIZE, written_files
 
 try:  # the s3 extra: s3fs over botocore
     from botocore.exceptions import BotoCoreError, ClientError
@@ -35,20 +40,13 @@ try:  # the s3 extra: s3fs over botocore
 except ImportError:  # pragma: no cover (no S3 without it)
     _S3_ERRORS = ()
 
-__all__ = ["Destination", "DESTINATION_ERRORS", "append", "has_batch", "data_bytes", "live_files", "compact",
+__all__ = ["Destination", "DESTINATION_ERRORS", "append", "write_files", "commit", "has_batch", "data_bytes", "live_files", "compact",
            "remove_orphans"]
 
 BATCH_KEY = "booru_mirror.batch"
 # How many of a table's latest commits are looked at for a killed run's batch: an export makes one
 # commit per table, and only a compaction (which comes after) can follow it.
 LOOK_BACK = 20
-# Row groups and files small enough that the writer's buffers stay well under the export's memory
-# budget (300 MB at a million images), large enough for readers (bench/export.py). zstd's level 1:
-# of the first export of 100,000 imported images, 8% less CPU than level 9 for 7% more bytes
-# (109 and 117 MB; 132 and 139 B an image version), where the whole board's first export is bound
-# by the CPU and its bytes are half their target.
-WRITER = WriterProperties(compression="ZSTD", compression_level=1, max_row_group_size=8_192)
-TARGET_FILE_SIZE = 64 * 2**20
 # What reaching DEST can raise: delta-rs' errors, fsspec's OSErrors, and botocore's, which s3fs
 # passes on as they are for an endpoint it cannot reach at all (EndpointConnectionError).
 DESTINATION_ERRORS: tuple[type[Exception], ...] = (DeltaError, OSError, *_S3_ERRORS)
@@ -131,11 +129,45 @@ def exists(where: Destination, name: str) -> bool:
 
 
 def append(where: Destination, name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch], batch: int) -> None:
-    """Append ``batches`` to table ``name`` (created on the first batch) in one commit naming ``batch``."""
-    write_deltalake(where.table(name), pa.RecordBatchReader.from_batches(schema, batches), mode="append",
-                    schema_mode="merge", storage_options=dict(where.options),
-                    writer_properties=WRITER, target_file_size=TARGET_FILE_SIZE,
-                    commit_properties=CommitProperties(custom_metadata={BATCH_KEY: str(batch)}))
+    """Append ``batches`` to table ``name`` (created if it is not there) in one commit naming ``batch``."""
+    commit(where, name, schema, write_files(where, name, schema, batches), batch)
+
+
+def write_files(where: Destination, name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> list[AddAction]:
+    """``batches`` written by pyarrow into new files of table ``name`` (:mod:`.parquet_files`), not
+    yet part of it: their add actions, for :func:`commit`."""
+    fs, root = where.files()
+    folder = f"{root}/{name}"
+    with where.waiting(f"table {name}'s files"):
+        fs.makedirs(folder, exist_ok=True)
+    return list(written_files(fs, folder, schema, batches))
+
+
+def commit(where: Destination, name: str, schema: pa.Schema, added: list[AddAction], batch: int) -> None:
+    """The files of ``added`` made part of table ``name`` (created if it is not there) by delta-rs,
+    in one commit naming ``batch``. A column ``schema`` has that the table lacks is added to it (a
+    newer mirror's)."""
+    properties = CommitProperties(custom_metadata={BATCH_KEY: str(batch)})
+    table = _open(where, name)
+    with where.waiting(f"table {name}'s commit"):
+        if table is None:
+            create_table_with_add_actions(where.table(name), Schema.from_arrow(schema), added, mode="append",
+                                          storage_options=dict(where.options), commit_properties=properties)
+        else:
+            _add_columns(table, schema)
+            table.create_write_transaction(added, mode="append", schema=table.schema(),
+                                           commit_properties=properties)
+
+
+def _add_columns(table: DeltaTable, schema: pa.Schema) -> None:
+    """The columns of ``schema`` the table lacks, and the fields its structs lack, added to the
+    table's schema (a commit of their own, before the batch's: a newer mirror's export)."""
+    present = {field.name: field.type for field in table.schema().fields}
+    new = [field for field in Schema.from_arrow(schema).fields
+           if field.name not in present or present[field.name] != field.type]
+    if new:
+        table.alter.add_columns(new)
+        table.update_incremental()
 
 
 def data_bytes(where: Destination, name: str) -> int:

@@ -38,9 +38,9 @@ from ..store.table_marks import written_marks
 from ..urls import error_text, redact, shortened
 from . import delta
 from .batches import Bounds, record_batches
-from .written import Written, folder_of
+from .written import Written, folder_of, remove_handed
 from .describe import describe_files
-from .halves import Channel, feed, halves, merged
+from .shared import Part, Share, joined, pieces, helper_part, write_pieces
 from .report import ExportFailure, ExportReport
 from .tables import APPENDED, COMPARED, EXPORT_TABLES, ExportTable
 from .views import EMPTY_FILE, view_files
@@ -71,21 +71,24 @@ def export_archive(db: Database, dest: str, *, endpoint_url: str | None = None, 
         if resumed:  # a killed run's half-written files, which no Delta reader reads and a Parquet reader would
             for table in EXPORT_TABLES.values():
                 delta.remove_orphans(where, table.name)
-        beside, channel = _beside(db, where, bounds, report.batch)
+        remove_handed(folder_of(db.conn))
+        share, helper = _shared(db, where, bounds, report.batch)
         conn = reading_connection(db)
         try:
             for table in EXPORT_TABLES.values():
-                if table.name not in beside:
+                if share is None or table.name != SHARED:
                     _keep(db, bounds, table, report, _export_table(conn, where, table, bounds, report.batch))
                     if reporter:
                         reporter.update(report)
+            if share is not None and helper is not None:
+                _keep(db, bounds, EXPORT_TABLES[SHARED], report,
+                      _export_shared(conn, where, EXPORT_TABLES[SHARED], bounds, report.batch, share, helper))
+                if reporter:
+                    reporter.update(report)
         finally:
             conn.close()
-        for name, future in beside.items():
-            _keep(db, bounds, EXPORT_TABLES[name], report, future.result())
-            if reporter:
-                reporter.update(report)
-        del channel  # held until here: its queue's semaphores go with it
+            if share is not None:
+                share.stopped.set()  # a failed export's helper takes no more pieces
         save_export_cursor(db, {"dest": where.url, "batch": pending["batch"], "through": pending["high"],
                                 "ids": pending["upto"], "marks": pending.get("marks"), "exported_at": utc_text()})
         if compact:
@@ -135,23 +138,31 @@ class TableWritten:
 
 
 def _export_table(conn: sqlite3.Connection, where: delta.Destination, table: ExportTable, bounds: Bounds,
-                  batch: int, rowids: tuple[int, int] | None = None, helper: Channel | None = None) -> TableWritten:
-    """Write ``table``'s versions in one commit; with ``helper``, this process's are those of the
-    rows in ``rowids`` and a helper process's come through ``helper`` (:mod:`.halves`)."""
+                  batch: int) -> TableWritten:
+    """Write ``table``'s versions in one commit."""
     written = Written(ids=table.key_ids, folder=folder_of(conn))
     if delta.has_batch(where, table.name, batch):  # a killed run's commit: its digests only
         for _ in record_batches(conn, table, bounds, written, write=False):
             pass
         return TableWritten(None, 0, written)
     before = delta.data_bytes(where, table.name)
-    batches = record_batches(conn, table, bounds, written, rowids=rowids)
-    if helper is not None:
-        batches = merged(batches, helper, written)
+    batches = record_batches(conn, table, bounds, written)
     first = next(batches, None)
     if first is None and delta.exists(where, table.name):
         return TableWritten(written.rows, 0, written)
     delta.append(where, table.name, table.schema(), _then(first, batches), batch)
     return TableWritten(written.rows, delta.data_bytes(where, table.name) - before, written)
+
+
+def _export_shared(conn: sqlite3.Connection, where: delta.Destination, table: ExportTable, bounds: Bounds,
+                   batch: int, share: Share, helper: Future[Part]) -> TableWritten:
+    """Write the pieces of ``table`` this process takes, beside the helper's, then the table's one
+    commit of both processes' files (:mod:`.shared`)."""
+    before = delta.data_bytes(where, table.name)
+    written = Written(ids=table.key_ids, folder=folder_of(conn))
+    both = joined(Part(write_pieces(conn, where, table, bounds, share, written), written), helper)
+    delta.commit(where, table.name, table.schema(), both.files, batch)
+    return TableWritten(both.written.rows, delta.data_bytes(where, table.name) - before, both.written)
 
 
 def _keep(db: Database, bounds: Bounds, table: ExportTable, report: ExportReport, done: TableWritten) -> None:
@@ -164,56 +175,52 @@ def _keep(db: Database, bounds: Bounds, table: ExportTable, report: ExportReport
     done.written.close()
 
 
-# Written by a process of its own while this one writes the others, in a first export: most of its
-# time is this table's versions, read and made in Python, which one process does on one core. A
-# process costs a second or two to start: only a table of BESIDE_FROM rows or more is worth one.
-# Of those, the table of HALVED has half its rows read by a helper process (:mod:`.halves`): the
-# images alone take longer than every other table together.
-BESIDE = ("images",)
-BESIDE_FROM = 50_000
-HALVED = "images"
+# Shared with a helper process, in a first export on a machine of more than one core: most of its
+# time is this table's versions, read and made in Python, which one process does on one core
+# (:mod:`.shared`). A process costs a second or two to start: only a table of SHARED_FROM rows or
+# more is worth one.
+SHARED = "images"
+SHARED_FROM = 50_000
 
 
-def _beside(db: Database, where: delta.Destination, bounds: Bounds,
-            batch: int) -> tuple[dict[str, Future[TableWritten]], Channel | None]:
-    """The large tables of :data:`BESIDE` begun in a process of their own, on a machine of more than
-    one core, in a first export (a night's are small: the process would cost more than it saves);
-    and the channel of :data:`HALVED`'s helper, which must live as long as the processes."""
-    large = [name for name in BESIDE
-             if db.execute(f'SELECT coalesce(max(rowid), 0) FROM "{EXPORT_TABLES[name].table}"').fetchone()[0]
-             >= BESIDE_FROM]
-    if not large or not bounds.first or (os.cpu_count() or 1) < 2:
-        return {}, None
-    halved = HALVED in large and not delta.has_batch(where, HALVED, batch)
+def _shared(db: Database, where: delta.Destination, bounds: Bounds,
+            batch: int) -> tuple[Share | None, Future[Part] | None]:
+    """The pieces of :data:`SHARED` and a helper process begun on them, in a first export of a
+    large table on a machine of more than one core (a night's are small: the process would cost
+    more than it saves); (None, None) where the table is written in this process alone."""
+    table = EXPORT_TABLES[SHARED]
+    rows = db.execute(f'SELECT coalesce(max(rowid), 0) FROM "{table.table}"').fetchone()[0]
+    if rows < SHARED_FROM or not bounds.first or (os.cpu_count() or 1) < 2 or delta.has_batch(where, SHARED, batch):
+        return None, None
     context = multiprocessing.get_context("spawn")
-    channel = Channel.made(context) if halved else None
-    pool = ProcessPoolExecutor(max_workers=len(large) + halved, mp_context=context,
-                               initializer=_start_worker, initargs=(os.getpid(), channel))
+    share = Share.made(context, pieces(db.conn, table))
+    # The share goes with the process's start: its counter and event cross to it there only.
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_start_helper,
+                               initargs=(os.getpid(), share))
     try:
         quiet = replace(where, say=None)  # a bound method does not cross to the other process
-        path = database_file(db)
-        parts = {}
-        if halved:
-            parts[HALVED], theirs = halves(db.conn, EXPORT_TABLES[HALVED])
-            pool.submit(_feed_in_process, path, HALVED, bounds, theirs)  # its failure reaches the writer
-        return {name: pool.submit(_export_in_process, path, quiet, name, bounds, batch, parts.get(name))
-                for name in large}, channel
+        return share, pool.submit(_helper_in_process, database_file(db), quiet, SHARED, bounds)
     finally:
         pool.shutdown(wait=False)
 
 
-_channel: Channel | None = None  # in a worker process: the halved table's helper's batches
+_share: Share | None = None  # in the helper process: the pieces it takes
 
 
-def _start_worker(parent: int, channel: Channel | None) -> None:
-    global _channel
-    _channel = channel
+def _start_helper(parent: int, share: Share) -> None:
+    global _share
+    _share = share
     _die_with(parent)
 
 
+def _helper_in_process(path: str, where: delta.Destination, name: str, bounds: Bounds) -> Part:
+    assert _share is not None
+    return helper_part(path, where, name, bounds, _share)
+
+
 def _die_with(parent: int) -> None:
-    """End this worker the moment the export that started it ends, killed or not: left running, it
-    would write its table beside the next export's, which resumes this one."""
+    """End the helper the moment the export that started it ends, killed or not: left running, it
+    would write files beside the next export's, which resumes this one."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # ended before the line above
@@ -228,21 +235,6 @@ def _die_with(parent: int) -> None:
 
 
 PR_SET_PDEATHSIG = 1
-
-
-def _export_in_process(path: str, where: delta.Destination, name: str, bounds: Bounds, batch: int,
-                       rowids: tuple[int, int] | None = None) -> TableWritten:
-    conn = reading_connection(path)
-    try:
-        return _export_table(conn, where, EXPORT_TABLES[name], bounds, batch, rowids,
-                             _channel if rowids is not None else None)
-    finally:
-        conn.close()
-
-
-def _feed_in_process(path: str, name: str, bounds: Bounds, rowids: tuple[int, int]) -> None:
-    assert _channel is not None
-    feed(path, name, bounds, rowids, _channel)
 
 
 def _then(first: pa.RecordBatch | None, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -11,6 +11,7 @@ over, not in the system's temporary folder, which is often memory (tmpfs).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import tempfile
 from array import array
@@ -19,10 +20,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-__all__ = ["Written", "KEPT_IN_MEMORY", "folder_of"]
+__all__ = ["Written", "KEPT_IN_MEMORY", "folder_of", "remove_handed"]
 
 # Records whose digests are held in memory before they go to the temporary file (16 MB for ids).
 KEPT_IN_MEMORY = 1 << 20
+HANDED_PREFIX = "mirror-export-digests-handed-"
 
 
 @dataclass
@@ -112,9 +114,7 @@ class Written:
     def _spill(self) -> None:
         if self.spilled is None:
             self.spilled = tempfile.TemporaryFile(prefix="mirror-export-digests-", dir=self.folder)
-        array("q", (len(self.keys), len(self.values))).tofile(self.spilled)
-        self.keys.tofile(self.spilled)
-        self.values.tofile(self.spilled)
+        _write_chunk(self.spilled, self.keys, self.values)
         self.keys, self.values = array("q"), array("q")
 
     def _as_text(self) -> None:
@@ -124,16 +124,31 @@ class Written:
         self.keys, self.values, self.ids = [key for key, _ in pairs], array("q", (value for _, value in pairs)), 0
 
     def __getstate__(self) -> dict[str, Any]:
-        """Sent to another process whole (a helper's digests): the temporary file read back."""
+        """Sent to another process (a helper's digests): past :data:`KEPT_IN_MEMORY` records, in a
+        file of their own beside the temporary one, which the receiving process takes and deletes
+        (a copy in memory would be the whole table's digests twice, in both processes)."""
         state = dict(self.__dict__)
-        if self.spilled is not None:
-            chunks = list(self._chunks())
-            state["keys"], state["values"] = array("q"), array("q")
-            for keys, values in chunks:
-                state["keys"].extend(keys)
-                state["values"].extend(values)
         state["spilled"] = None
+        if self.spilled is not None:
+            with tempfile.NamedTemporaryFile(prefix=HANDED_PREFIX, dir=self.folder, delete=False) as handed:
+                for keys, values in self._chunks():
+                    _write_chunk(handed, keys, values)
+            state["keys"], state["values"], state["handed"] = array("q"), array("q"), handed.name
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        handed = state.pop("handed", None)
+        self.__dict__.update(state)
+        if handed is not None:
+            self.spilled = open(handed, "r+b")
+            os.unlink(handed)  # the open file stays readable, and goes with it
+            self.spilled.seek(0, 2)
+
+
+def _write_chunk(out: IO[bytes], keys: Any, values: Any) -> None:
+    array("q", (len(keys), len(values))).tofile(out)
+    keys.tofile(out)
+    values.tofile(out)
 
 
 def _ids_in(key: str, count: int) -> tuple[int, ...] | None:
@@ -143,6 +158,16 @@ def _ids_in(key: str, count: int) -> tuple[int, ...] | None:
     except ValueError:
         return None
     return ids if len(ids) == count else None
+
+
+def remove_handed(folder: str | None) -> int:
+    """Delete the digests a helper handed to an export that was killed before it took them (the
+    files :meth:`Written.__getstate__` makes beside the archive); one export runs at a time."""
+    removed = 0
+    for path in Path(folder or tempfile.gettempdir()).glob(f"{HANDED_PREFIX}*"):
+        path.unlink(missing_ok=True)
+        removed += 1
+    return removed
 
 
 def folder_of(conn: sqlite3.Connection) -> str | None:

@@ -48,9 +48,9 @@ def every_table(dest) -> dict:
 
 def assert_both_routes_write_the_same(db: Database, tmp_path, monkeypatch) -> None:
     monkeypatch.setattr("mirror.export.run.utc_text", lambda when=None: NOW)
-    monkeypatch.setattr("mirror.export.run.BESIDE_FROM", 0)  # the images in a process of their own
+    monkeypatch.setattr("mirror.export.run.SHARED_FROM", 0)  # the images in a process of their own
     export_archive(db, str(tmp_path / "quick"))
-    monkeypatch.setattr("mirror.export.run.BESIDE_FROM", 1 << 62)
+    monkeypatch.setattr("mirror.export.run.SHARED_FROM", 1 << 62)
     monkeypatch.setattr(RecordRows, "plain_records", False)
     export_archive(db, str(tmp_path / "read_back"))
     quick, read_back = every_table(tmp_path / "quick"), every_table(tmp_path / "read_back")

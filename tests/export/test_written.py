@@ -2,8 +2,8 @@
 
 The whole board's first export writes 17.5 million faves and 10.5 million comments: their
 digests, held until the table's commit is made, took 420 MB of the export's memory as arrays.
-Past ``KEPT_IN_MEMORY`` records they go to a file, and come back in the order written, whole when
-sent to another process, and as text when a key turns out to be no ids."""
+Past ``KEPT_IN_MEMORY`` records they go to a file, and come back in the order written, through a
+file of their own when sent to another process, and as text when a key turns out to be no ids."""
 
 from __future__ import annotations
 
@@ -29,16 +29,29 @@ def test_digests_past_memory_go_to_a_file_and_come_back_in_order():
     assert list(written.digests()) == [(f"[{n},{n + 1}]", n * 7) for n in range(250)] + [("[5,6]", -1)]
 
 
-def test_a_helpers_digests_reach_the_writer_whole_and_after_its_own():
-    helper, writer = Written(ids=1), Written(ids=1)
+def test_a_helpers_digests_reach_the_writer_whole_after_its_own_through_a_file_it_deletes(tmp_path):
+    helper, writer = Written(ids=1, folder=str(tmp_path)), Written(ids=1)
     for n in range(230):
         helper.add(str(1000 + n), n)
     for n in range(120):
         writer.add(str(n), -n)
     helper.rows, writer.rows = 230, 120
-    sent = pickle.loads(pickle.dumps(helper))
-    assert sent.spilled is None and len(sent.values) == 230
+    state = pickle.dumps(helper)
+    assert len(state) < 230 * 16  # the digests went in a file, not in the state
+    handed = list(tmp_path.iterdir())
+    assert len(handed) == 1 and handed[0].name.startswith(module.HANDED_PREFIX)
+    helper.close()
+    sent = pickle.loads(state)
+    assert list(tmp_path.iterdir()) == []  # the receiver took it
+    assert sent.spilled is not None and list(sent.digests()) == [(str(1000 + n), n) for n in range(230)]
     writer.extend(sent)
+    sent.close()
+    again = Written(ids=1, folder=str(tmp_path))
+    for n in range(150):
+        again.add(str(n), n)
+    pickle.dumps(again)  # handed to an export killed before it took them: the next one deletes them
+    again.close()
+    assert module.remove_handed(str(tmp_path)) == 1 and list(tmp_path.iterdir()) == []
     assert writer.rows == 350
     assert list(writer.digests()) == [(str(n), -n) for n in range(120)] + [(str(1000 + n), n) for n in range(230)]
 
