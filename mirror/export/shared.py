@@ -17,6 +17,7 @@ import sqlite3
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from deltalake.transaction import AddAction
@@ -96,13 +97,12 @@ def pieces(conn: sqlite3.Connection, table: ExportTable, count: int | None = Non
 
 def write_pieces(conn: sqlite3.Connection, where: delta.Destination, table: ExportTable, bounds: Bounds,
                  share: Share, written: Written) -> list[AddAction]:
-    """The pieces this process takes, until none is left, written into files of the table; their
-    digests noted in ``written``."""
-    files: list[AddAction] = []
-    while (rowids := share.take()) is not None:
-        files += delta.write_files(where, table.name, table.schema(),
-                                   record_batches(conn, table, bounds, written, rowids=rowids))
-    return files
+    """The pieces this process takes, until none is left, written into files of the table (one
+    stream of files across the pieces: a piece's last rows share a file with the next's, so a
+    compaction finds no small file to rewrite); their digests noted in ``written``."""
+    taken = iter(share.take, None)
+    batches = chain.from_iterable(record_batches(conn, table, bounds, written, rowids=rowids) for rowids in taken)
+    return delta.write_files(where, table.name, table.schema(), batches)
 
 
 def helper_part(path: str, where: delta.Destination, name: str, bounds: Bounds, share: Share) -> Part:

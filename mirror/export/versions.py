@@ -198,13 +198,14 @@ class RecordRows:
         earlier than ``seen_after``, so that it wins over a version begun at the same time and
         exported before. Read newest first, each is written once the one before it is known to differ."""
         odd = _not_self_equal(record) if isinstance(record, dict) else frozenset()
+        columns = self.values(row)  # today's
         newer: tuple | None = None
         for version in versions_of(self.conn, self.table.name, key, kept, since=since, record=record, history=history):
             if version.then is None:
-                values = self.values(row)
+                values = columns
                 seen = max(filter(None, (today["seen_at"] or self.now, version.known, seen_after)), default=None)
             else:
-                values = self._then(today, record, version.then, odd)
+                values = self._then(today, columns, record, version.then, odd)
                 seen = max(filter(None, (version.known, seen_after)), default=None)
             if newer is not None and newer[:self.width] != values:
                 yield newer
@@ -223,12 +224,13 @@ class RecordRows:
             [self.table.name, key, self.history_after, self.history_upto]).fetchone()
         return since, known, bool(anew)
 
-    def _then(self, today: dict[str, Any], record: dict[str, Any], then: Then, odd: frozenset[str]) -> tuple:
-        """Today's columns with the record as it was: the fields that differ from today's record
+    def _then(self, today: dict[str, Any], columns: tuple, record: dict[str, Any], then: Then,
+              odd: frozenset[str]) -> tuple:
+        """Today's ``columns`` with the record as it was: the fields that differ from today's record
         (of those the rewind touched, and ``odd``, those never equal to themselves) converted as the
         writer converts them, and the stub's fields when it was hidden (or, hidden
         today and not then, the record's own)."""
-        values = [today[name] for name in self.names[:self.width]]
+        values = list(columns)
         at = self.at
         fields = self.converters if then.touched is None else {*then.touched, *odd}
         for field in fields:
