@@ -214,13 +214,28 @@ def _id(payload: Mapping[str, Any], key: str) -> int:
     return value
 
 
-def not_older(db: Database, table: str, records: list[Any]) -> list[Any]:
+def not_older(db: Database, table: str, records: list[Any], asked: str | None = None) -> list[Any]:
     """``records`` less those older than the row kept (``updated_at``, the site's clock): a catch-up's
     page must not undo a later version an event stored while the page was on its way, nor a late
     event one a catch-up's page stored (the event of the later version may never come: the
-    connection dropped after the earlier one)."""
+    connection dropped after the earlier one).
+
+    The site's clock has whole seconds: two edits in one second share ``updated_at``. So a page
+    ``asked`` for at a moment also leaves out a record whose kept row has the same ``updated_at``
+    and was written at or after that moment (by an event, while the page was on its way): the row
+    may be the later edit. Leaving the page's out loses nothing: were the page's the later, its
+    event comes after the row's on the socket, or a reconnection's catch-up reads it again."""
     ids = [r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int]
-    kept = dict(db.execute(f"SELECT id, updated_at FROM {table} WHERE id IN (SELECT value FROM json_each(?))",
-                           [json.dumps(ids)]).fetchall())
-    return [r for r in records if not (isinstance(r, dict) and isinstance(r.get("updated_at"), str)
-                                       and isinstance(kept.get(r.get("id")), str) and kept[r["id"]] > r["updated_at"])]
+    kept = {key: (updated, written) for key, updated, written in db.execute(
+        f"SELECT id, updated_at, mirrored_at FROM {table} WHERE id IN (SELECT value FROM json_each(?))",
+        [json.dumps(ids)])}
+    return [r for r in records if not _kept_newer(kept.get(r.get("id")) if isinstance(r, dict) else None, r, asked)]
+
+
+def _kept_newer(kept: tuple[Any, Any] | None, record: Any, asked: str | None) -> bool:
+    updated = record.get("updated_at") if isinstance(record, dict) else None
+    if kept is None or not isinstance(updated, str) or not isinstance(kept[0], str):
+        return False
+    if kept[0] != updated:
+        return kept[0] > updated
+    return asked is not None and isinstance(kept[1], str) and kept[1] >= asked

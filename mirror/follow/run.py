@@ -214,10 +214,11 @@ class Follower:
         writer, guard, after = ImageWriter(self.db, self.client.base_url), ProgressGuard("follow catch-up"), -1
         while True:
             q = walk_query(self.options.query, after, high_water=high_water, since=since_text)
+            asked = utc_text()
             page = await self.client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc")
             finished, before_page = last_search_page(page, PER_PAGE), after
             with self.db.atomic():
-                saved = writer.save_page(not_older(self.db, "images", page.records))
+                saved = writer.save_page(not_older(self.db, "images", page.records, asked))
                 walked = [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
                 after = max([after, *walked, *saved.keys])
                 if finished:
@@ -237,13 +238,14 @@ class Follower:
         walks = [("comments", self.client.search_comments, self.applier.comments)] if self.options.scope.comments else []
         walks += [("posts", self.client.search_posts, self.applier.posts)] if self.options.scope.forums else []
         for table, search, writer in walks if since_text else []:
+            asked = utc_text()  # before the walk's first page: each page's own request is later
             async for page, _ in newest_first(lambda q, n, search=search: search(q, page=n),
                                               f"updated_at.gte:{since_text}", what=f"the follower's {table} catch-up"):
                 records = [r for r in page.records if isinstance(r, dict)]
                 if table == "comments":
                     records = [r for r in records if self.applier.holds(r.get("image_id"))]
                 with self.db.atomic():
-                    writer.save(not_older(self.db, table, records))
+                    writer.save(not_older(self.db, table, records, asked))
                 self.report.catch_up_records += len(records)
                 self.report.catch_up_requests = self.client.requests_made - before
 
