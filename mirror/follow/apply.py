@@ -73,6 +73,9 @@ class Applier:
 
     def __post_init__(self) -> None:
         base = self.client.base_url
+        # The images a catch-up page stored, with the updated_at stored: an event of the same
+        # image and second may be the older edit, late (:meth:`_image` asks the site which is last).
+        self.paged: dict[int, str] = {}
         self.images = ImageWriter(self.db, base)
         self.comments = RecordWriter(self.db, COMMENTS, base)
         self.forums = RecordWriter(self.db, FORUMS, base)
@@ -127,7 +130,13 @@ class Applier:
 
     async def _image(self, payload: Mapping[str, Any]) -> list[Write]:
         image = _image_record(payload, "image")
-        return [partial(self._save_images, [image])] if self._wanted(image["id"]) else []
+        if not self._wanted(image["id"]):
+            return []
+        if self.paged.pop(image["id"], None) == image.get("updated_at"):
+            # A page stored a version of the same second: two edits in one second, and this event's
+            # may be the earlier one, arriving late. The site says which is last.
+            image = await self._fetch_image(image["id"])
+        return [partial(self._save_images, [image])]
 
     async def _merge(self, payload: Mapping[str, Any]) -> list[Write]:
         merged, into = _image_record(payload, "image"), _image_record(payload, "duplicate_of_image")

@@ -208,6 +208,7 @@ class Follower:
         self._last_walk = time.monotonic()
         before = self.client.requests_made - self.report.catch_up_requests  # the report counts every walk's
         self.report.catch_ups += 1
+        self.applier.paged.clear()  # a late event comes on the connection the walk began on, or never
         self.report.catching_up = True
         since_text = since(sure_until, self.options.overlap)
         await self._walk_messages(since_text, before)
@@ -217,8 +218,11 @@ class Follower:
             asked = utc_text()
             page = await self.client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc")
             finished, before_page = last_search_page(page, PER_PAGE), after
+            stored = not_older(self.db, "images", page.records, asked)
+            self.applier.paged.update((r["id"], r["updated_at"]) for r in stored if isinstance(r, dict)
+                                      and type(r.get("id")) is int and isinstance(r.get("updated_at"), str))
             with self.db.atomic():
-                saved = writer.save_page(not_older(self.db, "images", page.records, asked))
+                saved = writer.save_page(stored)
                 walked = [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
                 after = max([after, *walked, *saved.keys])
                 if finished:

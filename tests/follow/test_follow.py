@@ -191,3 +191,30 @@ async def test_browse_shows_what_the_follower_stored_on_the_next_load(site, conf
         changes = await browse.get("/-/changes")
     assert "followed live" in page.text  # a reload is the newest state
     assert changes.status_code == 200 and "followed live" in changes.text  # the change as it arrived
+
+
+async def test_a_late_event_of_the_same_second_as_a_walked_version_asks_the_site_which_is_last(site, config):
+    """The site's clock has whole seconds: an event can carry the same updated_at as the version a
+    catch-up's page stored, and be the earlier of two edits in that second, arriving late. Its
+    record is not stored as it is: the site is asked for the image, and its answer is stored."""
+    from mirror.follow.apply import Applier
+
+    await asyncio.to_thread(control, site, "/images/4/edit", {"description": "the later edit"})
+    second = site.editor.images[4]["updated_at"]
+    db = open_database(config.database)
+    walked = {**json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0]),
+              "description": "a page's copy", "updated_at": second}
+    ImageWriter(db, config.base_url).save_page([walked])
+    db.conn.commit()
+    async with make_client(config) as client:
+        applier = Applier(db, client)
+        applier.paged[4] = second  # the page stored that second's version
+        late = {**walked, "description": "the earlier edit, late"}
+        assert await applier.apply("image:update", {"image": late}, utc_text(), lambda: None) is None
+        assert json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0])["description"] == "the later edit"
+        assert applier.fetched == 1 and 4 not in applier.paged
+        own = {**walked, "description": "an event of a second of its own", "updated_at": "2099-01-01T00:00:00Z"}
+        assert await applier.apply("image:update", {"image": own}, utc_text(), lambda: None) is None  # stored as sent
+        assert json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0])["description"] == own["description"]
+        assert applier.fetched == 1
+    db.close()
