@@ -47,19 +47,19 @@ def assert_shared_writes_what_one_process_writes(db: Database, tmp_path, monkeyp
     monkeypatch.setattr("mirror.export.shared.PIECES", 4)
     monkeypatch.setattr("mirror.export.run.utc_text", lambda when=None: NOW)
     monkeypatch.setattr("mirror.export.run.SHARED_FROM", 0)  # the images shared with a helper
-    shared = export_archive(db, str(tmp_path / "shared"))
+    shared = export_archive(db, str(tmp_path / "two"))
     # Each process writes one stream of files across the pieces it took: no piece leaves a small file.
-    assert 1 <= len(delta.live_files(delta.destination(str(tmp_path / "shared")), "images")) <= 2
+    assert 1 <= len(delta.live_files(delta.destination(str(tmp_path / "two")), "images")) <= 2
     monkeypatch.setattr("mirror.export.run.SHARED_FROM", 1 << 62)  # one process, no helper
     one = export_archive(db, str(tmp_path / "one"))
     assert shared.tables == one.tables and shared.tables["images"] > 0
-    new, old = every_table(tmp_path / "shared"), every_table(tmp_path / "one")
+    new, old = every_table(tmp_path / "two"), every_table(tmp_path / "one")
     for name in EXPORT_TABLES:
         assert new[name].schema == old[name].schema, name
         shared_rows, one_rows = in_order(new[name]), in_order(old[name])
         for column in new[name].schema.names:
             assert shared_rows[column].equals(one_rows[column]), (name, column)
-    assert digests(db, tmp_path / "shared") == digests(db, tmp_path / "one") != []
+    assert digests(db, tmp_path / "two") == digests(db, tmp_path / "one") != []
 
 
 def test_a_synced_board_with_edits_hides_and_a_merge(exported, tmp_path, monkeypatch):
