@@ -302,3 +302,19 @@ def test_an_object_of_a_few_pixels_on_a_plain_ground_gets_no_fingerprint():
         else:
             with pytest.raises(MediaError, match="too small"):
                 fingerprint_of(encoded(dot))
+
+
+def test_a_crop_through_a_flat_part_of_the_picture_is_not_trimmed_as_a_margin():
+    """Cropped 5%, Twemoji's briefcase ends in a row of its brown body: the ring round the copy was
+    mostly brown, so a third of the briefcase was peeled off as a brown margin, and the copy was
+    25 from its original (sketches 400 levels apart). A deep layer on one side only, neither black
+    nor white, is a drawn part: the copy is trimmed as the original is, and found."""
+    from mirror.search.similar import GROUP_DISTANCE
+
+    from ..support.art import copies, emotes, thumbnail
+
+    briefcase = next(art for art in emotes() if art.name.endswith("-briefcase.png"))
+    cropped = copies(briefcase)["5% crop"]
+    assert trim_frame(decoded(cropped)).size == decoded(cropped).size
+    assert distance(fingerprint_of(cropped, scaled_into=(250, 250)),
+                    fingerprint_of(thumbnail(briefcase.picture()))) <= GROUP_DISTANCE
