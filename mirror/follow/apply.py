@@ -224,6 +224,11 @@ def _id(payload: Mapping[str, Any], key: str) -> int:
 
 
 def not_older(db: Database, table: str, records: list[Any], asked: str | None = None) -> list[Any]:
+    """``records`` less those older than the row kept (:func:`sorted_out`)."""
+    return sorted_out(db, table, records, asked)[0]
+
+
+def sorted_out(db: Database, table: str, records: list[Any], asked: str | None = None) -> tuple[list[Any], list[int]]:
     """``records`` less those older than the row kept (``updated_at``, the site's clock): a catch-up's
     page must not undo a later version an event stored while the page was on its way, nor a late
     event one a catch-up's page stored (the event of the later version may never come: the
@@ -232,19 +237,30 @@ def not_older(db: Database, table: str, records: list[Any], asked: str | None = 
     The site's clock has whole seconds: two edits in one second share ``updated_at``. So a page
     ``asked`` for at a moment also leaves out a record whose kept row has the same ``updated_at``
     and was written at or after that moment (by an event, while the page was on its way): the row
-    may be the later edit. Leaving the page's out loses nothing: were the page's the later, its
-    event comes after the row's on the socket, or a reconnection's catch-up reads it again."""
+    may be the later edit, or the earlier: which is last, only the site can say. Those records'
+    ids come second (``tied``), and the follower asks the site for each: the page's copy may be the
+    later edit, its event lost with the connection, and the mirror's clock has whole seconds too,
+    so a row written in the second the page was asked may be older than the question."""
     ids = [r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int]
     kept = {key: (updated, written) for key, updated, written in db.execute(
         f"SELECT id, updated_at, mirrored_at FROM {table} WHERE id IN (SELECT value FROM json_each(?))",
         [json.dumps(ids)])}
-    return [r for r in records if not _kept_newer(kept.get(r.get("id")) if isinstance(r, dict) else None, r, asked)]
+    to_store, tied = [], []
+    for record in records:
+        verdict = _kept_newer(kept.get(record.get("id")) if isinstance(record, dict) else None, record, asked)
+        if verdict == "tied":
+            tied.append(record["id"])
+        elif not verdict:
+            to_store.append(record)
+    return to_store, tied
 
 
-def _kept_newer(kept: tuple[Any, Any] | None, record: Any, asked: str | None) -> bool:
+def _kept_newer(kept: tuple[Any, Any] | None, record: Any, asked: str | None) -> bool | str:
+    """Whether the row ``kept`` (its updated_at and mirrored_at) is newer than ``record``: True,
+    False, or "tied" where it has the same updated_at and was written at or after ``asked``."""
     updated = record.get("updated_at") if isinstance(record, dict) else None
     if kept is None or not isinstance(updated, str) or not isinstance(kept[0], str):
         return False
     if kept[0] != updated:
         return kept[0] > updated
-    return asked is not None and isinstance(kept[1], str) and kept[1] >= asked
+    return "tied" if asked is not None and isinstance(kept[1], str) and kept[1] >= asked else False

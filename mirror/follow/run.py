@@ -25,14 +25,14 @@ import asyncio
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from sqlite_utils import Database
 
-from ..api import ApiError, PhilomenaClient
+from ..api import ApiError, NotFound, PhilomenaClient
 from ..dates import parse_utc, utc_text
 from ..store import ImageWriter
 from ..store.state import Run, load_cursor, save_cursor, start_run
@@ -41,7 +41,7 @@ from ..sync.images import STATE_NAME as IMAGES_STATE, walk_query
 from ..sync.newest_first import newest_first
 from ..sync.paging import PER_PAGE, ProgressGuard, last_search_page
 from ..words import counted
-from .apply import Applier, FollowScope, not_older
+from .apply import Applier, FollowScope, not_older, sorted_out
 from .phoenix import HEARTBEAT, Channel, ChannelLost, Event, FirehoseRefused, Malformed, open_channel, socket_url
 
 __all__ = ["STATE_NAME", "FollowOptions", "FollowReport", "follow"]
@@ -218,14 +218,14 @@ class Follower:
             asked = utc_text()
             page = await self.client.search_images(q, per_page=PER_PAGE, sf="id", sd="asc")
             finished, before_page = last_search_page(page, PER_PAGE), after
-            stored = not_older(self.db, "images", page.records, asked)
-            self.applier.paged.update((r["id"], r["updated_at"]) for r in stored if isinstance(r, dict)
-                                      and type(r.get("id")) is int and isinstance(r.get("updated_at"), str))
+            stored, tied = sorted_out(self.db, "images", page.records, asked)
             with self.db.atomic():
-                saved = writer.save_page(stored)
+                saved = writer.save_page(self._paged(stored))
                 walked = [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
                 after = max([after, *walked, *saved.keys])
-                if finished:
+            await self._ask_again("images", tied, self.client.image, lambda records: writer.save_page(self._paged(records)))
+            if finished:
+                with self.db.atomic():
                     self._caught_up(joined, after, high_water)
             self.report.catch_up_records += len(page.records)
             self.report.catch_up_requests = self.client.requests_made - before
@@ -239,19 +239,47 @@ class Follower:
         """The comments and forum posts created or edited since ``since_text``, newest first, as
         their crawlers' refresh walks them (comments: of the images the mirror holds). A mirror
         never synced (no such moment) leaves them to its first sync."""
-        walks = [("comments", self.client.search_comments, self.applier.comments)] if self.options.scope.comments else []
-        walks += [("posts", self.client.search_posts, self.applier.posts)] if self.options.scope.forums else []
-        for table, search, writer in walks if since_text else []:
+        walks = [("comments", self.client.search_comments, self.client.comment, self.applier.comments)] \
+            if self.options.scope.comments else []
+        walks += [("posts", self.client.search_posts, self.client.post, self.applier.posts)] if self.options.scope.forums else []
+        for table, search, fetch, writer in walks if since_text else []:
             asked = utc_text()  # before the walk's first page: each page's own request is later
             async for page, _ in newest_first(lambda q, n, search=search: search(q, page=n),
                                               f"updated_at.gte:{since_text}", what=f"the follower's {table} catch-up"):
                 records = [r for r in page.records if isinstance(r, dict)]
                 if table == "comments":
                     records = [r for r in records if self.applier.holds(r.get("image_id"))]
+                stored, tied = sorted_out(self.db, table, records, asked)
                 with self.db.atomic():
-                    writer.save(not_older(self.db, table, records, asked))
+                    writer.save(stored)
+                await self._ask_again(table, tied, fetch, writer.save)
                 self.report.catch_up_records += len(records)
                 self.report.catch_up_requests = self.client.requests_made - before
+
+    def _paged(self, records: list[Any]) -> list[Any]:
+        """``records``, which a catch-up stores, noted with their updated_at (:attr:`Applier.paged`)."""
+        self.applier.paged.update((r["id"], r["updated_at"]) for r in records if isinstance(r, dict)
+                                  and type(r.get("id")) is int and isinstance(r.get("updated_at"), str))
+        return records
+
+    async def _ask_again(self, table: str, ids: list[int], fetch: Callable[[int], Awaitable[Any]],
+                         save: Callable[[list[Any]], Any]) -> None:
+        """Store the site's own copy of each record a catch-up's page left out on a tie with the row
+        kept (:func:`.apply.sorted_out`): asked after that row was written, it is the later edit,
+        unless an event stored another meanwhile (then that row stays: it may be later still)."""
+        for record_id in ids:
+            seen = self._raw(table, record_id)
+            try:
+                record = await fetch(record_id)
+            except NotFound:
+                continue  # gone from the site since the page: the nightly sync says so
+            with self.db.atomic():
+                if self._raw(table, record_id) == seen:
+                    save(not_older(self.db, table, [record]))
+
+    def _raw(self, table: str, record_id: int) -> str | None:
+        row = self.db.execute(f"SELECT raw FROM {table} WHERE id = ?", [record_id]).fetchone()
+        return row[0] if row else None
 
     def _caught_up(self, joined: str, after: int, high_water: int | None) -> None:
         # Sure of everything before the walk began; events move that on unless a frame was kept

@@ -218,3 +218,22 @@ async def test_a_late_event_of_the_same_second_as_a_walked_version_asks_the_site
         assert json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0])["description"] == own["description"]
         assert applier.fetched == 1
     db.close()
+
+
+async def test_a_walked_version_tied_with_the_row_kept_is_asked_of_the_site(site, config):
+    """Two edits in one second share updated_at, and the mirror's clock has whole seconds too: a
+    catch-up's page can carry the later edit while the row kept, written in the second the page
+    was asked, holds the earlier one. Neither says which is last; the page's was left out, and
+    with its event lost to a dropped connection the mirror kept the earlier edit (the soak test's
+    lost image). The follower asks the site for such an image, and stores its answer."""
+    await asyncio.to_thread(control, site, "/images/4/edit", {"description": "the later edit"})
+    second = site.editor.images[4]["updated_at"]
+    db = open_database(config.database)
+    earlier = {**json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0]),
+               "description": "the earlier edit", "updated_at": second}
+    ImageWriter(db, config.base_url).save_page([earlier])
+    db.execute("UPDATE images SET mirrored_at = '2099-01-01T00:00:00Z' WHERE id = 4")  # written as the page was asked
+    db.conn.commit()
+    db.close()
+    async with Following(config, FollowOptions(overlap=86400 * 365 * 20)) as following:
+        assert following.image(4)["description"] == "the later edit"
