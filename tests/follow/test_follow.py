@@ -193,19 +193,26 @@ async def test_browse_shows_what_the_follower_stored_on_the_next_load(site, conf
     assert changes.status_code == 200 and "followed live" in changes.text  # the change as it arrived
 
 
+async def _row_of_the_later_edits_second(site, config, description: str):
+    """Image 4 edited on the site ("the later edit"), and kept in the mirror with ``description`` and
+    the same updated_at: the mirror's database, and the row's record."""
+    await asyncio.to_thread(control, site, "/images/4/edit", {"description": "the later edit"})
+    db = open_database(config.database)
+    row = {**json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0]),
+           "description": description, "updated_at": site.editor.images[4]["updated_at"]}
+    ImageWriter(db, config.base_url).save_page([row])
+    db.conn.commit()
+    return db, row
+
+
 async def test_a_late_event_of_the_same_second_as_a_walked_version_asks_the_site_which_is_last(site, config):
     """The site's clock has whole seconds: an event can carry the same updated_at as the version a
     catch-up's page stored, and be the earlier of two edits in that second, arriving late. Its
     record is not stored as it is: the site is asked for the image, and its answer is stored."""
     from mirror.follow.apply import Applier
 
-    await asyncio.to_thread(control, site, "/images/4/edit", {"description": "the later edit"})
-    second = site.editor.images[4]["updated_at"]
-    db = open_database(config.database)
-    walked = {**json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0]),
-              "description": "a page's copy", "updated_at": second}
-    ImageWriter(db, config.base_url).save_page([walked])
-    db.conn.commit()
+    db, walked = await _row_of_the_later_edits_second(site, config, "a page's copy")
+    second = walked["updated_at"]
     async with make_client(config) as client:
         applier = Applier(db, client)
         applier.paged[4] = second  # the page stored that second's version
@@ -226,12 +233,7 @@ async def test_a_walked_version_tied_with_the_row_kept_is_asked_of_the_site(site
     was asked, holds the earlier one. Neither says which is last; the page's was left out, and
     with its event lost to a dropped connection the mirror kept the earlier edit (the soak test's
     lost image). The follower asks the site for such an image, and stores its answer."""
-    await asyncio.to_thread(control, site, "/images/4/edit", {"description": "the later edit"})
-    second = site.editor.images[4]["updated_at"]
-    db = open_database(config.database)
-    earlier = {**json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0]),
-               "description": "the earlier edit", "updated_at": second}
-    ImageWriter(db, config.base_url).save_page([earlier])
+    db, _ = await _row_of_the_later_edits_second(site, config, "the earlier edit")
     db.execute("UPDATE images SET mirrored_at = '2099-01-01T00:00:00Z' WHERE id = 4")  # written as the page was asked
     db.conn.commit()
     db.close()
