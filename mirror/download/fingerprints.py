@@ -39,7 +39,7 @@ from ..imaging import similar
 from ..imaging.similar import VERSION, Fingerprint, fingerprint_of
 from ..philomena import SIZE_BOXES
 from ..store.downloads import NOT_FINGERPRINTED, mark_not_fingerprinted
-from ..store.similar import fingerprint_source, save_hashes
+from ..store.similar import delete_hashes, fingerprint_source, save_hashes
 from ..workers import usable_cores, worker_pool
 from .storage import Storage
 
@@ -159,6 +159,8 @@ async def keep_fingerprint(db: Database, storage: Storage, image_id: int, repres
             fingerprinter.say(f"image {image_id} {representation}: kept, but not fingerprinted: {e}")
         return False
     except MediaError:
+        if current is not None and current[1] < VERSION:
+            delete_hashes(db, image_id)  # an older finder's, of a picture this one tells from nothing
         return False
     save_hashes(db, image_id, [view.hashes() for view in fingerprint.views], representation, VERSION,
                 [view.sketch for view in fingerprint.views], [view.crops for view in fingerprint.views])

@@ -342,3 +342,27 @@ def test_a_white_figure_outlined_in_one_pixel_on_white_is_trimmed_to_its_outline
         for kind in kinds:
             copy = fingerprint_of(copies(drawn[name])[kind], scaled_into=(250, 250))
             assert distance(copy, original) <= GROUP_DISTANCE, (name, kind)
+
+
+def test_an_older_finders_fingerprint_of_a_picture_this_one_refuses_is_dropped(tmp_path):
+    """Version 9 refuses a few pixels on a plain ground, which version 8 fingerprinted whole (a
+    blob that met every other): when the file is read again, the old fingerprint goes too, or
+    `duplicates` would still group it by the older values."""
+    import asyncio
+
+    from mirror.download.fingerprints import keep_fingerprint
+    from mirror.download.storage import Storage
+    from mirror.imaging.similar import VERSION
+    from mirror.store import open_database
+    from mirror.store.similar import fingerprint_source, save_hashes
+
+    dot = Image.new("RGB", (200, 200), "white")
+    dot.paste(Image.new("RGB", (6, 6), (200, 30, 30)), (97, 97))
+    (tmp_path / "files" / "thumb").mkdir(parents=True)
+    (tmp_path / "files" / "thumb" / "7.png").write_bytes(encoded(dot))
+    db = open_database(tmp_path / "mirror.db")
+    save_hashes(db, 7, {kind: 1 for kind in KINDS}, "thumb", VERSION - 1)
+    save_hashes(db, 8, {kind: 1 for kind in KINDS}, "thumb", VERSION)  # another image's: untouched
+    stored = asyncio.run(keep_fingerprint(db, Storage(str(tmp_path / "files")), 7, "thumb", "thumb/7.png"))
+    assert not stored and fingerprint_source(db, 7) is None
+    assert fingerprint_source(db, 8) == ("thumb", VERSION)
