@@ -228,7 +228,7 @@ def not_older(db: Database, table: str, records: list[Any], asked: str | None = 
     return sorted_out(db, table, records, asked)[0]
 
 
-def sorted_out(db: Database, table: str, records: list[Any], asked: str | None = None) -> tuple[list[Any], list[int]]:
+def sorted_out(db: Database, table: str, records: list[Any], asked: str | None = None) -> tuple[list[Any], list[Any]]:
     """``records`` less those older than the row kept (``updated_at``, the site's clock): a catch-up's
     page must not undo a later version an event stored while the page was on its way, nor a late
     event one a catch-up's page stored (the event of the later version may never come: the
@@ -237,8 +237,8 @@ def sorted_out(db: Database, table: str, records: list[Any], asked: str | None =
     The site's clock has whole seconds: two edits in one second share ``updated_at``. So a page
     ``asked`` for at a moment also leaves out a record whose kept row has the same ``updated_at``
     and was written at or after that moment (by an event, while the page was on its way): the row
-    may be the later edit, or the earlier: which is last, only the site can say. Those records'
-    ids come second (``tied``), and the follower asks the site for each: the page's copy may be the
+    may be the later edit, or the earlier: which is last, only the site can say. Those records
+    come second (``tied``), and the follower asks the site for each: the page's copy may be the
     later edit, its event lost with the connection, and the mirror's clock has whole seconds too,
     so a row written in the second the page was asked may be older than the question."""
     ids = [r["id"] for r in records if isinstance(r, dict) and type(r.get("id")) is int]
@@ -249,7 +249,7 @@ def sorted_out(db: Database, table: str, records: list[Any], asked: str | None =
     for record in records:
         verdict = _kept_newer(kept.get(record.get("id")) if isinstance(record, dict) else None, record, asked)
         if verdict == "tied":
-            tied.append(record["id"])
+            tied.append(record)
         elif not verdict:
             to_store.append(record)
     return to_store, tied

@@ -22,6 +22,7 @@ the site does not allow it, and saying so beats retrying for ever.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections import Counter
@@ -262,13 +263,17 @@ class Follower:
                                   and type(r.get("id")) is int and isinstance(r.get("updated_at"), str))
         return records
 
-    async def _ask_again(self, table: str, ids: list[int], fetch: Callable[[int], Awaitable[Any]],
+    async def _ask_again(self, table: str, tied: list[Any], fetch: Callable[[int], Awaitable[Any]],
                          save: Callable[[list[Any]], Any]) -> None:
         """Store the site's own copy of each record a catch-up's page left out on a tie with the row
-        kept (:func:`.apply.sorted_out`): asked after that row was written, it is the later edit,
-        unless an event stored another meanwhile (then that row stays: it may be later still)."""
-        for record_id in ids:
+        kept (:func:`.apply.sorted_out`), unless the two are the same: asked after that row was
+        written, it is the later edit, unless an event stored another meanwhile (then that row
+        stays: it may be later still)."""
+        for record in tied:
+            record_id = record["id"]
             seen = self._raw(table, record_id)
+            if seen is None or json.loads(seen) == record:
+                continue  # the event stored the very version the page holds: nothing to settle
             try:
                 record = await fetch(record_id)
             except NotFound:

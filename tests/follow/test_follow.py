@@ -239,3 +239,23 @@ async def test_a_walked_version_tied_with_the_row_kept_is_asked_of_the_site(site
     db.close()
     async with Following(config, FollowOptions(overlap=86400 * 365 * 20)) as following:
         assert following.image(4)["description"] == "the later edit"
+
+
+async def test_a_walked_version_tied_with_the_same_version_kept_asks_nothing(site, config):
+    """The common tie: the event stored the very version the page carries. Nothing to settle."""
+    from mirror.follow.run import Follower
+
+    db, row = await _row_of_the_later_edits_second(site, config, "the later edit")
+    asked = []
+
+    async def fetch(image_id):
+        asked.append(image_id)
+        return row
+
+    async with make_client(config) as client:
+        follower = Follower(client, db, FAST, FollowReport(), say=lambda line: None)
+        await follower._ask_again("images", [json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0])],
+                                  fetch, lambda records: None)
+        await follower._ask_again("images", [{**row, "description": "another"}], fetch, lambda records: None)
+    db.close()
+    assert asked == [4]  # only for the copy that differs
