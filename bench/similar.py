@@ -56,8 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the corpus's 
 
 from mirror.imaging.errors import MediaError
 from mirror.imaging.fine import FINE_SIDE
-from mirror.imaging.similar import (CROPS, KINDS, MIN_CONTENT, MIN_SIDE, Fingerprint, View, distance, edit_penalty, fingerprint_of,
-                                   hamming, shows_nothing, views_of, word_distance)
+from mirror.imaging.similar import (CROPS, KINDS, MIN_CONTENT, MIN_SIDE, Fingerprint, View, distance, edit_penalty,
+                                   fingerprint_of, hamming, shows_nothing, views_of, word_distance)
 from mirror.imaging.sketch import SKETCH_SIDE
 from mirror.search import similar as finder
 from mirror.search.similar import GROUP_DISTANCE, HashIndex, groups

@@ -224,7 +224,8 @@ class Follower:
                 saved = writer.save_page(self._paged(stored))
                 walked = [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
                 after = max([after, *walked, *saved.keys])
-            await self._ask_again("images", tied, self.client.image, lambda records: writer.save_page(self._paged(records)))
+            await self._ask_again("images", tied, self.client.image,
+                                  lambda records: writer.save_page(self._paged(records)))
             if finished:
                 with self.db.atomic():
                     self._caught_up(joined, after, high_water)
@@ -240,9 +241,10 @@ class Follower:
         """The comments and forum posts created or edited since ``since_text``, newest first, as
         their crawlers' refresh walks them (comments: of the images the mirror holds). A mirror
         never synced (no such moment) leaves them to its first sync."""
+        scope = self.options.scope
         walks = [("comments", self.client.search_comments, self.client.comment, self.applier.comments)] \
-            if self.options.scope.comments else []
-        walks += [("posts", self.client.search_posts, self.client.post, self.applier.posts)] if self.options.scope.forums else []
+            if scope.comments else []
+        walks += [("posts", self.client.search_posts, self.client.post, self.applier.posts)] if scope.forums else []
         for table, search, fetch, writer in walks if since_text else []:
             asked = utc_text()  # before the walk's first page: each page's own request is later
             async for page, _ in newest_first(lambda q, n, search=search: search(q, page=n),

@@ -254,8 +254,8 @@ async def test_a_walked_version_tied_with_the_same_version_kept_asks_nothing(sit
 
     async with make_client(config) as client:
         follower = Follower(client, db, FAST, FollowReport(), say=lambda line: None)
-        await follower._ask_again("images", [json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0])],
-                                  fetch, lambda records: None)
+        kept = json.loads(db.execute("SELECT raw FROM images WHERE id = 4").fetchone()[0])
+        await follower._ask_again("images", [kept], fetch, lambda records: None)
         await follower._ask_again("images", [{**row, "description": "another"}], fetch, lambda records: None)
     db.close()
     assert asked == [4]  # only for the copy that differs
