@@ -137,7 +137,9 @@ class Follower:
         """One connection, recorded as a run: the catch-up walk beside the events. A walk that fails
         (the site down for longer than the retries) ends the connection too: the next walks again."""
         self.report.connections += 1
-        self.report.connected = True
+        # A connection's catch-up comes with it: connected and not catching up means caught up, for
+        # the health check's ping and for whoever reads the report, from the first moment.
+        self.report.connected = self.report.catching_up = True
         self.say(f"following {socket_url(self.client.base_url)}")
         run = start_run(self.db, STATE_NAME, filter_id=self.client.filter_id)
         status, message = "stopped", "interrupted"
