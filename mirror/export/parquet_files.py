@@ -2,8 +2,8 @@
 
 delta-rs writes Parquet too, but fed the whole board's images its writer held 700-810 MB where
 pyarrow's, holding the row group it is writing, held 318 MB, for 0.8 times the CPU
-(``docs/export.md``): so the files are written here, a row group at a time, and delta-rs only makes the commit that adds them
-(:func:`mirror.export.delta.append`). Each file's Delta statistics are its row count, the nulls of
+(``docs/export.md``): so the files are written here, a row group at a time, and delta-rs only
+makes the commit that adds them (:func:`mirror.export.delta.append`). Each file's Delta statistics are its row count, the nulls of
 each plain column, and the bounds of its integer columns (ids, counts: what a reader's data
 skipping uses); text and time bounds are left out, where a truncated bound would skip rows.
 """

@@ -216,6 +216,10 @@ class Follower:
         since_text = since(sure_until, self.options.overlap)
         await self._walk_messages(since_text, before)
         writer, guard, after = ImageWriter(self.db, self.client.base_url), ProgressGuard("follow catch-up"), -1
+
+        def save(records: list[Any]) -> Any:
+            return writer.save_page(self._paged(records))
+
         while True:
             q = walk_query(self.options.query, after, high_water=high_water, since=since_text)
             asked = utc_text()
@@ -223,11 +227,10 @@ class Follower:
             finished, before_page = last_search_page(page, PER_PAGE), after
             stored, tied = sorted_out(self.db, "images", page.records, asked)
             with self.db.atomic():
-                saved = writer.save_page(self._paged(stored))
+                saved = save(stored)
                 walked = [r["id"] for r in page.records if isinstance(r, dict) and type(r.get("id")) is int]
                 after = max([after, *walked, *saved.keys])
-            await self._ask_again("images", tied, self.client.image,
-                                  lambda records: writer.save_page(self._paged(records)))
+            await self._ask_again("images", tied, self.client.image, save)
             if finished:
                 with self.db.atomic():
                     self._caught_up(joined, after, high_water)

@@ -1,8 +1,8 @@
 """A catch-up's page against the rows events stored meanwhile (mirror.follow.apply.not_older).
 
 The site's clock has whole seconds, so an edit's event and a page read just before the edit can
-carry the same ``updated_at``: the soak test lost an image that way under load, the page's older
-version stored over the event's newer one after the event, with nothing left to bring it back."""
+carry the same ``updated_at``: the page's older version must not be stored over the event's newer
+one (which of two such versions is last, the follower asks the site: tests/follow/test_follow.py)."""
 
 from __future__ import annotations
 
