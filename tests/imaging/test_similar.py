@@ -16,7 +16,7 @@ from PIL import Image, ImageFilter, ImageOps
 
 from mirror.imaging import MediaError
 from mirror.imaging.similar import (KINDS, _median_3x3, Fingerprint, View, distance, hamming, fingerprint_of, fingerprint_of_picture,
-                                   phash, trim_frame)
+                                   phash, trim_frame, views_of)
 from mirror.localsite.files.pictures import picture
 
 
@@ -342,6 +342,30 @@ def test_a_white_figure_outlined_in_one_pixel_on_white_is_trimmed_to_its_outline
         for kind in kinds:
             copy = fingerprint_of(copies(drawn[name])[kind], scaled_into=(250, 250))
             assert distance(copy, original) <= GROUP_DISTANCE, (name, kind)
+
+
+def test_inside_a_margin_only_a_ground_of_the_other_extreme_is_a_second_frame():
+    """After a black or white frame, trimming looked for another past the seam a border leaves, and
+    right inside it: made for a black border around a picture on white. After a transparent margin
+    seen on black, those looks landed inside a small dark object and peeled it: a half-size bomb
+    was trimmed to 9x6 px where its original is 27x23 (18 apart), a necklace to 6x6 where its
+    original is 36x27, an attack icon's claws to 20x16 where theirs are 49x44 (21 apart). A frame
+    found there is now peeled only where it is the other extreme (white after black, black after
+    white); any other is looked for as every frame is."""
+    from mirror.search.similar import GROUP_DISTANCE
+
+    from ..support import art as drawn
+    from ..support.art import copies, thumbnail
+
+    for name in ("items-bomb", "items-necklace-stone"):
+        art = _stamp(name)
+        original, copy = drawn.decoded(thumbnail(art.picture())), drawn.decoded(copies(art)["half size"])  # with alpha
+        on_black = [trim_frame(views_of(picture)[0]).size for picture in (original, copy)]
+        assert all(0.8 <= 2 * half / whole <= 1.2 for whole, half in zip(*on_black)), (name, on_black)
+    for name in ("items-bomb", "attacks-claws-animal"):
+        art = _stamp(name)
+        assert distance(fingerprint_of(copies(art)["half size"], scaled_into=(250, 250)),
+                        fingerprint_of(thumbnail(art.picture()))) <= GROUP_DISTANCE, name
 
 
 def test_an_older_finders_fingerprint_of_a_picture_this_one_refuses_is_dropped(tmp_path):
