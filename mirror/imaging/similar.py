@@ -512,9 +512,9 @@ def _trimmed(picture: Image.Image) -> tuple[Image.Image, int]:
     scale_x, scale_y = picture.width / width, picture.height / height
     box = top, bottom, left, right = 0, height, 0, width
     content = min(picture.size)
-    bordered = False  # whether the last frame peeled was black or white: a border, with a seam inside
+    border = None  # the colour of the last frame peeled where black or white: a border, with a seam inside
     for layer in range(FRAME_LAYERS):
-        found = (_ground_inside(planes, box, colour) if bordered else None) or _frame(planes, box)
+        found = (_ground_inside(planes, box, border) if border is not None else None) or _frame(planes, box)
         if found is None:
             break
         inner, colour = found
@@ -525,7 +525,7 @@ def _trimmed(picture: Image.Image) -> tuple[Image.Image, int]:
         if inner[3] - inner[2] < width * MIN_KEPT or inner[1] - inner[0] < height * MIN_KEPT:
             break
         box = top, bottom, left, right = inner
-        bordered = _black_or_white(colour)
+        border = colour if _black_or_white(colour) else None
     if box == (0, height, 0, width):
         return picture, content
     return picture.crop((round(left * scale_x), round(top * scale_y), round(right * scale_x),
