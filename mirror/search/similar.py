@@ -355,7 +355,7 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
     def walk(share: range, ask: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
         parent = np.arange(count)
         _join(parent, *joined)
-        refused: set[int] = set()  # pairs near by their words that their sketches set apart
+        refused = _Refused()  # pairs near by their words that their sketches set apart
         for band in share:
             def crop_keys(words: np.ndarray, band: int = band) -> np.ndarray:
                 return band_key(words, _PHASHES[0], band, bands, hue)  # a crop's pHash is its whole and its trimmed
@@ -388,10 +388,11 @@ def _in_threads(walk: Callable[[range, Callable], np.ndarray], shares: list[rang
 
     Two threads find many of the same pairs (a copy shares several bands with its original): a
     pair already joined here, through the answers so far, is close (joined in the end anyway),
-    and one refused is refused again, neither asked twice."""
+    and one refused is refused again at its distance or further (:class:`_Refused`), neither
+    asked twice."""
     questions: queue.SimpleQueue = queue.SimpleQueue()
     joined = np.arange(count)  # the groups of the pairs found close so far, by any thread
-    refused: set[int] = set()
+    refused = _Refused()
 
     def ask(a: np.ndarray, b: np.ndarray, words: np.ndarray) -> np.ndarray:
         answer: Future = Future()
@@ -407,11 +408,11 @@ def _in_threads(walk: Callable[[range, Callable], np.ndarray], shares: list[rang
     def answer(a: np.ndarray, b: np.ndarray, words: np.ndarray) -> np.ndarray:
         pair = np.minimum(a, b) * count + np.maximum(a, b)
         kept = _roots(joined, a) == _roots(joined, b)
-        fresh = ~kept & ~np.isin(pair, np.fromiter(refused, np.int64)) if refused else ~kept
+        fresh = ~kept & refused.fresh(pair, words)
         if fresh.any():
             kept[fresh] = close(a[fresh], b[fresh], words[fresh])
             _join(joined, a[fresh][kept[fresh]], b[fresh][kept[fresh]])
-            refused.update(pair[fresh][~kept[fresh]].tolist())
+            refused.add(pair[fresh][~kept[fresh]], words[fresh][~kept[fresh]])
         return kept
 
     with ThreadPoolExecutor(len(shares), thread_name_prefix="groups") as pool:
@@ -440,7 +441,7 @@ def _in_threads(walk: Callable[[range, Callable], np.ndarray], shares: list[rang
 
 def _join_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, firsts: np.ndarray,
                   max_distance: int, close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-                  refused: set[int]) -> None:
+                  refused: _Refused) -> None:
     """Join the views sharing a key (the views in ``order`` of their keys, each key's first at
     ``firsts``) within the distance: neighbours one apart, then two, up to :data:`SMALL_BUCKET`;
     the buckets still holding views of more than one group then by their groups
@@ -464,23 +465,50 @@ def _join_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, fi
         _join_mixed_buckets(parent, columns, order, firsts, ends, max_distance, close, refused)
 
 
+class _Refused:
+    """The pairs of views their sketches set apart, each with the least words' distance it was
+    asked at: asked again at that distance or further, a pair is refused unasked (an edit shares
+    many bands with its original); nearer, it is asked again. One pair can come at several
+    distances, through each of its crops, and the sketches add the same to each: kept by the pair
+    alone, a refusal through a crop 8 words away refused the pair through one 6 away unasked (8 and
+    6, plus 5 of sketches: 13 and 11)."""
+
+    def __init__(self) -> None:
+        self._least: dict[int, int] = {}
+
+    def fresh(self, pair: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """Which of the pairs (keys: the lesser view times the count plus the other), at ``words``, to ask."""
+        if not self._least:
+            return np.ones(len(pair), dtype=bool)
+        least = self._least.get
+        return np.fromiter((word < least(key, word + 1) for key, word in zip(pair.tolist(), words.tolist())),
+                           dtype=bool, count=len(pair))
+
+    def add(self, pair: np.ndarray, words: np.ndarray) -> None:
+        """Keep the pairs refused at ``words``."""
+        least = self._least
+        for key, word in zip(pair.tolist(), words.tolist()):
+            if word < least.get(key, word + 1):
+                least[key] = word
+
+
 def _ask(parent: np.ndarray, a: np.ndarray, b: np.ndarray, words: np.ndarray,
-         close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], refused: set[int]) -> None:
+         close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], refused: _Refused) -> None:
     """Join the pairs (a[i], b[i]), near by their ``words``, that ``close`` keeps; those it sets
     apart are ``refused`` (an edit shares many bands with its original: asked once)."""
     pair = np.minimum(a, b) * len(parent) + np.maximum(a, b)
-    if len(a) and refused:
-        fresh = ~np.isin(pair, np.fromiter(refused, np.int64))
+    if len(a):
+        fresh = refused.fresh(pair, words)
         a, b, words, pair = a[fresh], b[fresh], words[fresh], pair[fresh]
     if len(a):
         kept = close(a, b, words)
         _join(parent, a[kept], b[kept])
-        refused.update(pair[~kept].tolist())
+        refused.add(pair[~kept], words[~kept])
 
 
 def _join_mixed_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, firsts: np.ndarray,
                         ends: np.ndarray, max_distance: int,
-                        close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], refused: set[int]) -> None:
+                        close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], refused: _Refused) -> None:
     """Join the views of the buckets from ``firsts`` up to ``ends`` (in ``order``) within the
     distance, measuring each view outside its bucket's largest group against every view of the
     bucket outside its own group: a pair of two groups has one view outside the largest. Walked
@@ -516,7 +544,7 @@ def _join_mixed_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarr
 
 
 def _ask_nearest_first(parent: np.ndarray, a: np.ndarray, b: np.ndarray, words: np.ndarray,
-                       close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], refused: set[int]) -> None:
+                       close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], refused: _Refused) -> None:
     """:func:`_ask` the pairs (a[i], b[i]) near by their ``words``, each two groups' nearest first,
     the next only where it was refused: an outsider near a thousand copies of a cluster is
     asked once, not a thousand times (some 1 ms of sketches each)."""

@@ -23,6 +23,7 @@ from mirror.imaging.similar import (
     View,
     distance,
     fingerprint_of,
+    words_apart,
 )
 from mirror.imaging.sketch import EDIT_SLACK, SKETCH_SIDE
 from mirror.localsite.files.pictures import picture
@@ -406,6 +407,29 @@ def _flipped_exactly(words: list[int], rng: np.random.Generator, count: int) -> 
     bits = rng.choice(64, size=count, replace=False)
     flip = sum(1 << int(bit) for bit in bits)
     return [words[0] ^ flip, words[1] ^ flip, *words[2:]]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_pair_refused_through_one_crop_is_still_asked_through_a_nearer_one(workers):
+    """A pair of views may be near through several crops, each at its own distance, and the
+    sketches add the same to each. Two threads kept one set of refused pairs, so the pair refused
+    through a crop 8 words away (8 + 5 of sketches) was refused unasked when a crop 6 away came
+    (11): a clip-art penguin's 10% white border and its quarter-size copy, 11 apart, were grouped
+    by one thread and not by two. A pair is now refused unasked only at the distance it was
+    refused at, or further."""
+    from ..support.art import clipart, copies
+
+    penguin = next(art for art in clipart() if art.name.endswith("-baby-tux-alex-kuehne-01.webp"))
+    made = copies(penguin)
+    bordered = fingerprint_of(made["10% white border"], scaled_into=(250, 250))
+    small = fingerprint_of(made["quarter size"], scaled_into=(250, 250))
+    through = sorted(words_apart(crop, own.values) for view in bordered.views for crop in view.crops
+                     for own in small.views if words_apart(crop, own.values) <= 12)
+    assert len(set(through)) > 1  # near through crops at more than one distance
+    assert distance(bordered, small) <= 12
+    for ids in ((1, 2), (2, 1)):
+        index = HashIndex.of(dict(zip(ids, (bordered, small))))
+        assert groups(index, 12, workers=workers) == [[1, 2]], ids
 
 
 def test_groups_walk_the_bands_on_two_threads_and_ask_the_sketches_on_the_callers(monkeypatch):
