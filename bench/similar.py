@@ -251,7 +251,7 @@ def before(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray, np.
                 if not len(starts):
                     break
                 a, b = order[starts], order[starts + step]
-                words = finder._distances(np.bitwise_count(columns[:, a] ^ columns[:, b]))
+                words = finder._apart(columns[:, a], columns[:, b])
                 near = words <= max_distance
                 a, b, words = a[near], b[near], words[near]
                 apart = finder._roots(parent, a) != finder._roots(parent, b)

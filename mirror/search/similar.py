@@ -14,7 +14,9 @@ measured, found by sorting each band. The pairs found are joined into groups as 
 (:func:`_components`): identical fingerprints count once, and a bucket of one key is left as soon
 as its views are all one group, or walked by its groups, so a cluster of thousands costs its size,
 not its square. On a large board the keys take the hue word's bits too, one band more: buckets
-of a few views each, the time linear in the board's size (some 70 s of CPU at 3.5 million).
+of a few views each, the time linear in the board's size (some 70 s of CPU at 3.5 million);
+where some hue word is empty, a few bands more keyed without them, for an empty hue word counts
+for nothing where all else is near (:data:`mirror.imaging.similar.UNKNOWN_HUE_REST`).
 
 A view's crops (:data:`mirror.imaging.similar.CROPS`, ``image_crops``) are searched beside the
 views: a query's words against every crop, a query's crops against every view, never a crop
@@ -40,7 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 from sqlite_utils import Database
 
-from ..imaging.similar import CROP_RANGE, EDIT_RANGE, HUE_SLACK, HUE_WEIGHT, KINDS, Fingerprint, View, distance, with_sketches
+from ..imaging.similar import (CROP_RANGE, EDIT_RANGE, EMPTY_HUES, HUE_KINDS_APART, HUE_SLACK, HUE_WEIGHT,
+                                KINDS, UNKNOWN_HUE_REST, Fingerprint, View, distance, with_sketches)
 from ..store.similar import load_crops, load_hashes, load_sketches
 
 __all__ = ["band_count", "band_key", "GROUP_DISTANCE", "HashIndex", "Neighbour", "groups"]
@@ -181,7 +184,7 @@ class HashIndex:
         for first, last in self._blocks:
             columns, nearest = self.columns[:, first:last], by_view[first:last]
             for own in queries:
-                np.minimum(nearest, _distances(np.bitwise_count(columns ^ own)), out=nearest)
+                np.minimum(nearest, _apart(columns, own), out=nearest)
         return by_view
 
     def _nearer_by_crops(self, fingerprint: Fingerprint, by_view: np.ndarray) -> None:
@@ -198,12 +201,12 @@ class HashIndex:
                 continue  # crops count between views that both have theirs
             own = _column(view.values)
             near = _within_hues(self.crop_columns[_HUE], [own[_HUE]])
-            _lower(by_view, self.crop_views[near], _distances(np.bitwise_count(self.crop_columns[:, near] ^ own)))
+            _lower(by_view, self.crop_views[near], _apart(self.crop_columns[:, near], own))
             crops = [_column(words) for words in view.crops]
             rows, hues = self._cropped
             near = rows[_within_hues(hues, [crop[_HUE] for crop in crops])]
             columns = self.columns[:, near]
-            _lower(by_view, near, functools.reduce(np.minimum, (_distances(np.bitwise_count(columns ^ crop))
+            _lower(by_view, near, functools.reduce(np.minimum, (_apart(columns, crop)
                                                                 for crop in crops)))
 
     @functools.cached_property
@@ -248,13 +251,23 @@ class HashIndex:
 
 def _within_hues(hues: np.ndarray, queries: list[np.ndarray]) -> np.ndarray:
     """The positions of ``hues`` (hue words) within :data:`CROP_HUES` steps of one of ``queries``,
-    read :data:`HUE_BLOCK` at a time: the arrays of differing bits then stay in the cache (whole,
-    through memory, they took twice as long)."""
+    or where the hues may not count (:func:`_hues_unknown`), read :data:`HUE_BLOCK` at a time: the
+    arrays of differing bits then stay in the cache (whole, through memory, they took twice as long)."""
     found = [np.zeros(0, dtype=np.int64)]
+    empty_queries = [bool(_empty_hues(query).any()) for query in queries]
     for first in range(0, len(hues), HUE_BLOCK):
         block = hues[first:first + HUE_BLOCK]
-        fewest = functools.reduce(np.minimum, (np.bitwise_count(block ^ query) for query in queries))
-        found.append(first + np.flatnonzero(fewest <= CROP_HUES))
+        empty = _empty_hues(block)
+        some_empty = bool(empty.any())
+        near = np.zeros(len(block), dtype=bool)
+        for query, empty_query in zip(queries, empty_queries):
+            apart = np.bitwise_count(block ^ query)
+            near |= apart <= CROP_HUES
+            if empty_query:
+                near |= apart <= HUE_KINDS_APART
+            elif some_empty:
+                near |= empty & (apart <= HUE_KINDS_APART)
+        found.append(first + np.flatnonzero(near))
     return np.concatenate(found)
 
 
@@ -280,13 +293,27 @@ def _column(words: Sequence[int]) -> np.ndarray:
     return np.array(words, dtype=np.uint64)[:, None]
 
 
-def _distances(bits: np.ndarray) -> np.ndarray:
-    """Per image, from the differing bits of each kind (one row a kind): the nearer pHash plus the colour words."""
+def _apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The words' distance (:func:`~mirror.imaging.similar.words_apart`) of each pair of columns of
+    ``a`` and ``b`` (one row a kind; either may be a single column): the nearer pHash, plus the
+    colour words, plus the hues where they count (:func:`_hues_unknown`)."""
+    bits = np.bitwise_count(a ^ b)
     total = np.minimum(bits[_PHASHES[0]], bits[_PHASHES[1]]).astype(np.int16)
     for row in _COLOURS:
         total += bits[row]
-    total += HUE_WEIGHT * np.maximum(bits[_HUE].astype(np.int16) - HUE_SLACK, 0)
-    return total
+    hues = HUE_WEIGHT * np.maximum(bits[_HUE].astype(np.int16) - HUE_SLACK, 0)
+    unknown = _hues_unknown(a[_HUE], b[_HUE], bits[_HUE]) & (total <= UNKNOWN_HUE_REST)
+    return total + np.where(unknown, 0, hues)
+
+
+def _hues_unknown(a: np.ndarray, b: np.ndarray, apart: np.ndarray) -> np.ndarray:
+    """:func:`~mirror.imaging.similar.hue_unknown` of each pair of hue words, ``apart`` bits apart."""
+    return (_empty_hues(a) | _empty_hues(b)) & (apart <= HUE_KINDS_APART)
+
+
+def _empty_hues(hues: np.ndarray) -> np.ndarray:
+    """Which hue words are empty (:data:`~mirror.imaging.similar.EMPTY_HUES`)."""
+    return functools.reduce(np.logical_or, (hues == empty for empty in EMPTY_HUES))
 
 
 def groups(index: HashIndex, max_distance: int = GROUP_DISTANCE, workers: int | None = None) -> list[list[int]]:
@@ -346,22 +373,26 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
     """
     count = columns.shape[1]
     hue = keyed_by_hue(count)
-    bands = band_count(max_distance, hue)
-    workers = max(1, min(bands, WORKERS if workers is None else workers))
+    hue_words = [columns[_HUE], *([crops[1][_HUE]] if crops is not None else [])]  # the views' and the crops'
+    some_empty = hue and any(_empty_hues(words).any() for words in hue_words)
+    walks = _band_walks(max_distance, hue, some_empty)
+    workers = max(1, min(len(walks), WORKERS if workers is None else workers))
     has_crops = np.zeros(count, dtype=bool)
     if crops is not None:
         has_crops[crops[0]] = True
 
-    def walk(share: range, ask: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    def walk(share: list[tuple[int, int, bool]],
+             ask: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
         parent = np.arange(count)
         _join(parent, *joined)
         refused = _Refused()  # pairs near by their words that their sketches set apart
-        for band in share:
-            def crop_keys(words: np.ndarray, band: int = band) -> np.ndarray:
-                return band_key(words, _PHASHES[0], band, bands, hue)  # a crop's pHash is its whole and its trimmed
+        for band, bands, keyed_hue in share:
+            def crop_keys(words: np.ndarray, band: int = band, bands: int = bands,
+                          keyed_hue: bool = keyed_hue) -> np.ndarray:  # a crop's pHash is its whole and its trimmed
+                return band_key(words, _PHASHES[0], band, bands, keyed_hue)
 
             for column in _PHASHES:  # a crop's pHash is in both: its keys are the same for each
-                keys = band_key(columns, column, band, bands, hue)
+                keys = band_key(columns, column, band, bands, keyed_hue)
                 order = np.argsort(keys)  # any order within a key: a bucket is walked until it is one group
                 ordered = keys[order]
                 firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each key's bucket starts
@@ -372,16 +403,31 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
         return parent
 
     if workers == 1:
-        parent = walk(range(bands), close)
+        parent = walk(walks, close)
     else:
-        parents = _in_threads(walk, [range(first, bands, workers) for first in range(workers)], close, count)
+        parents = _in_threads(walk, [walks[first::workers] for first in range(workers)], close, count)
         parent = parents[0]
         for other in parents[1:]:
             _join(parent, np.arange(count), _roots(other, np.arange(count)))
     return _roots(parent, np.arange(count))
 
 
-def _in_threads(walk: Callable[[range, Callable], np.ndarray], shares: list[range],
+def _band_walks(max_distance: int, hue: bool, some_empty: bool) -> list[tuple[int, int, bool]]:
+    """The bands walked for pairs within ``max_distance``, each as (band, bands, keyed by hue):
+    :func:`band_count`'s; with keys that take the hue word's bits and ``some_empty`` (some view's
+    or crop's hue word is empty), :data:`UNKNOWN_HUE_REST` + 1 more, keyed without them, for the
+    pairs whose hues do not count (an empty hue word and a full one are up to 20 bits apart, and
+    such a pair need share no band keyed by them; the rest of their words is within
+    UNKNOWN_HUE_REST bits, so they agree whole on one of these)."""
+    bands = band_count(max_distance, hue)
+    walks = [(band, bands, hue) for band in range(bands)]
+    if hue and some_empty:
+        unknown = band_count(min(max_distance, UNKNOWN_HUE_REST))
+        walks += [(band, unknown, False) for band in range(unknown)]
+    return walks
+
+
+def _in_threads(walk: Callable[[list, Callable], np.ndarray], shares: list[list[tuple[int, int, bool]]],
                 close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], count: int) -> list[np.ndarray]:
     """``walk`` each of ``shares`` on a thread of its own, its questions to ``close`` answered
     on this thread, one at a time, as they come; what each returned, in order.
@@ -399,7 +445,7 @@ def _in_threads(walk: Callable[[range, Callable], np.ndarray], shares: list[rang
         questions.put((a, b, words, answer))
         return answer.result()
 
-    def walked(share: range) -> np.ndarray:
+    def walked(share: list[tuple[int, int, bool]]) -> np.ndarray:
         try:
             return walk(share, ask)
         finally:
@@ -456,7 +502,7 @@ def _join_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarray, fi
         a, b = order[members], order[members + step]
         apart = _roots(parent, a) != _roots(parent, b)
         a, b = a[apart], b[apart]
-        words = _distances(np.bitwise_count(columns[:, a] ^ columns[:, b]))
+        words = _apart(columns[:, a], columns[:, b])
         near = words <= max_distance
         _ask(parent, a[near], b[near], words[near], close, refused)
         step += 1
@@ -538,7 +584,7 @@ def _join_mixed_buckets(parent: np.ndarray, columns: np.ndarray, order: np.ndarr
         one = np.repeat(chunk, lengths[bucket[chunk]])
         wanted = (roots[one] != roots[others]) & (~is_outside[others] | (one < others))  # two outside: once
         a, b = views[one[wanted]], views[others[wanted]]
-        words = _distances(np.bitwise_count(columns[:, a] ^ columns[:, b]))
+        words = _apart(columns[:, a], columns[:, b])
         near = words <= max_distance
         _ask_nearest_first(parent, a[near], b[near], words[near], close, refused)
 
@@ -610,10 +656,11 @@ def _join_crops_of(parent: np.ndarray, columns: np.ndarray, order: np.ndarray,
         a, crop = a[with_crops], crop[with_crops]  # crops count between views that both have theirs
         # the hues first: a step of hue costs four, and most pairs sharing a key are apart by them
         hues = np.bitwise_count(columns[_HUE, a] ^ crop_columns[_HUE, crop]).astype(np.int16)
-        hued = HUE_WEIGHT * np.maximum(hues - HUE_SLACK, 0) <= max_distance
+        hued = ((HUE_WEIGHT * np.maximum(hues - HUE_SLACK, 0) <= max_distance)
+                | _hues_unknown(columns[_HUE, a], crop_columns[_HUE, crop], hues))
         a, crop = a[hued], crop[hued]
         b = crop_node[crop]
-        words = _distances(np.bitwise_count(columns[:, a] ^ crop_columns[:, crop]))
+        words = _apart(columns[:, a], crop_columns[:, crop])
         near = words <= min(max_distance, CROP_RANGE)  # crops count no further
         a, b, words = a[near], b[near], words[near]
         apart = _roots(parent, a) != _roots(parent, b)

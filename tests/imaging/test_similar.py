@@ -368,6 +368,26 @@ def test_inside_a_margin_only_a_ground_of_the_other_extreme_is_a_second_frame():
                         fingerprint_of(thumbnail(art.picture()))) <= GROUP_DISTANCE, name
 
 
+def test_a_small_jpeg_that_lost_its_colours_is_its_originals_nearest():
+    """A JPEG keeps a small picture's colours at a quarter of its pixels and quantises them hard:
+    the JPEGs of a 72 px sword and rock had no coloured pixels left, an empty hue word, and were
+    60 from their originals by the hue alone, all else at 0, nearer other stamps. An empty hue word
+    now counts for nothing where all the rest is within 4: each copy is 0-1 from its original and
+    25 or more from every other stamp."""
+    from mirror.search.similar import GROUP_DISTANCE
+
+    from ..support.art import copies, stamps, thumbnail
+
+    stored = {art.name: fingerprint_of(thumbnail(art.picture())) for art in stamps()}
+    for name, kinds in (("items-sword", ("JPEG q85", "half size JPEG q80")), ("items-rock", ("JPEG q85",))):
+        art = _stamp(name)
+        for kind in kinds:
+            copy = fingerprint_of(copies(art)[kind], scaled_into=(250, 250))
+            apart = {other: distance(copy, fingerprint) for other, fingerprint in stored.items()}
+            assert apart[art.name] <= 1, (name, kind)
+            assert min(d for other, d in apart.items() if other != art.name) > 2 * GROUP_DISTANCE, (name, kind)
+
+
 def test_an_older_finders_fingerprint_of_a_picture_this_one_refuses_is_dropped(tmp_path):
     """Version 9 refuses a few pixels on a plain ground, which version 8 fingerprinted whole (a
     blob that met every other): when the file is read again, the old fingerprint goes too, or

@@ -18,6 +18,9 @@ from mirror.imaging.similar import (
     CROPS,
     EDIT_RANGE,
     KINDS,
+    HUE_SLACK,
+    HUE_WEIGHT,
+    LOW_HUES,
     VERSION,
     Fingerprint,
     View,
@@ -533,6 +536,37 @@ def test_groups_find_a_pair_whose_differences_hit_every_band_but_one(monkeypatch
     assert apart == [12 + (pair % 3 == 2) for pair in range(60)]
     expected = [[2 * pair + 1, 2 * pair + 2] for pair in range(60) if pair % 3 != 2]
     assert groups(HashIndex.of(prints), 12) == expected == _pair_by_pair(prints, 12)
+
+
+@pytest.mark.parametrize("hue_keys_from", [0, 10**9])
+def test_an_emptied_hue_word_counts_for_nothing_where_all_else_is_within_four(monkeypatch, hue_keys_from):
+    """A small picture's JPEG can lose its few colours, its hue word empty, and keep all the rest:
+    a stamp's half-size JPEG was 60 from its original by the hue alone. Where the rest of two
+    views' words is within UNKNOWN_HUE_REST (4), an empty hue word counts for nothing: such a pair
+    is as near for a search as measured alone, and grouped, whether the band keys take the hue's
+    bits or not (taking them, the 16 bits between an empty word and a full one hit every band, and
+    a pass keyed without them finds the pair). Five apart, the hue counts again; and a
+    low-resolution view's hue never meets an ordinary view's, empty or not."""
+    monkeypatch.setattr(similar_search, "HUE_KEYS_FROM", hue_keys_from)
+    rng = np.random.default_rng(37)
+    prints = {}
+    for pair in range(40):
+        coloured = _thermometer_words(rng)
+        first, second = rng.choice(8, size=2, replace=False)
+        coloured[5] = (0xFF << 8 * int(first)) | (0xFF << 8 * int(second))  # two hues, half the colour each
+        grey = _flipped_exactly(coloured, rng, 4 if pair % 2 == 0 else 5)
+        grey[5] = 0
+        prints[2 * pair + 1], prints[2 * pair + 2] = Fingerprint((View(*coloured),)), Fingerprint((View(*grey),))
+    index = HashIndex.of(prints)
+    for pair in range(40):
+        apart = distance(prints[2 * pair + 1], prints[2 * pair + 2])
+        assert apart == (4 if pair % 2 == 0 else 5 + HUE_WEIGHT * (16 - HUE_SLACK))
+        if pair % 2 == 0:
+            assert Neighbour(2 * pair + 1, 4) in index.nearest(prints[2 * pair + 2], limit=2)
+    assert groups(index, 12) == [[2 * pair + 1, 2 * pair + 2] for pair in range(0, 40, 2)] == _pair_by_pair(prints, 12)
+    ordinary = prints[1].views[0].values
+    for low, other in ((LOW_HUES, ordinary[5]), (LOW_HUES ^ ordinary[5], 0)):
+        assert words_apart((*ordinary[:5], low), (*ordinary[:5], other)) > CROP_RANGE
 
 
 @pytest.mark.parametrize("bands", [5, 8, 9, 13, 14, 17])
