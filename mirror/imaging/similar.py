@@ -227,7 +227,10 @@ LOW_HUES = (1 << 64) - 1
 # word empties and it was 60 from its original by the hue alone, all else at 0-4. Counted for
 # nothing at any distance, the grey copies joined every grey blade (stamps' different pictures
 # grouped 1.6% -> 10% of pairs); within 4 of all the rest, no other picture's group (stamps grouped
-# 93.8% -> 95.4%, found first 97.5% -> 98.9%; within 8 a fourth sword joined the three).
+# 93.8% -> 95.4%, found first 97.5% -> 98.9%; within 8 a fourth sword joined the three). Between a
+# crop's words and a view's the hues always count: a crop is a part, a weaker match, and the corner
+# of a quarter-size painting whose colours were gone came within 4 of its recolour (a scorpion and
+# its elder; painted's different pictures grouped 0.90% -> 2.65% of pairs).
 UNKNOWN_HUE_REST = 4
 EMPTY_HUES = (0, LOW_HUES)  # an ordinary view's empty hue word, and a low-resolution view's
 HUE_KINDS_APART = 32  # hue words of one kind are at most 20 bits apart, of two kinds at least 44
@@ -686,17 +689,19 @@ def word_distance(a: View, b: View) -> int:
     own = words_apart(a.values, b.values)
     if not (a.crops and b.crops):
         return own
-    cropped = min((*(words_apart(crop, b.values) for crop in a.crops), *(words_apart(a.values, crop) for crop in b.crops)))
+    cropped = min((*(words_apart(crop, b.values, hues_known=True) for crop in a.crops),
+                   *(words_apart(a.values, crop, hues_known=True) for crop in b.crops)))
     return cropped if cropped < own and cropped <= CROP_RANGE else own
 
 
-def words_apart(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+def words_apart(a: tuple[int, ...], b: tuple[int, ...], hues_known: bool = False) -> int:
     """Two sets of words (in :data:`KINDS` order): the nearer of their pairs of pHashes, plus the
     steps between their colour layouts, plus :data:`HUE_WEIGHT` for each step between their hues
-    past :data:`HUE_SLACK`."""
+    past :data:`HUE_SLACK`; none where one hue word is empty and the rest within :data:`UNKNOWN_HUE_REST`,
+    unless ``hues_known`` (a crop's words against a view's: see UNKNOWN_HUE_REST)."""
     whole, trimmed, red, green, blue, hue = (x ^ y for x, y in zip(a, b))
     rest = min(whole.bit_count(), trimmed.bit_count()) + red.bit_count() + green.bit_count() + blue.bit_count()
-    if rest <= UNKNOWN_HUE_REST and hue_unknown(a[-1], b[-1], hue.bit_count()):
+    if not hues_known and rest <= UNKNOWN_HUE_REST and hue_unknown(a[-1], b[-1], hue.bit_count()):
         return rest
     return rest + HUE_WEIGHT * max(0, hue.bit_count() - HUE_SLACK)
 

@@ -38,6 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from sqlite_utils import Database
@@ -201,12 +202,12 @@ class HashIndex:
                 continue  # crops count between views that both have theirs
             own = _column(view.values)
             near = _within_hues(self.crop_columns[_HUE], [own[_HUE]])
-            _lower(by_view, self.crop_views[near], _apart(self.crop_columns[:, near], own))
+            _lower(by_view, self.crop_views[near], _apart(self.crop_columns[:, near], own, hues_known=True))
             crops = [_column(words) for words in view.crops]
             rows, hues = self._cropped
             near = rows[_within_hues(hues, [crop[_HUE] for crop in crops])]
             columns = self.columns[:, near]
-            _lower(by_view, near, functools.reduce(np.minimum, (_apart(columns, crop)
+            _lower(by_view, near, functools.reduce(np.minimum, (_apart(columns, crop, hues_known=True)
                                                                 for crop in crops)))
 
     @functools.cached_property
@@ -251,23 +252,13 @@ class HashIndex:
 
 def _within_hues(hues: np.ndarray, queries: list[np.ndarray]) -> np.ndarray:
     """The positions of ``hues`` (hue words) within :data:`CROP_HUES` steps of one of ``queries``,
-    or where the hues may not count (:func:`_hues_unknown`), read :data:`HUE_BLOCK` at a time: the
-    arrays of differing bits then stay in the cache (whole, through memory, they took twice as long)."""
+    read :data:`HUE_BLOCK` at a time: the arrays of differing bits then stay in the cache (whole,
+    through memory, they took twice as long). Between a crop and a view the hues always count."""
     found = [np.zeros(0, dtype=np.int64)]
-    empty_queries = [bool(_empty_hues(query).any()) for query in queries]
     for first in range(0, len(hues), HUE_BLOCK):
         block = hues[first:first + HUE_BLOCK]
-        empty = _empty_hues(block)
-        some_empty = bool(empty.any())
-        near = np.zeros(len(block), dtype=bool)
-        for query, empty_query in zip(queries, empty_queries):
-            apart = np.bitwise_count(block ^ query)
-            near |= apart <= CROP_HUES
-            if empty_query:
-                near |= apart <= HUE_KINDS_APART
-            elif some_empty:
-                near |= empty & (apart <= HUE_KINDS_APART)
-        found.append(first + np.flatnonzero(near))
+        fewest = functools.reduce(np.minimum, (np.bitwise_count(block ^ query) for query in queries))
+        found.append(first + np.flatnonzero(fewest <= CROP_HUES))
     return np.concatenate(found)
 
 
@@ -293,15 +284,18 @@ def _column(words: Sequence[int]) -> np.ndarray:
     return np.array(words, dtype=np.uint64)[:, None]
 
 
-def _apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _apart(a: np.ndarray, b: np.ndarray, hues_known: bool = False) -> np.ndarray:
     """The words' distance (:func:`~mirror.imaging.similar.words_apart`) of each pair of columns of
     ``a`` and ``b`` (one row a kind; either may be a single column): the nearer pHash, plus the
-    colour words, plus the hues where they count (:func:`_hues_unknown`)."""
+    colour words, plus the hues where they count (:func:`_hues_unknown`; always with ``hues_known``,
+    for a crop's words against a view's)."""
     bits = np.bitwise_count(a ^ b)
     total = np.minimum(bits[_PHASHES[0]], bits[_PHASHES[1]]).astype(np.int16)
     for row in _COLOURS:
         total += bits[row]
     hues = HUE_WEIGHT * np.maximum(bits[_HUE].astype(np.int16) - HUE_SLACK, 0)
+    if hues_known:
+        return total + hues
     unknown = _hues_unknown(a[_HUE], b[_HUE], bits[_HUE]) & (total <= UNKNOWN_HUE_REST)
     return total + np.where(unknown, 0, hues)
 
@@ -373,20 +367,17 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
     """
     count = columns.shape[1]
     hue = keyed_by_hue(count)
-    hue_words = [columns[_HUE], *([crops[1][_HUE]] if crops is not None else [])]  # the views' and the crops'
-    some_empty = hue and any(_empty_hues(words).any() for words in hue_words)
-    walks = _band_walks(max_distance, hue, some_empty)
+    walks = _band_walks(max_distance, hue, hue and bool(_empty_hues(columns[_HUE]).any()))
     workers = max(1, min(len(walks), WORKERS if workers is None else workers))
     has_crops = np.zeros(count, dtype=bool)
     if crops is not None:
         has_crops[crops[0]] = True
 
-    def walk(share: list[tuple[int, int, bool]],
-             ask: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    def walk(share: list[_Walk], ask: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
         parent = np.arange(count)
         _join(parent, *joined)
         refused = _Refused()  # pairs near by their words that their sketches set apart
-        for band, bands, keyed_hue in share:
+        for band, bands, keyed_hue, with_crops in share:
             def crop_keys(words: np.ndarray, band: int = band, bands: int = bands,
                           keyed_hue: bool = keyed_hue) -> np.ndarray:  # a crop's pHash is its whole and its trimmed
                 return band_key(words, _PHASHES[0], band, bands, keyed_hue)
@@ -397,7 +388,7 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
                 ordered = keys[order]
                 firsts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each key's bucket starts
                 _join_buckets(parent, columns, order, firsts, max_distance, ask, refused)
-                if crops is not None and len(crops[0]):
+                if with_crops and crops is not None and len(crops[0]):
                     _join_crops(parent, columns, order, ordered[firsts], np.r_[firsts, count], *crops, crop_keys,
                                 has_crops, max_distance, ask)
         return parent
@@ -412,22 +403,32 @@ def _components(columns: np.ndarray, max_distance: int, joined: tuple[np.ndarray
     return _roots(parent, np.arange(count))
 
 
-def _band_walks(max_distance: int, hue: bool, some_empty: bool) -> list[tuple[int, int, bool]]:
-    """The bands walked for pairs within ``max_distance``, each as (band, bands, keyed by hue):
-    :func:`band_count`'s; with keys that take the hue word's bits and ``some_empty`` (some view's
-    or crop's hue word is empty), :data:`UNKNOWN_HUE_REST` + 1 more, keyed without them, for the
-    pairs whose hues do not count (an empty hue word and a full one are up to 20 bits apart, and
-    such a pair need share no band keyed by them; the rest of their words is within
-    UNKNOWN_HUE_REST bits, so they agree whole on one of these)."""
+class _Walk(NamedTuple):
+    """A band walked by :func:`_components`: the ``band`` of ``bands``, keyed by the hue word's bits
+    too or not, its crops looked up or not."""
+
+    band: int
+    bands: int
+    hue: bool
+    crops: bool
+
+
+def _band_walks(max_distance: int, hue: bool, some_empty: bool) -> list[_Walk]:
+    """The bands walked for pairs within ``max_distance``: :func:`band_count`'s; with keys that
+    take the hue word's bits and ``some_empty`` (some view's hue word is empty),
+    :data:`UNKNOWN_HUE_REST` + 1 more, keyed without them, for the pairs of views whose hues do not
+    count (an empty hue word and a full one are up to 20 bits apart, and such a pair need share no
+    band keyed by them; the rest of their words is within UNKNOWN_HUE_REST bits, so they agree
+    whole on one of these). Those need no crops: between a crop and a view the hues count."""
     bands = band_count(max_distance, hue)
-    walks = [(band, bands, hue) for band in range(bands)]
+    walks = [_Walk(band, bands, hue, True) for band in range(bands)]
     if hue and some_empty:
         unknown = band_count(min(max_distance, UNKNOWN_HUE_REST))
-        walks += [(band, unknown, False) for band in range(unknown)]
+        walks += [_Walk(band, unknown, False, False) for band in range(unknown)]
     return walks
 
 
-def _in_threads(walk: Callable[[list, Callable], np.ndarray], shares: list[list[tuple[int, int, bool]]],
+def _in_threads(walk: Callable[[list, Callable], np.ndarray], shares: list[list[_Walk]],
                 close: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], count: int) -> list[np.ndarray]:
     """``walk`` each of ``shares`` on a thread of its own, its questions to ``close`` answered
     on this thread, one at a time, as they come; what each returned, in order.
@@ -445,7 +446,7 @@ def _in_threads(walk: Callable[[list, Callable], np.ndarray], shares: list[list[
         questions.put((a, b, words, answer))
         return answer.result()
 
-    def walked(share: list[tuple[int, int, bool]]) -> np.ndarray:
+    def walked(share: list[_Walk]) -> np.ndarray:
         try:
             return walk(share, ask)
         finally:
@@ -656,11 +657,10 @@ def _join_crops_of(parent: np.ndarray, columns: np.ndarray, order: np.ndarray,
         a, crop = a[with_crops], crop[with_crops]  # crops count between views that both have theirs
         # the hues first: a step of hue costs four, and most pairs sharing a key are apart by them
         hues = np.bitwise_count(columns[_HUE, a] ^ crop_columns[_HUE, crop]).astype(np.int16)
-        hued = ((HUE_WEIGHT * np.maximum(hues - HUE_SLACK, 0) <= max_distance)
-                | _hues_unknown(columns[_HUE, a], crop_columns[_HUE, crop], hues))
+        hued = HUE_WEIGHT * np.maximum(hues - HUE_SLACK, 0) <= max_distance
         a, crop = a[hued], crop[hued]
         b = crop_node[crop]
-        words = _apart(columns[:, a], crop_columns[:, crop])
+        words = _apart(columns[:, a], crop_columns[:, crop], hues_known=True)
         near = words <= min(max_distance, CROP_RANGE)  # crops count no further
         a, b, words = a[near], b[near], words[near]
         apart = _roots(parent, a) != _roots(parent, b)
