@@ -426,8 +426,8 @@ def test_a_pair_refused_through_one_crop_is_still_asked_through_a_nearer_one(wor
     made = copies(penguin)
     bordered = fingerprint_of(made["10% white border"], scaled_into=(250, 250))
     small = fingerprint_of(made["quarter size"], scaled_into=(250, 250))
-    through = sorted(words_apart(crop, own.values) for view in bordered.views for crop in view.crops
-                     for own in small.views if words_apart(crop, own.values) <= 12)
+    through = sorted(words_apart(crop, own.values, hues_known=True) for view in bordered.views for crop in view.crops
+                     for own in small.views if words_apart(crop, own.values, hues_known=True) <= 12)
     assert len(set(through)) > 1  # near through crops at more than one distance
     assert distance(bordered, small) <= 12
     for ids in ((1, 2), (2, 1)):
@@ -567,6 +567,31 @@ def test_an_emptied_hue_word_counts_for_nothing_where_all_else_is_within_four(mo
     ordinary = prints[1].views[0].values
     for low, other in ((LOW_HUES, ordinary[5]), (LOW_HUES ^ ordinary[5], 0)):
         assert words_apart((*ordinary[:5], low), (*ordinary[:5], other)) > CROP_RANGE
+
+
+@pytest.mark.parametrize("hue_keys_from", [0, 10**9])
+def test_between_a_crop_and_a_view_an_empty_hue_word_still_counts(monkeypatch, hue_keys_from):
+    """A crop is a part of a picture, a weaker match than the whole: the corner of a quarter-size
+    painting whose colours were gone came within 4 of the painting's recolour (a scorpion and its
+    elder). Between a crop's words and a view's an empty hue word counts as any other, for a
+    search as for groups."""
+    monkeypatch.setattr(similar_search, "HUE_KEYS_FROM", hue_keys_from)
+    rng = np.random.default_rng(41)
+    prints = {}
+    for pair in range(20):
+        coloured = _thermometer_words(rng)
+        coloured[5] = 0xFF << 8 * int(rng.integers(8)) | 0xFF  # two hues
+        corner = _flipped_exactly(coloured, rng, 4)
+        corner[5] = 0  # a crop whose colours were gone, all else within 4 of the other picture
+        crops = [tuple(_thermometer_words(rng)) for _ in CROPS]
+        crops[pair % len(CROPS)] = tuple(corner)
+        prints[2 * pair + 1] = Fingerprint((View(*_thermometer_words(rng), crops=tuple(crops)),))
+        prints[2 * pair + 2] = Fingerprint((View(*coloured, crops=tuple(tuple(_thermometer_words(rng)) for _ in CROPS)),))
+    index = HashIndex.of(prints)
+    for pair in range(20):
+        assert distance(prints[2 * pair + 1], prints[2 * pair + 2]) > 12
+        assert all(near.distance > 12 for near in index.nearest(prints[2 * pair + 1], limit=3) if near.image_id != 2 * pair + 1)
+    assert groups(index, 12) == []
 
 
 @pytest.mark.parametrize("bands", [5, 8, 9, 13, 14, 17])
