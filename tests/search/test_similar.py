@@ -586,11 +586,13 @@ def test_between_a_crop_and_a_view_an_empty_hue_word_still_counts(monkeypatch, h
         crops = [tuple(_thermometer_words(rng)) for _ in CROPS]
         crops[pair % len(CROPS)] = tuple(corner)
         prints[2 * pair + 1] = Fingerprint((View(*_thermometer_words(rng), crops=tuple(crops)),))
-        prints[2 * pair + 2] = Fingerprint((View(*coloured, crops=tuple(tuple(_thermometer_words(rng)) for _ in CROPS)),))
+        its_crops = tuple(tuple(_thermometer_words(rng)) for _ in CROPS)
+        prints[2 * pair + 2] = Fingerprint((View(*coloured, crops=its_crops),))
     index = HashIndex.of(prints)
     for pair in range(20):
         assert distance(prints[2 * pair + 1], prints[2 * pair + 2]) > 12
-        assert all(near.distance > 12 for near in index.nearest(prints[2 * pair + 1], limit=3) if near.image_id != 2 * pair + 1)
+        found = index.nearest(prints[2 * pair + 1], limit=3)
+        assert all(near.distance > 12 for near in found if near.image_id != 2 * pair + 1)
     assert groups(index, 12) == []
 
 
