@@ -227,10 +227,10 @@ LOW_HUES = (1 << 64) - 1
 # word empties and it was 60 from its original by the hue alone, all else at 0-4. Counted for
 # nothing at any distance, the grey copies joined every grey blade (stamps' different pictures
 # grouped 1.6% -> 10% of pairs); within 4 of all the rest, no other picture's group (stamps grouped
-# 93.8% -> 95.4%, found first 97.5% -> 98.9%; within 8 a fourth sword joined the three). Between a
-# crop's words and a view's the hues always count: a crop is a part, a weaker match, and the corner
-# of a quarter-size painting whose colours were gone came within 4 of its recolour (a scorpion and
-# its elder; painted's different pictures grouped 0.90% -> 2.65% of pairs).
+# 93.8% -> 95.4%, found first 97.5% -> 98.9%; within 5, 99.0% found first, but a fourth sword
+# joined the three). Between a crop's words and a view's the hues always count: a crop is a part,
+# a weaker match, and the corner of a quarter-size painting whose colours were gone came within 4
+# of its recolour (a scorpion and its elder; painted's different pictures grouped 0.90% -> 2.65%).
 UNKNOWN_HUE_REST = 4
 EMPTY_HUES = (0, LOW_HUES)  # an ordinary view's empty hue word, and a low-resolution view's
 HUE_KINDS_APART = 32  # hue words of one kind are at most 20 bits apart, of two kinds at least 44
