@@ -520,9 +520,9 @@ def _trimmed(picture: Image.Image) -> tuple[Image.Image, int]:
     # one plane a channel (Y, Cb, Cr), each compared with the frame's colour on its own: on
     # pixels side by side, numpy's comparison with three tolerances took 40 times as long
     read = np.asarray(small.convert("YCbCr"))
-    ycbcr = _median_3x3(read).astype(np.int16)
-    ycbcr[..., 0] = _median_cross(read[..., 0])
-    planes = np.ascontiguousarray(ycbcr.transpose(2, 0, 1))
+    planes = np.empty((3, *read.shape[:2]), dtype=np.int16)
+    planes[0] = _median_cross(read[..., 0])
+    planes[1:] = _median_3x3(read[..., 1:]).transpose(2, 0, 1)
     height, width = planes.shape[1:]
     scale_x, scale_y = picture.width / width, picture.height / height
     box = top, bottom, left, right = 0, height, 0, width
@@ -631,9 +631,7 @@ def _median_cross(plane: np.ndarray) -> np.ndarray:
     padded = np.pad(plane, 1, mode="edge")
     around = [padded[1:height + 1, 1:width + 1], padded[:height, 1:width + 1], padded[2:, 1:width + 1],
               padded[1:height + 1, :width], padded[1:height + 1, 2:]]
-    for low, high in _MEDIAN_OF_FIVE:
-        around[low], around[high] = np.minimum(around[low], around[high]), np.maximum(around[low], around[high])
-    return around[2]
+    return _median_by(_MEDIAN_OF_FIVE, around)
 
 
 def _median_3x3(pixels: np.ndarray) -> np.ndarray:
@@ -642,10 +640,15 @@ def _median_3x3(pixels: np.ndarray) -> np.ndarray:
     half of what trimming a thumbnail's frame cost)."""
     height, width = pixels.shape[:2]
     padded = np.pad(pixels, ((1, 1), (1, 1), (0, 0)), mode="edge")
-    around = [padded[y:y + height, x:x + width] for y in range(3) for x in range(3)]
-    for low, high in _MEDIAN_OF_NINE:
+    return _median_by(_MEDIAN_OF_NINE, [padded[y:y + height, x:x + width] for y in range(3) for x in range(3)])
+
+
+def _median_by(network: tuple[tuple[int, int], ...], around: list[np.ndarray]) -> np.ndarray:
+    """The median of the arrays ``around``, element by element, through a sorting ``network`` (its
+    pairs put in order, the median ending in the middle one)."""
+    for low, high in network:
         around[low], around[high] = np.minimum(around[low], around[high]), np.maximum(around[low], around[high])
-    return around[4]
+    return around[len(around) // 2]
 
 
 def hamming(a: int, b: int) -> int:
