@@ -294,10 +294,12 @@ def _apart(a: np.ndarray, b: np.ndarray, hues_known: bool = False) -> np.ndarray
     for row in _COLOURS:
         total += bits[row]
     hues = HUE_WEIGHT * np.maximum(bits[_HUE].astype(np.int16) - HUE_SLACK, 0)
-    if hues_known:
-        return total + hues
-    unknown = _hues_unknown(a[_HUE], b[_HUE], bits[_HUE]) & (total <= UNKNOWN_HUE_REST)
-    return total + np.where(unknown, 0, hues)
+    near = np.flatnonzero(total <= UNKNOWN_HUE_REST) if not hues_known else ()
+    if len(near):  # few of a search's million: the hue words are read there only
+        shape = bits[_HUE].shape
+        a_hues, b_hues = np.broadcast_to(a[_HUE], shape)[near], np.broadcast_to(b[_HUE], shape)[near]
+        hues[near[_hues_unknown(a_hues, b_hues, bits[_HUE][near])]] = 0
+    return total + hues
 
 
 def _hues_unknown(a: np.ndarray, b: np.ndarray, apart: np.ndarray) -> np.ndarray:
