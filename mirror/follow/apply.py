@@ -247,20 +247,11 @@ def sorted_out(db: Database, table: str, records: list[Any], asked: str | None =
         [json.dumps(ids)])}
     to_store, tied = [], []
     for record in records:
-        verdict = _kept_newer(kept.get(record.get("id")) if isinstance(record, dict) else None, record, asked)
-        if verdict == "tied":
-            tied.append(record)
-        elif not verdict:
-            to_store.append(record)
+        row = kept.get(record.get("id")) if isinstance(record, dict) else None
+        updated = record.get("updated_at") if isinstance(record, dict) else None
+        if row is None or not isinstance(updated, str) or not isinstance(row[0], str) or row[0] < updated:
+            to_store.append(record)  # nothing kept to compare, or the page's is newer
+        elif row[0] == updated:
+            written_since = asked is not None and isinstance(row[1], str) and row[1] >= asked
+            (tied if written_since else to_store).append(record)
     return to_store, tied
-
-
-def _kept_newer(kept: tuple[Any, Any] | None, record: Any, asked: str | None) -> bool | str:
-    """Whether the row ``kept`` (its updated_at and mirrored_at) is newer than ``record``: True,
-    False, or "tied" where it has the same updated_at and was written at or after ``asked``."""
-    updated = record.get("updated_at") if isinstance(record, dict) else None
-    if kept is None or not isinstance(updated, str) or not isinstance(kept[0], str):
-        return False
-    if kept[0] != updated:
-        return kept[0] > updated
-    return "tied" if asked is not None and isinstance(kept[1], str) and kept[1] >= asked else False
